@@ -1,0 +1,69 @@
+"""chainrule: automatic differentiation on NumPy with PyTorch's API (``import chainrule as torch``)."""
+
+from __future__ import annotations
+
+from . import autograd
+from ._backend import (ALL_DTYPES, complex64, complex128, dtype, float16, float32, float64,
+                       get_default_dtype, int8, int16, int32, int64, set_default_dtype, uint8)
+from ._backend import bool_ as bool  # noqa: A001  (PyTorch's name)
+from ._creation import (Generator, arange, as_tensor, default_generator, empty, empty_like, eye,
+                        from_numpy, full, full_like, initial_seed, linspace, manual_seed, ones,
+                        ones_like, rand, rand_like, randint, randint_like, randn, randn_like,
+                        randperm, seed, tensor, zeros, zeros_like)
+from ._printing import get_printoptions, set_printoptions
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd.grad_mode import is_inference_mode_enabled
+from .ops import FUNCTIONS as _FUNCTIONS
+from .tensor import Size, Tensor
+
+__version__ = "0.1.0"
+
+half, float, double = float16, float32, float64  # noqa: A001
+short, int, long = int16, int32, int64  # noqa: A001
+cfloat, cdouble = complex64, complex128
+
+globals().update(_FUNCTIONS)
+
+
+class device:
+    """A device: only 'cpu' exists here."""
+
+    def __init__(self, type: str = "cpu", index: int | None = None) -> None:  # noqa: A002
+        if str(type).split(":")[0] != "cpu":
+            raise RuntimeError(f"device '{type}' is not available: chainrule runs on the CPU only")
+        self.type = "cpu"
+        self.index = index
+
+    def __repr__(self) -> str:
+        return "device(type='cpu')"
+
+    def __str__(self) -> str:
+        return "cpu"
+
+    def __eq__(self, other) -> bool:
+        return str(other) == "cpu"
+
+    def __hash__(self) -> int:
+        return hash("cpu")
+
+
+def is_tensor(obj) -> bool:
+    """True if obj is a chainrule Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input: Tensor) -> bool:
+    """True if input has a floating point dtype."""
+    return input.is_floating_point()
+
+
+def numel(input: Tensor) -> int:
+    """Number of elements of input."""
+    return input.numel()
+
+
+def get_num_threads() -> int:
+    """Threads NumPy's BLAS may use (as reported by the OS: chainrule adds none)."""
+    import os
+
+    return os.cpu_count() or 1

@@ -1,0 +1,212 @@
+"""apply(op, *inputs, **params): the hot path from a call to a NumPy kernel and, when needed, a Node.
+
+Grad off, or no input requiring grad: run the forward and wrap the array, nothing else.
+Otherwise record a Node that holds the op's rules, exactly the values they read and the edges to
+the inputs' nodes.
+"""
+
+from __future__ import annotations
+
+from ._backend import _category, get_default_dtype, result_type, xp
+from .autograd.grad_mode import state
+from .autograd.graph import Node, SavedInput, SavedOutput
+from .tensor import Tensor
+
+__all__ = ["apply", "apply_inplace"]
+
+_ndarray = xp.ndarray
+
+
+def _promote(op, arrays: list) -> list:
+    """Cast array inputs to PyTorch's result dtype (Python scalars stay weak, as in NumPy 2)."""
+    tensors = [a for a in arrays if type(a) is _ndarray]
+    scalars = [a for a in arrays if type(a) is not _ndarray and a is not None]
+    target = result_type(tensors, scalars)
+    if op.float_out and target.kind not in "fc":
+        target = get_default_dtype().np
+    return [a.astype(target) if type(a) is _ndarray and a.dtype != target else a for a in arrays]
+
+
+def _shape_error(op, arrays: list, err: Exception) -> Exception:
+    shapes = [a.shape for a in arrays if type(a) is _ndarray]
+    if len(shapes) >= 2 and "broadcast" in str(err):
+        a, b = shapes[0], shapes[1]
+        for dim in range(1, max(len(a), len(b)) + 1):
+            sa = a[-dim] if dim <= len(a) else 1
+            sb = b[-dim] if dim <= len(b) else 1
+            if sa != sb and sa != 1 and sb != 1:
+                return RuntimeError(
+                    f"{op.name}: the size of tensor a ({sa}) must match the size of tensor b "
+                    f"({sb}) at non-singleton dimension {max(len(a), len(b)) - dim}; shapes "
+                    f"{list(a)} and {list(b)} do not broadcast")
+    return RuntimeError(f"{op.name}: {err} (input shapes {shapes})")
+
+
+def _arrays(inputs: tuple) -> tuple[list, bool]:
+    arrays = []
+    needs_grad = False
+    for x in inputs:
+        if isinstance(x, Tensor):
+            arrays.append(x.data)
+            if x._requires_grad:
+                needs_grad = True
+        else:
+            arrays.append(x)
+    return arrays, needs_grad
+
+
+def apply(op, *inputs, **params):
+    """Run ``op`` on tensors (and Python scalars); record a Node when gradients are needed."""
+    arrays, needs_grad = _arrays(inputs)
+    if op.promote or op.float_out:
+        arrays = _promote(op, arrays)
+    try:
+        out = op.forward(*arrays, **params)
+    except ValueError as err:
+        raise _shape_error(op, arrays, err) from None
+    record = needs_grad and state.enabled and op.differentiable
+    if op.n_outputs == 1:
+        if type(out) is not _ndarray:
+            out = xp.asarray(out)
+        result = Tensor._wrap(out, None, 0)
+        if op.view:
+            _link_view(result, inputs[0], op, params)
+        if record:
+            _record(op, inputs, params, (result,))
+        return result
+    results = tuple(Tensor._wrap(a if type(a) is _ndarray else xp.asarray(a), None, 0)
+                    for a in out)
+    if record:
+        _record(op, inputs, params, results)
+    return results
+
+
+def _record(op, inputs: tuple, params: dict, results: tuple) -> None:
+    edges = []
+    meta = []
+    for x in inputs:
+        if isinstance(x, Tensor) and x._requires_grad:
+            edges.append(x._edge())
+            meta.append((x.data.shape, x.data.dtype))
+        else:
+            edges.append(None)
+            meta.append(None)
+    node = Node(op, params, tuple(edges), tuple(meta))
+    saved = node.saved
+    for i, edge in enumerate(edges):
+        if edge is None:
+            continue
+        for r in op.reads[i]:
+            if r == "out":
+                continue
+            name = op.inputs[r]
+            if name not in saved:
+                x = inputs[r]
+                saved[name] = SavedInput(x) if isinstance(x, Tensor) else x
+    for nr, result in enumerate(results):
+        if result.data.dtype.kind in "fc":
+            result._requires_grad = True
+            result.grad_fn = node
+            result._output_nr = nr
+    if any("out" in r for r, e in zip(op.reads, edges) if e is not None):
+        saved["out"] = (SavedOutput(results[0]) if len(results) == 1
+                        else tuple(SavedOutput(r) for r in results))
+
+
+def _link_view(result: Tensor, base: Tensor, op, params: dict) -> None:
+    """Make ``result`` a view of ``base``: one version counter, and the steps to replay it."""
+    owner = base.data.base if base.data.base is not None else base.data
+    if result.data.base is not owner and result.data is not owner:
+        return  # NumPy had to copy: not a view
+    if base._version is None:
+        base._version = [0]
+    result._version = base._version
+    root_view = base._extra.get("view") if base._extra else None
+    root, steps = root_view if root_view else (base, ())
+    result._extra = {"view": (root, steps + ((op, params),))}
+
+
+def _check_inplace(target: Tensor, recording: bool) -> None:
+    if not recording:
+        return
+    if target.requires_grad and target.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    view = target._extra.get("view") if target._extra else None
+    if view is not None and view[0].requires_grad and view[0].grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+
+
+def _write(target: Tensor, array, op) -> None:
+    if _category(array.dtype) > _category(target.data.dtype):
+        raise RuntimeError(
+            f"{op.name}_: result type {array.dtype} can't be cast to the desired output type "
+            f"{target.data.dtype}; use the out-of-place {op.name} or convert the tensor first")
+    target.data[...] = array
+
+
+def bump_version(target: Tensor) -> None:
+    if target._version is None:
+        target._version = [1]
+    else:
+        target._version[0] += 1
+
+
+def apply_inplace(op, target: Tensor, *args, **params) -> Tensor:
+    """``target.op_(*args)``: write the result into target's storage and rebase its history."""
+    arrays, needs_grad = _arrays((target,) + args)
+    recording = state.enabled and needs_grad
+    _check_inplace(target, recording)
+    if not recording:
+        if op.promote or op.float_out:
+            arrays = [arrays[0]] + _promote(op, arrays)[1:]
+        try:
+            out = op.forward(*arrays, **params)
+        except ValueError as err:
+            raise _shape_error(op, arrays, err) from None
+        if out.shape != target.data.shape:
+            raise RuntimeError(
+                f"{op.name}_: output with shape {list(target.data.shape)} doesn't match the "
+                f"broadcast shape {list(out.shape)}")
+        _write(target, xp.asarray(out), op)
+        bump_version(target)
+        return target
+    source = target
+    if any(0 in reads for reads in op.reads):
+        # The rule reads the old value, which the write below overwrites: save a copy.
+        source = Tensor._wrap(target.data.copy(), target.grad_fn, target._output_nr)
+        source._requires_grad = target._requires_grad
+        if target.grad_fn is None and target.requires_grad:
+            source = target
+    new = apply(op, source, *args, **params)
+    if new.data.shape != target.data.shape:
+        raise RuntimeError(
+            f"{op.name}_: output with shape {list(target.data.shape)} doesn't match the "
+            f"broadcast shape {list(new.data.shape)}")
+    commit(target, new, op)
+    return target
+
+
+def commit(target: Tensor, new: Tensor, op) -> None:
+    """Make ``target`` hold ``new``'s values and history, through its base if it is a view."""
+    from .ops.shape import VIEW_SCATTER
+
+    view = target._extra.get("view") if target._extra else None
+    if view is None:
+        _write(target, new.data, op)
+        bump_version(target)
+        target.grad_fn, target._output_nr = new.grad_fn, new._output_nr
+        target._requires_grad = new._requires_grad
+        return
+    root, steps = view
+    new_root = apply(VIEW_SCATTER, root, new, steps=steps)
+    _write(root, new_root.data, op)
+    bump_version(root)
+    root.grad_fn, root._output_nr = new_root.grad_fn, new_root._output_nr
+    root._requires_grad = new_root._requires_grad
+    replay = root
+    for step_op, step_params in steps:
+        replay = apply(step_op, replay, **step_params)
+    target.grad_fn, target._output_nr = replay.grad_fn, replay._output_nr
+    target._requires_grad = replay._requires_grad

@@ -1,0 +1,129 @@
+"""The reverse walk: topological order by dependency counting, no recursion, no op knowledge."""
+
+from __future__ import annotations
+
+from .grad_mode import state
+from .graph import AccumulateGrad, call_post_hooks, run_tensor_hooks
+
+__all__ = ["execute"]
+
+
+def _discover(root_nodes: list) -> tuple[dict, list]:
+    """Count each reachable node's incoming edges; also return the nodes children-first."""
+    deps: dict = {}
+    order: list = []
+    visited = set()
+    for root in root_nodes:
+        if root in visited:
+            continue
+        visited.add(root)
+        stack = [(root, iter(root.next_edges))]
+        while stack:
+            node, edges = stack[-1]
+            for edge in edges:
+                if edge is None:
+                    continue
+                child = edge[0]
+                deps[child] = deps.get(child, 0) + 1
+                if child not in visited:
+                    visited.add(child)
+                    stack.append((child, iter(child.next_edges)))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+    return deps, order
+
+
+def _prune(order: list, target_nodes: set) -> tuple[set, dict]:
+    """Keep only nodes on a path to a target; recount dependencies among them."""
+    reach = set()
+    for node in order:  # children come before parents
+        if node in target_nodes or any(e is not None and e[0] in reach for e in node.next_edges):
+            reach.add(node)
+    deps: dict = {}
+    for node in reach:
+        for edge in node.next_edges:
+            if edge is not None and edge[0] in reach:
+                deps[edge[0]] = deps.get(edge[0], 0) + 1
+    return reach, deps
+
+
+def _owner(tensor) -> int:
+    data = tensor.data
+    return id(data.base if data.base is not None else data)
+
+
+def execute(roots: list, root_grads: list, targets: list | None, retain_graph: bool,
+            create_graph: bool, accumulate: bool) -> list | None:
+    """Backpropagate ``root_grads`` from the ``roots`` edges.
+
+    With ``accumulate`` leaves add into ``.grad`` (only the ``targets`` if given); otherwise the
+    gradients reaching each target edge are returned, and no ``.grad`` changes.
+    """
+    root_nodes = list(dict.fromkeys(node for node, _ in roots))
+    deps, order = _discover(root_nodes)
+    reach = None
+    captured = None
+    if targets is not None:
+        target_index: dict = {}
+        for i, edge in enumerate(targets):
+            target_index.setdefault(edge, []).append(i)
+        reach, deps = _prune(order, {node for node, _ in targets})
+        captured = [None] * len(targets)
+
+    buffers: dict = {}
+    for (node, nr), grad in zip(roots, root_grads):
+        buf = buffers.setdefault(node, [None] * node.n_outputs)
+        buf[nr] = grad if buf[nr] is None else buf[nr] + grad
+    # Gradient arrays the caller still holds must never become a leaf's .grad buffer.
+    stored = {_owner(g) for g in root_grads}
+    ready = [node for node in root_nodes if deps.get(node, 0) == 0]
+    prev_enabled = state.enabled
+    state.enabled = create_graph
+    try:
+        while ready:
+            node = ready.pop()
+            grads = buffers.pop(node, None) or [None] * node.n_outputs
+            if node._pre_hooks or node._retain:
+                grads = run_tensor_hooks(node, grads)
+                stored.update(_owner(g) for g in grads if g is not None)
+            if targets is not None:
+                for nr, grad in enumerate(grads):
+                    for i in target_index.get((node, nr), ()):
+                        captured[i] = grad
+            if type(node) is AccumulateGrad:
+                if accumulate and grads[0] is not None:
+                    key = _owner(grads[0])
+                    node.accumulate(grads[0], create_graph, key not in stored)
+                    stored.add(key)
+                continue
+            if reach is not None and not any(e is not None and e[0] in reach
+                                             for e in node.next_edges):
+                continue
+            if any(g is not None for g in grads):
+                outs = node.apply(grads)
+                if node._hooks:
+                    outs = call_post_hooks(node, outs, grads)
+            else:
+                outs = (None,) * len(node.next_edges)
+            if not retain_graph:
+                node.release()
+            for edge, grad in zip(node.next_edges, outs):
+                if edge is None:
+                    continue
+                child, nr = edge
+                if reach is not None and child not in reach:
+                    continue
+                if grad is not None:
+                    buf = buffers.get(child)
+                    if buf is None:
+                        buf = buffers[child] = [None] * child.n_outputs
+                    buf[nr] = grad if buf[nr] is None else buf[nr] + grad
+                remaining = deps[child] - 1
+                deps[child] = remaining
+                if remaining == 0:
+                    ready.append(child)
+    finally:
+        state.enabled = prev_enabled
+    return captured

@@ -1,0 +1,150 @@
+"""Finite-difference checks of first and second derivatives (PyTorch's signatures)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Callable, Sequence
+
+from .._backend import xp
+
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
+
+
+class GradcheckError(RuntimeError):
+    """Raised by gradcheck and gradgradcheck when the derivatives do not match."""
+
+
+def _as_tuple(x) -> tuple:
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _differentiable(inputs: tuple) -> list[int]:
+    from ..tensor import Tensor
+
+    return [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+
+
+def _outputs(func: Callable, inputs: tuple) -> tuple:
+    from ..tensor import Tensor
+
+    return tuple(o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor))
+
+
+def _numerical(func: Callable, inputs: tuple, wrt: list[int], eps: float) -> list:
+    """Central differences: jac[out][inp] has shape (input numel, output numel)."""
+    from .grad_mode import no_grad
+
+    with no_grad():
+        outs = _outputs(func, inputs)
+        jac = [[xp.zeros((inputs[i].data.size, o.data.size)) for i in wrt] for o in outs]
+        for k, i in enumerate(wrt):
+            data = inputs[i].data
+            for j, idx in enumerate(xp.ndindex(data.shape)):
+                orig = data[idx].item()
+                data[idx] = orig + eps
+                plus = [o.data.astype(xp.float64).ravel() for o in _outputs(func, inputs)]
+                data[idx] = orig - eps
+                minus = [o.data.astype(xp.float64).ravel() for o in _outputs(func, inputs)]
+                data[idx] = orig
+                for o in range(len(outs)):
+                    jac[o][k][j] = (plus[o] - minus[o]) / (2 * eps)
+    return jac
+
+
+def _analytical(func: Callable, inputs: tuple, wrt: list[int]) -> list:
+    from . import grad as autograd_grad
+    from ..tensor import Tensor
+
+    outs = _outputs(func, inputs)
+    jac = [[xp.zeros((inputs[i].data.size, o.data.size)) for i in wrt] for o in outs]
+    for o, out in enumerate(outs):
+        if not out.requires_grad:
+            continue
+        for j in range(out.data.size):
+            seed = xp.zeros(out.data.size, dtype=out.data.dtype)
+            seed[j] = 1
+            grads = autograd_grad(out, [inputs[i] for i in wrt],
+                                  Tensor._wrap(seed.reshape(out.data.shape), None, 0),
+                                  retain_graph=True, allow_unused=True)
+            for k, g in enumerate(grads):
+                if g is not None:
+                    if g.data.shape != inputs[wrt[k]].data.shape:
+                        raise GradcheckError(
+                            f"gradient for input {wrt[k]} has shape {list(g.data.shape)}, "
+                            f"expected {list(inputs[wrt[k]].data.shape)}")
+                    jac[o][k][:, j] = g.data.ravel()
+    return jac
+
+
+def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5,
+              rtol: float = 1e-3, raise_exception: bool = True, nondet_tol: float = 0.0,
+              check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
+              check_batched_grad: bool = False, check_batched_forward_grad: bool = False,
+              check_forward_ad: bool = False, check_backward_ad: bool = True,
+              fast_mode: bool = False, masked=None) -> bool:
+    """Check the gradients of ``func`` at ``inputs`` against central finite differences."""
+    inputs = _as_tuple(inputs)
+    wrt = _differentiable(inputs)
+    if not wrt:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
+                         "none of the them have requires_grad=True.")
+    for i in wrt:
+        if inputs[i].data.dtype != xp.float64:
+            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
+                          "point. This check will likely fail if all the inputs are not of "
+                          "double precision floating point.", stacklevel=2)
+    numerical = _numerical(func, inputs, wrt, eps)
+    analytical = _analytical(func, inputs, wrt) if check_backward_ad else numerical
+    for o, (num_row, ana_row) in enumerate(zip(numerical, analytical)):
+        for k, (num, ana) in enumerate(zip(num_row, ana_row)):
+            if not xp.allclose(ana, num, rtol=rtol, atol=atol):
+                if not raise_exception:
+                    return False
+                raise GradcheckError(
+                    f"Jacobian mismatch for output {o} with respect to input {wrt[k]},\n"
+                    f"numerical:{_fmt(num)}\nanalytical:{_fmt(ana)}\n")
+    if check_forward_ad:
+        from .forward_ad import _check_forward
+
+        return _check_forward(func, inputs, wrt, numerical, atol, rtol, raise_exception)
+    return True
+
+
+def _fmt(array) -> str:
+    from ..tensor import Tensor
+
+    return repr(Tensor._wrap(array, None, 0))
+
+
+def gradgradcheck(func: Callable, inputs, grad_outputs: Sequence | None = None, *,
+                  eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+                  gen_non_contig_grad_outputs: bool = False, raise_exception: bool = True,
+                  nondet_tol: float = 0.0, check_undefined_grad: bool = True,
+                  check_grad_dtypes: bool = False, check_batched_grad: bool = False,
+                  check_fwd_over_rev: bool = False, check_rev_over_rev: bool = True,
+                  fast_mode: bool = False, masked: bool = False) -> bool:
+    """Check second derivatives: gradcheck of the gradient of ``func`` (with grad_outputs)."""
+    from . import grad as autograd_grad
+    from ..tensor import Tensor
+
+    inputs = _as_tuple(inputs)
+    wrt = _differentiable(inputs)
+    outs = _outputs(func, inputs)
+    if grad_outputs is None:
+        rng = xp.random.default_rng(0)
+        grad_outputs = tuple(
+            Tensor._wrap(rng.standard_normal(o.data.shape).astype(o.data.dtype), None, 0
+                         ).requires_grad_(o.data.dtype.kind == "f")
+            for o in outs if o.requires_grad)
+    grad_outputs = _as_tuple(grad_outputs)
+    n_in = len(inputs)
+
+    def first_derivatives(*args):
+        primal, seeds = args[:n_in], args[n_in:]
+        outputs = [o for o in _outputs(func, primal) if o.requires_grad]
+        grads = autograd_grad(outputs, [primal[i] for i in wrt], seeds, create_graph=True,
+                              allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)

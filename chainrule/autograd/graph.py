@@ -1,0 +1,282 @@
+"""The autograd graph: Node (a tensor's grad_fn), AccumulateGrad and saved values."""
+
+from __future__ import annotations
+
+import weakref
+from typing import Callable
+
+__all__ = ["Node", "AccumulateGrad", "RemovableHandle"]
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
+
+
+class RemovableHandle:
+    """The handle a hook registration returns; ``remove()`` unregisters the hook."""
+
+    __slots__ = ("_hooks", "_key")
+
+    def __init__(self, hooks: dict, key: int) -> None:
+        self._hooks = hooks
+        self._key = key
+
+    def remove(self) -> None:
+        self._hooks.pop(self._key, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+_next_hook_key = [0]
+
+
+def add_hook(hooks: dict, fn: Callable) -> RemovableHandle:
+    _next_hook_key[0] += 1
+    hooks[_next_hook_key[0]] = fn
+    return RemovableHandle(hooks, _next_hook_key[0])
+
+
+def modified_message(tensor_desc: str, node_name: str | None, version: int, expected: int) -> str:
+    origin = f", which is output 0 of {node_name}," if node_name else ""
+    return (
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [{tensor_desc}]{origin} is at version {version}; expected version {expected} "
+        "instead. Hint: the backtrace further above shows the operation that failed to compute "
+        "its gradient; clone() the tensor before modifying it in place."
+    )
+
+
+class SavedInput:
+    """An input tensor saved for backward, with the version it had then."""
+
+    __slots__ = ("tensor", "version")
+
+    def __init__(self, tensor) -> None:
+        self.tensor = tensor
+        counter = tensor._version
+        self.version = counter[0] if counter is not None else 0
+
+    def unpack(self, node: Node):
+        t = self.tensor
+        counter = t._version
+        if counter is not None and counter[0] != self.version:
+            gf = t.grad_fn
+            raise RuntimeError(modified_message(t._type_desc(), gf.name()[:-9] if gf else None,
+                                                counter[0], self.version))
+        return t
+
+
+class SavedOutput:
+    """An op's output saved for backward: its array and version, not the tensor (no cycle)."""
+
+    __slots__ = ("array", "counter", "version", "output_nr")
+
+    def __init__(self, tensor) -> None:
+        if tensor._version is None:
+            tensor._version = [0]
+        self.array = tensor.data
+        self.counter = tensor._version
+        self.version = self.counter[0]
+        self.output_nr = tensor._output_nr
+
+    def unpack(self, node: Node):
+        from ..tensor import Tensor
+
+        if self.counter[0] != self.version:
+            raise RuntimeError(modified_message(
+                f"{_np_type_desc(self.array)}", node.name()[:-9], self.counter[0], self.version))
+        return Tensor._wrap(self.array, node, self.output_nr)
+
+
+def _np_type_desc(array) -> str:
+    from ..tensor import type_desc
+
+    return type_desc(array)
+
+
+class Node:
+    """A recorded op: its rules, what they read, and the edges to its inputs' nodes."""
+
+    __slots__ = ("op", "params", "saved", "next_edges", "meta", "_pre_hooks", "_retain",
+                 "_hooks", "__weakref__")
+
+    def __init__(self, op, params: dict, next_edges: tuple, meta: tuple) -> None:
+        self.op = op
+        self.params = params
+        self.saved: dict | None = {}
+        self.next_edges = next_edges
+        self.meta = meta
+        self._pre_hooks: dict | None = None
+        self._retain: dict | None = None
+        self._hooks: dict | None = None
+
+    def name(self) -> str:
+        return self.op.backward_name
+
+    @property
+    def n_outputs(self) -> int:
+        return self.op.n_outputs
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    @property
+    def next_functions(self) -> tuple:
+        return tuple(e if e is not None else (None, 0) for e in self.next_edges)
+
+    @property
+    def metadata(self) -> dict:
+        return {}
+
+    def register_hook(self, fn: Callable) -> RemovableHandle:
+        """Run ``fn(grad_inputs, grad_outputs)`` after this node has computed its gradients."""
+        if self._hooks is None:
+            self._hooks = {}
+        return add_hook(self._hooks, fn)
+
+    def register_prehook(self, fn: Callable) -> RemovableHandle:
+        """Run ``fn(grad_outputs)`` before this node runs; a returned tuple replaces them."""
+        return self._add_tensor_hook(-1, fn)
+
+    def _add_tensor_hook(self, output_nr: int, fn: Callable) -> RemovableHandle:
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        return add_hook(self._pre_hooks.setdefault(output_nr, {}), fn)
+
+    def _retain_grad(self, tensor, output_nr: int) -> None:
+        if self._retain is None:
+            self._retain = {}
+        self._retain[output_nr] = weakref.ref(tensor)
+
+    def apply(self, grads: list) -> tuple:
+        """The gradients for each input edge, given the gradients of the outputs."""
+        saved = self.saved
+        if saved is None:
+            raise RuntimeError(FREED_MESSAGE)
+        op = self.op
+        env = dict(self.params)
+        for name, value in saved.items():
+            env[name] = value.unpack(self) if type(value) in _SAVED else value
+        if op.n_outputs == 1:
+            env["g"] = grads[0]
+        else:
+            env["grads"] = grads
+        return tuple(
+            None if edge is None or rule is None
+            else _fit(rule(*[env[a] for a in args]), meta)
+            for edge, rule, args, meta in zip(self.next_edges, op.vjp, op.rule_args, self.meta)
+        )
+
+    def release(self) -> None:
+        if self.saved:
+            self.saved = None
+
+
+_SAVED = (SavedInput, SavedOutput)
+
+
+def _fit(grad, meta):
+    """Reduce a gradient in the output's broadcast shape to the input's shape and dtype."""
+    if grad is None:
+        return None
+    shape, dtype = meta
+    data = grad.data
+    if data.shape != shape:
+        grad = grad.sum_to_size(shape)
+    if data.dtype != dtype:
+        grad = grad.to(dtype)
+    return grad
+
+
+class AccumulateGrad:
+    """The node at a leaf tensor: accumulates the incoming gradient into ``.grad``."""
+
+    __slots__ = ("variable", "_pre_hooks", "_retain", "_post_hooks", "__weakref__")
+
+    next_functions: tuple = ()
+    next_edges: tuple = ()
+    n_outputs = 1
+
+    def __init__(self, tensor) -> None:
+        self.variable = weakref.ref(tensor)
+        self._pre_hooks: dict | None = None
+        self._retain = None
+        self._post_hooks: dict | None = None
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {id(self):#x}>"
+
+    _add_tensor_hook = Node._add_tensor_hook
+
+    def register_post_accumulate_grad_hook(self, fn: Callable) -> RemovableHandle:
+        if self._post_hooks is None:
+            self._post_hooks = {}
+        return add_hook(self._post_hooks, fn)
+
+    def accumulate(self, grad, create_graph: bool, owned: bool) -> None:
+        """Add ``grad`` into the leaf's ``.grad`` (in place when the buffer is ours)."""
+        tensor = self.variable()
+        if tensor is None or grad is None:
+            return
+        old = tensor.grad
+        if old is None:
+            tensor.grad = grad if create_graph else grad.detach() if owned else grad.clone()
+        elif create_graph or old.requires_grad:
+            tensor.grad = old + grad
+        else:
+            old.data += grad.data
+        if self._post_hooks:
+            for hook in tuple(self._post_hooks.values()):
+                hook(tensor)
+
+    def release(self) -> None:
+        pass
+
+
+def run_tensor_hooks(node, grads: list) -> list:
+    """Apply the tensor hooks and retain_grad of a node's outputs to their incoming gradients."""
+    hooks = node._pre_hooks
+    if hooks:
+        grads = list(grads)
+        for nr, fns in hooks.items():
+            if nr == -1:
+                continue
+            for fn in tuple(fns.values()):
+                if grads[nr] is not None:
+                    new = fn(grads[nr])
+                    if new is not None:
+                        grads[nr] = new
+        for fn in tuple(hooks.get(-1, {}).values()):
+            new = fn(tuple(grads))
+            if new is not None:
+                grads = list(new)
+    if node._retain:
+        for nr, ref in node._retain.items():
+            tensor = ref()
+            if tensor is not None and grads[nr] is not None:
+                g = grads[nr]
+                if tensor.grad is None:
+                    tensor.grad = g.detach().clone() if not g.requires_grad else g.clone()
+                else:
+                    tensor.grad = tensor.grad + g
+    return grads
+
+
+def call_post_hooks(node, grad_inputs: tuple, grad_outputs: list) -> tuple:
+    if node._hooks:
+        for fn in tuple(node._hooks.values()):
+            new = fn(grad_inputs, tuple(grad_outputs))
+            if new is not None:
+                grad_inputs = tuple(new)
+    return grad_inputs
+

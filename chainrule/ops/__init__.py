@@ -1,0 +1,76 @@
+"""The op registry and the public functions of each op family; attaches Tensor methods."""
+
+from __future__ import annotations
+
+from .._dispatch import apply, apply_inplace
+from ..tensor import Tensor
+from . import elementwise, linalg, reduction, shape
+from ._registry import REGISTRY, Op, defop
+from .elementwise import (ADD, BITWISE_AND, BITWISE_NOT, BITWISE_OR, BITWISE_XOR, DIV, EQ, GE, GT,
+                          LE, LT, MUL, NE, NEG, RSUB, SUB)
+
+__all__ = ["REGISTRY", "Op", "defop", "FUNCTIONS"]
+
+FAMILIES = (elementwise, reduction, linalg, shape)
+FUNCTIONS: dict = {}
+for _family in FAMILIES:
+    FUNCTIONS.update(_family.FUNCTIONS)
+    for _name, _fn in _family.METHODS.items():
+        setattr(Tensor, _name, _fn)
+
+
+def _inplace_method(op):
+    def method(self, *args):
+        return apply_inplace(op, self, *args)
+
+    return method
+
+
+for _name, _op in elementwise.INPLACE.items():
+    setattr(Tensor, _name, _inplace_method(_op))
+for _name, _fn in elementwise.INPLACE_METHODS.items():
+    setattr(Tensor, _name, _fn)
+
+
+def _binary(op):
+    def method(self, other):
+        return apply(op, self, other)
+
+    return method
+
+
+def _reflected(op):
+    def method(self, other):
+        return apply(op, other, self)
+
+    return method
+
+
+Tensor.__add__ = Tensor.__radd__ = _binary(ADD)
+Tensor.__sub__ = _binary(SUB)
+Tensor.__rsub__ = _binary(RSUB)
+Tensor.__mul__ = Tensor.__rmul__ = _binary(MUL)
+Tensor.__truediv__ = _binary(DIV)
+Tensor.__rtruediv__ = _reflected(DIV)
+Tensor.__neg__ = lambda self: apply(NEG, self)
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = elementwise.abs
+Tensor.__pow__ = elementwise.pow
+Tensor.__rpow__ = lambda self, other: elementwise.pow(other, self)
+Tensor.__matmul__ = linalg.matmul
+Tensor.__rmatmul__ = lambda self, other: linalg.matmul(other, self)
+Tensor.__eq__ = _binary(EQ)
+Tensor.__ne__ = _binary(NE)
+Tensor.__lt__ = _binary(LT)
+Tensor.__le__ = _binary(LE)
+Tensor.__gt__ = _binary(GT)
+Tensor.__ge__ = _binary(GE)
+Tensor.__and__ = Tensor.__rand__ = _binary(BITWISE_AND)
+Tensor.__or__ = Tensor.__ror__ = _binary(BITWISE_OR)
+Tensor.__xor__ = Tensor.__rxor__ = _binary(BITWISE_XOR)
+Tensor.__invert__ = lambda self: apply(BITWISE_NOT, self)
+Tensor.__iadd__ = Tensor.add_
+Tensor.__isub__ = Tensor.sub_
+Tensor.__imul__ = Tensor.mul_
+Tensor.__itruediv__ = Tensor.div_
+Tensor.__ipow__ = Tensor.pow_

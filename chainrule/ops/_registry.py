@@ -1,0 +1,80 @@
+"""The op registry: one record per op with its forward, its derivative rules and its name.
+
+A VJP rule is a function whose parameter names say what it reads: ``g`` (the output's gradient;
+``grads`` for ops with several outputs), ``out`` (the primal result), the op's input names and
+its keyword parameters. Only what the rules of inputs that require grad read is saved.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Callable
+
+__all__ = ["Op", "defop", "REGISTRY", "ZERO", "not_implemented"]
+
+REGISTRY: dict[str, Op] = {}
+
+
+def ZERO(g):
+    """Marker rule: differentiable, with derivative zero everywhere (floor, sign, round)."""
+    return g.new_zeros(g.shape)
+
+
+def not_implemented(what: str) -> Callable:
+    """A rule that raises RuntimeError naming the missing derivative."""
+
+    def rule(g):
+        raise RuntimeError(f"the derivative for '{what}' is not implemented")
+
+    return rule
+
+
+class Op:
+    """An op record: forward on raw arrays, one VJP rule per input, and how to record it."""
+
+    __slots__ = ("name", "forward", "inputs", "vjp", "rule_args", "reads", "jvp", "backward_name",
+                 "promote", "float_out", "differentiable", "view", "n_outputs")
+
+    def __init__(self, name: str, forward: Callable, inputs: tuple[str, ...], vjp: tuple, *,
+                 jvp: Callable | None = None, backward_name: str | None = None,
+                 promote: bool = False, float_out: bool = False, differentiable: bool = True,
+                 view: bool = False, n_outputs: int = 1) -> None:
+        if len(vjp) != len(inputs):
+            raise ValueError(f"op {name}: {len(inputs)} inputs but {len(vjp)} VJP rules")
+        self.name = name
+        self.forward = forward
+        self.inputs = inputs
+        self.vjp = vjp
+        self.rule_args = tuple(
+            () if rule is None else tuple(inspect.signature(rule).parameters) for rule in vjp
+        )
+        # For each input: which inputs (by position, or "out") its rule reads.
+        self.reads = tuple(
+            tuple(inputs.index(a) if a in inputs else a for a in args
+                  if a in inputs or a == "out")
+            for args in self.rule_args
+        )
+        self.jvp = jvp
+        self.backward_name = backward_name or _camel(name) + "Backward0"
+        self.promote = promote
+        self.float_out = float_out
+        self.differentiable = differentiable
+        self.view = view
+        self.n_outputs = n_outputs
+
+    def __repr__(self) -> str:
+        return f"Op({self.name})"
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def defop(name: str, forward: Callable, inputs: tuple[str, ...] = ("input",),
+          vjp: tuple = (None,), **kwargs) -> Op:
+    """Register an op and return its record."""
+    if name in REGISTRY:
+        raise ValueError(f"op {name!r} is registered twice")
+    op = Op(name, forward, inputs, vjp, **kwargs)
+    REGISTRY[name] = op
+    return op

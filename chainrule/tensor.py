@@ -1,0 +1,415 @@
+"""Tensor: a NumPy array with requires_grad, grad, grad_fn and a version counter.
+
+Dunders and methods delegate to the op registry; no math and no derivative rules live here.
+Most methods are attached from the op families (see ``chainrule/ops/__init__.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from . import _printing
+from ._backend import as_dtype, from_np, get_default_dtype, xp
+
+__all__ = ["Tensor", "Size"]
+
+_ndarray = xp.ndarray
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints as ``torch.Size([2, 3])``."""
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+def type_desc(array) -> str:
+    """PyTorch's legacy type name and shape, e.g. ``torch.FloatTensor [2, 3]``."""
+    names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+    return f"torch.{names.get(array.dtype.name, array.dtype.name)}Tensor {list(array.shape)}"
+
+
+class Tensor:
+    """A multi-dimensional array that can record the operations applied to it."""
+
+    __slots__ = ("data", "_requires_grad", "grad", "grad_fn", "_output_nr", "_version", "_extra",
+                 "__weakref__")
+    __array_priority__ = 1000  # NumPy defers binary operators to Tensor
+
+    def __init__(self, data=None, *, requires_grad: bool = False) -> None:
+        self.data = xp.asarray([] if data is None else data, dtype=get_default_dtype().np)
+        self._requires_grad = False
+        self.grad = None
+        self.grad_fn = None
+        self._output_nr = 0
+        self._version = None
+        self._extra = None
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @staticmethod
+    def _wrap(array, grad_fn, output_nr: int) -> Tensor:
+        t = _new(Tensor)
+        t.data = array
+        t._requires_grad = grad_fn is not None
+        t.grad = None
+        t.grad_fn = grad_fn
+        t._output_nr = output_nr
+        t._version = None
+        t._extra = None
+        return t
+
+    # ---- autograd state ---------------------------------------------------------------------
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if not value and self.grad_fn is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
+                               "want to use a computed variable in a subgraph that doesn't require "
+                               "differentiation use var_no_grad = var.detach().")
+        if value and self.data.dtype.kind not in "fc":
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               f"gradients (got {self.dtype}); convert with .float() first")
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set requires_grad in place; returns self."""
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    def _edge(self) -> tuple:
+        if self.grad_fn is not None:
+            return (self.grad_fn, self._output_nr)
+        return (self._accumulator(), 0)
+
+    def _accumulator(self):
+        from .autograd.graph import AccumulateGrad
+
+        extra = self._extra_dict()
+        acc = extra.get("acc")
+        if acc is None:
+            acc = extra["acc"] = AccumulateGrad(self)
+        return acc
+
+    def _extra_dict(self) -> dict:
+        if self._extra is None:
+            self._extra = {}
+        return self._extra
+
+    @property
+    def _version_value(self) -> int:
+        return self._version[0] if self._version is not None else 0
+
+    @property
+    def retains_grad(self) -> bool:
+        return bool(self._extra and self._extra.get("retains_grad"))
+
+    @property
+    def name(self) -> str | None:
+        return self._extra.get("name") if self._extra else None
+
+    @name.setter
+    def name(self, value: str | None) -> None:
+        self._extra_dict()["name"] = value
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in ``.grad`` during backward."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self.retains_grad:
+            return
+        self.grad_fn._retain_grad(self, self._output_nr)
+        self._extra_dict()["retains_grad"] = True
+
+    def register_hook(self, hook: Callable):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor
+        replaces the gradient. Returns a handle with ``remove()``."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        node = self.grad_fn if self.grad_fn is not None else self._accumulator()
+        return node._add_tensor_hook(self._output_nr, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable):
+        """Call ``hook(tensor)`` after a gradient has been accumulated into this leaf's .grad."""
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        return self._accumulator().register_post_accumulate_grad_hook(hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph: bool = False,
+                 inputs=None) -> None:
+        """Accumulate the gradient of this tensor into the ``.grad`` of the leaves."""
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self) -> Tensor:
+        """The same data, cut from the graph (shares storage and version counter)."""
+        t = Tensor._wrap(self.data, None, 0)
+        if self._version is None:
+            self._version = [0]
+        t._version = self._version
+        return t
+
+    def detach_(self) -> Tensor:
+        """Cut this tensor from the graph in place."""
+        self.grad_fn = None
+        self._output_nr = 0
+        self._requires_grad = False
+        return self
+
+    def _alias(self) -> Tensor:
+        return self.detach()
+
+    # ---- metadata ---------------------------------------------------------------------------
+
+    @property
+    def shape(self) -> Size:
+        return Size(self.data.shape)
+
+    def size(self, dim: int | None = None):
+        """The shape, or one dim's size."""
+        if dim is None:
+            return Size(self.data.shape)
+        from .ops._shapes import normalize_dim
+
+        return self.data.shape[normalize_dim(dim, self.data.ndim, "size")]
+
+    @property
+    def dtype(self):
+        return from_np(self.data.dtype)
+
+    @property
+    def device(self):
+        from . import device
+
+        return device("cpu")
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    def dim(self) -> int:
+        """Number of dims."""
+        return self.data.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        """Number of elements."""
+        return self.data.size
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return self.data.itemsize
+
+    def is_floating_point(self) -> bool:
+        return self.data.dtype.kind == "f"
+
+    def is_contiguous(self) -> bool:
+        return self.data.flags.c_contiguous
+
+    def contiguous(self) -> Tensor:
+        """This tensor (NumPy arrays here are always usable as they are)."""
+        return self
+
+    def stride(self, dim: int | None = None):
+        """Strides in elements."""
+        strides = tuple(s // self.data.itemsize for s in self.data.strides)
+        return strides if dim is None else strides[dim]
+
+    def data_ptr(self) -> int:
+        return self.data.ctypes.data
+
+    @property
+    def T(self) -> Tensor:
+        return self.permute(tuple(range(self.data.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self) -> Tensor:
+        return self.transpose(-2, -1)
+
+    # ---- conversion -------------------------------------------------------------------------
+
+    def numpy(self, *, force: bool = False):
+        """The NumPy array behind this tensor (shared memory)."""
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self.data
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self.data.size != 1:
+            raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted to "
+                               "Scalar")
+        return self.data.item()
+
+    def tolist(self):
+        """Nested Python lists of Python numbers."""
+        return self.data.tolist()
+
+    def to(self, *args, **kwargs) -> Tensor:
+        """Convert dtype (devices other than 'cpu' are not available)."""
+        dtype = kwargs.pop("dtype", None)
+        copy = kwargs.pop("copy", False)
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype = a.dtype
+            elif str(a) == "cpu" or getattr(a, "type", None) == "cpu":
+                continue
+            elif isinstance(a, str) and a not in ("half", "float", "double", "long", "int"):
+                raise RuntimeError(f"to: device '{a}' is not available: chainrule runs on the CPU")
+            else:
+                dtype = a
+        kwargs.pop("device", None)
+        kwargs.pop("non_blocking", None)
+        if dtype is None:
+            return self.clone() if copy else self
+        from .ops.shape import to_dtype
+
+        out = to_dtype(self, dtype)
+        return out.clone() if copy and out is self else out
+
+    def type(self, dtype=None):
+        """Convert to ``dtype``, or without argument the legacy type name."""
+        if dtype is None:
+            return type_desc(self.data).split()[0]
+        return self.to(dtype)
+
+    def float(self) -> Tensor:
+        return self.to(as_dtype("float32"))
+
+    def double(self) -> Tensor:
+        return self.to(as_dtype("float64"))
+
+    def half(self) -> Tensor:
+        return self.to(as_dtype("float16"))
+
+    def long(self) -> Tensor:
+        return self.to(as_dtype("int64"))
+
+    def int(self) -> Tensor:
+        return self.to(as_dtype("int32"))
+
+    def bool(self) -> Tensor:
+        return self.to(as_dtype("bool"))
+
+    def cpu(self) -> Tensor:
+        return self
+
+    def __array__(self, dtype=None, copy=None):
+        if dtype is not None and dtype != self.data.dtype:
+            return self.data.astype(dtype)
+        return self.data
+
+    def __len__(self) -> int:
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    def __iter__(self):
+        if self.data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.data.shape[0]))
+
+    def _scalar(self, kind: str):
+        if self.data.size != 1:
+            raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted to "
+                               "Scalar")
+        return self.data.item()
+
+    def __bool__(self) -> bool:
+        if self.data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous "
+                               f"(shape {list(self.data.shape)}); use .any() or .all()")
+        return bool(self.data.item())
+
+    def __float__(self) -> float:
+        return float(self._scalar("float"))
+
+    def __int__(self) -> int:
+        return int(self._scalar("int"))
+
+    def __index__(self) -> int:
+        if self.data.dtype.kind not in "iub" or self.data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.data.item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        suffixes = []
+        if self.grad_fn is not None:
+            suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self._requires_grad:
+            suffixes.append("requires_grad=True")
+        dtype = self.dtype
+        show_dtype = dtype not in (get_default_dtype(), as_dtype("int64"), as_dtype("bool"))
+        return _printing.format_tensor(self.data, dtype_name=dtype.name, show_dtype=show_dtype,
+                                       suffixes=suffixes)
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self.data.ndim == 0:
+            return format(self.data.item(), spec)
+        return format(repr(self), spec)
+
+    # ---- creation helpers -------------------------------------------------------------------
+
+    def new_zeros(self, *size, dtype=None) -> Tensor:
+        from .ops._shapes import size_tuple
+
+        dt = as_dtype(dtype).np if dtype is not None else self.data.dtype
+        return Tensor._wrap(xp.zeros(size_tuple(size), dtype=dt), None, 0)
+
+    def new_ones(self, *size, dtype=None) -> Tensor:
+        from .ops._shapes import size_tuple
+
+        dt = as_dtype(dtype).np if dtype is not None else self.data.dtype
+        return Tensor._wrap(xp.ones(size_tuple(size), dtype=dt), None, 0)
+
+    def new_full(self, size, fill_value, *, dtype=None) -> Tensor:
+        dt = as_dtype(dtype).np if dtype is not None else self.data.dtype
+        return Tensor._wrap(xp.full(tuple(size), fill_value, dtype=dt), None, 0)
+
+    def new_tensor(self, data, *, dtype=None, requires_grad: bool = False) -> Tensor:
+        from ._creation import tensor
+
+        return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    def _type_desc(self) -> str:
+        return type_desc(self.data)
+
+
+_new = object.__new__
