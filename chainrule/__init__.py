@@ -1,15 +1,53 @@
-"""chainrule: automatic differentiation on NumPy with PyTorch's API (``import chainrule as torch``)."""
+"""chainrule: automatic differentiation on NumPy, with PyTorch's API."""
 
 from __future__ import annotations
 
 from . import autograd
-from ._backend import (ALL_DTYPES, complex64, complex128, dtype, float16, float32, float64,
-                       get_default_dtype, int8, int16, int32, int64, set_default_dtype, uint8)
+from ._backend import (
+    ALL_DTYPES,
+    complex64,
+    complex128,
+    dtype,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    set_default_dtype,
+    uint8,
+)
 from ._backend import bool_ as bool  # noqa: A001  (PyTorch's name)
-from ._creation import (Generator, arange, as_tensor, default_generator, empty, empty_like, eye,
-                        from_numpy, full, full_like, initial_seed, linspace, manual_seed, ones,
-                        ones_like, rand, rand_like, randint, randint_like, randn, randn_like,
-                        randperm, seed, tensor, zeros, zeros_like)
+from ._creation import (
+    Generator,
+    arange,
+    as_tensor,
+    default_generator,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    initial_seed,
+    linspace,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+    seed,
+    tensor,
+    zeros,
+    zeros_like,
+)
 from ._printing import get_printoptions, set_printoptions
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled

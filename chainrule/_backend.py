@@ -95,7 +95,9 @@ def _category(np_dtype) -> int:
 
 
 def _scalar_category(x) -> int:
-    return 0 if isinstance(x, bool) else 1 if isinstance(x, int) else 3 if isinstance(x, complex) else 2
+    if isinstance(x, bool):
+        return 0
+    return 1 if isinstance(x, int) else 3 if isinstance(x, complex) else 2
 
 
 def result_type(arrays, scalars=()):

@@ -1,4 +1,4 @@
-"""apply(op, *inputs, **params): the hot path from a call to a NumPy kernel and, when needed, a Node.
+"""apply(op, *inputs, **params): the hot path from a call to a NumPy kernel and, if needed, a Node.
 
 Grad off, or no input requiring grad: run the forward and wrap the array, nothing else.
 Otherwise record a Node that holds the op's rules, exactly the values they read and the edges to
@@ -7,7 +7,7 @@ the inputs' nodes.
 
 from __future__ import annotations
 
-from ._backend import _category, get_default_dtype, result_type, xp
+from ._backend import _category, _scalar_category, get_default_dtype, result_type, xp
 from .autograd.grad_mode import state
 from .autograd.graph import Node, SavedInput, SavedOutput
 from .tensor import Tensor
@@ -15,10 +15,31 @@ from .tensor import Tensor
 __all__ = ["apply", "apply_inplace"]
 
 _ndarray = xp.ndarray
+_wrap = Tensor._wrap
 
 
 def _promote(op, arrays: list) -> list:
     """Cast array inputs to PyTorch's result dtype (Python scalars stay weak, as in NumPy 2)."""
+    dtype = None
+    scalar = 0
+    for a in arrays:
+        if type(a) is _ndarray:
+            if dtype is None:
+                dtype = a.dtype
+            elif a.dtype != dtype:
+                return _promote_mixed(op, arrays)
+        elif type(a) is float:
+            scalar = 2
+        elif a is not None:
+            scalar = max(scalar, _scalar_category(a))
+    # The common case: one array dtype, and scalars of no higher category keep it.
+    if dtype is not None and scalar <= _category(dtype) and (
+            not op.float_out or dtype.kind in "fc"):
+        return arrays
+    return _promote_mixed(op, arrays)
+
+
+def _promote_mixed(op, arrays: list) -> list:
     tensors = [a for a in arrays if type(a) is _ndarray]
     scalars = [a for a in arrays if type(a) is not _ndarray and a is not None]
     target = result_type(tensors, scalars)
@@ -43,6 +64,12 @@ def _shape_error(op, arrays: list, err: Exception) -> Exception:
 
 
 def _arrays(inputs: tuple) -> tuple[list, bool]:
+    arrays = [x.data if isinstance(x, Tensor) else x for x in inputs]
+    return arrays, any(isinstance(x, Tensor) and x._requires_grad for x in inputs)
+
+
+def apply(op, *inputs, **params):
+    """Run ``op`` on tensors (and Python scalars); record a Node when gradients are needed."""
     arrays = []
     needs_grad = False
     for x in inputs:
@@ -52,31 +79,23 @@ def _arrays(inputs: tuple) -> tuple[list, bool]:
                 needs_grad = True
         else:
             arrays.append(x)
-    return arrays, needs_grad
-
-
-def apply(op, *inputs, **params):
-    """Run ``op`` on tensors (and Python scalars); record a Node when gradients are needed."""
-    arrays, needs_grad = _arrays(inputs)
-    if op.promote or op.float_out:
+    if op.casts:
         arrays = _promote(op, arrays)
     try:
         out = op.forward(*arrays, **params)
     except ValueError as err:
         raise _shape_error(op, arrays, err) from None
-    record = needs_grad and state.enabled and op.differentiable
     if op.n_outputs == 1:
         if type(out) is not _ndarray:
             out = xp.asarray(out)
-        result = Tensor._wrap(out, None, 0)
+        result = _wrap(out, None, 0)
         if op.view:
             _link_view(result, inputs[0], op, params)
-        if record:
+        if needs_grad and state.enabled and op.differentiable:
             _record(op, inputs, params, (result,))
         return result
-    results = tuple(Tensor._wrap(a if type(a) is _ndarray else xp.asarray(a), None, 0)
-                    for a in out)
-    if record:
+    results = tuple(_wrap(a if type(a) is _ndarray else xp.asarray(a), None, 0) for a in out)
+    if needs_grad and state.enabled and op.differentiable:
         _record(op, inputs, params, results)
     return results
 
@@ -93,11 +112,13 @@ def _record(op, inputs: tuple, params: dict, results: tuple) -> None:
             meta.append(None)
     node = Node(op, params, tuple(edges), tuple(meta))
     saved = node.saved
-    for i, edge in enumerate(edges):
+    save_out = False
+    for reads, edge in zip(op.reads, edges):
         if edge is None:
             continue
-        for r in op.reads[i]:
+        for r in reads:
             if r == "out":
+                save_out = True
                 continue
             name = op.inputs[r]
             if name not in saved:
@@ -108,7 +129,7 @@ def _record(op, inputs: tuple, params: dict, results: tuple) -> None:
             result._requires_grad = True
             result.grad_fn = node
             result._output_nr = nr
-    if any("out" in r for r, e in zip(op.reads, edges) if e is not None):
+    if save_out:
         saved["out"] = (SavedOutput(results[0]) if len(results) == 1
                         else tuple(SavedOutput(r) for r in results))
 
@@ -159,7 +180,7 @@ def apply_inplace(op, target: Tensor, *args, **params) -> Tensor:
     recording = state.enabled and needs_grad
     _check_inplace(target, recording)
     if not recording:
-        if op.promote or op.float_out:
+        if op.casts:
             arrays = [arrays[0]] + _promote(op, arrays)[1:]
         try:
             out = op.forward(*arrays, **params)

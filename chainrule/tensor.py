@@ -6,7 +6,7 @@ Most methods are attached from the op families (see ``chainrule/ops/__init__.py`
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from . import _printing
 from ._backend import as_dtype, from_np, get_default_dtype, xp

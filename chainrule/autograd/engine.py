@@ -79,46 +79,47 @@ def execute(roots: list, root_grads: list, targets: list | None, retain_graph: b
     # Gradient arrays the caller still holds must never become a leaf's .grad buffer.
     stored = {_owner(g) for g in root_grads}
     ready = [node for node in root_nodes if deps.get(node, 0) == 0]
+    capture = targets is not None
+    prune = reach is not None
     prev_enabled = state.enabled
     state.enabled = create_graph
     try:
         while ready:
             node = ready.pop()
-            grads = buffers.pop(node, None) or [None] * node.n_outputs
-            if node._pre_hooks or node._retain:
-                grads = run_tensor_hooks(node, grads)
-                stored.update(_owner(g) for g in grads if g is not None)
-            if targets is not None:
-                for nr, grad in enumerate(grads):
-                    for i in target_index.get((node, nr), ()):
-                        captured[i] = grad
-            if type(node) is AccumulateGrad:
-                if accumulate and grads[0] is not None:
-                    key = _owner(grads[0])
-                    node.accumulate(grads[0], create_graph, key not in stored)
-                    stored.add(key)
-                continue
-            if reach is not None and not any(e is not None and e[0] in reach
-                                             for e in node.next_edges):
-                continue
-            if any(g is not None for g in grads):
+            grads = buffers.pop(node, None)
+            if grads is None:  # nothing reached this node: all of its gradients are zero
+                outs = (None,) * len(node.next_edges)
+            else:
+                if node._pre_hooks or node._retain:
+                    grads = run_tensor_hooks(node, grads)
+                    stored.update(_owner(g) for g in grads if g is not None)
+                if capture:
+                    for nr, grad in enumerate(grads):
+                        for i in target_index.get((node, nr), ()):
+                            captured[i] = grad
+                if type(node) is AccumulateGrad:
+                    if accumulate and grads[0] is not None:
+                        key = _owner(grads[0])
+                        node.accumulate(grads[0], create_graph, key not in stored)
+                        stored.add(key)
+                    continue
+                if prune and not any(e is not None and e[0] in reach for e in node.next_edges):
+                    continue
                 outs = node.apply(grads)
                 if node._hooks:
                     outs = call_post_hooks(node, outs, grads)
-            else:
-                outs = (None,) * len(node.next_edges)
-            if not retain_graph:
-                node.release()
+                if not retain_graph:
+                    node.release()
             for edge, grad in zip(node.next_edges, outs):
                 if edge is None:
                     continue
                 child, nr = edge
-                if reach is not None and child not in reach:
+                if prune and child not in reach:
                     continue
                 if grad is not None:
                     buf = buffers.get(child)
                     if buf is None:
-                        buf = buffers[child] = [None] * child.n_outputs
+                        buffers[child] = buf = [None] * child.n_outputs
                     buf[nr] = grad if buf[nr] is None else buf[nr] + grad
                 remaining = deps[child] - 1
                 deps[child] = remaining

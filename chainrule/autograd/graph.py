@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import weakref
-from typing import Callable
+from collections.abc import Callable
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle"]
 
@@ -155,31 +155,43 @@ class Node:
             self._retain = {}
         self._retain[output_nr] = weakref.ref(tensor)
 
-    def apply(self, grads: list) -> tuple:
+    def apply(self, grads: list) -> list:
         """The gradients for each input edge, given the gradients of the outputs."""
         saved = self.saved
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
         op = self.op
-        env = dict(self.params)
+        env = self.params.copy()
         for name, value in saved.items():
-            env[name] = value.unpack(self) if type(value) in _SAVED else value
-        if op.n_outputs == 1:
-            env["g"] = grads[0]
-        else:
-            env["grads"] = grads
-        return tuple(
-            None if edge is None or rule is None
-            else _fit(rule(*[env[a] for a in args]), meta)
-            for edge, rule, args, meta in zip(self.next_edges, op.vjp, op.rule_args, self.meta)
-        )
+            kind = type(value)
+            if kind is SavedInput or kind is SavedOutput:
+                value = value.unpack(self)
+            elif kind is tuple and value and type(value[0]) is SavedOutput:
+                value = tuple(v.unpack(self) for v in value)
+            env[name] = value
+        if op.uses_shapes:
+            for name, meta in zip(op.inputs, self.meta):
+                if meta is not None:
+                    env[name + "_shape"] = meta[0]
+        env["g" if op.n_outputs == 1 else "grads"] = grads[0] if op.n_outputs == 1 else grads
+        out = []
+        for edge, rule, args, meta in zip(self.next_edges, op.vjp, op.rule_args, self.meta):
+            if edge is None or rule is None:
+                out.append(None)
+                continue
+            grad = rule(*[env[a] for a in args])
+            if grad is not None:
+                data = grad.data
+                if data.shape != meta[0]:
+                    grad = grad.sum_to_size(meta[0])
+                if data.dtype != meta[1]:
+                    grad = grad.to(meta[1])
+            out.append(grad)
+        return out
 
     def release(self) -> None:
         if self.saved:
             self.saved = None
-
-
-_SAVED = (SavedInput, SavedOutput)
 
 
 def _fit(grad, meta):

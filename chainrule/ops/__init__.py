@@ -6,8 +6,24 @@ from .._dispatch import apply, apply_inplace
 from ..tensor import Tensor
 from . import elementwise, linalg, reduction, shape
 from ._registry import REGISTRY, Op, defop
-from .elementwise import (ADD, BITWISE_AND, BITWISE_NOT, BITWISE_OR, BITWISE_XOR, DIV, EQ, GE, GT,
-                          LE, LT, MUL, NE, NEG, RSUB, SUB)
+from .elementwise import (
+    ADD,
+    BITWISE_AND,
+    BITWISE_NOT,
+    BITWISE_OR,
+    BITWISE_XOR,
+    DIV,
+    EQ,
+    GE,
+    GT,
+    LE,
+    LT,
+    MUL,
+    NE,
+    NEG,
+    RSUB,
+    SUB,
+)
 
 __all__ = ["REGISTRY", "Op", "defop", "FUNCTIONS"]
 

@@ -8,7 +8,7 @@ its keyword parameters. Only what the rules of inputs that require grad read is 
 from __future__ import annotations
 
 import inspect
-from typing import Callable
+from collections.abc import Callable
 
 __all__ = ["Op", "defop", "REGISTRY", "ZERO", "not_implemented"]
 
@@ -33,7 +33,8 @@ class Op:
     """An op record: forward on raw arrays, one VJP rule per input, and how to record it."""
 
     __slots__ = ("name", "forward", "inputs", "vjp", "rule_args", "reads", "jvp", "backward_name",
-                 "promote", "float_out", "differentiable", "view", "n_outputs")
+                 "promote", "float_out", "casts", "differentiable", "view", "n_outputs",
+                 "uses_shapes")
 
     def __init__(self, name: str, forward: Callable, inputs: tuple[str, ...], vjp: tuple, *,
                  jvp: Callable | None = None, backward_name: str | None = None,
@@ -58,6 +59,8 @@ class Op:
         self.backward_name = backward_name or _camel(name) + "Backward0"
         self.promote = promote
         self.float_out = float_out
+        self.casts = promote or float_out
+        self.uses_shapes = any(a.endswith("_shape") for args in self.rule_args for a in args)
         self.differentiable = differentiable
         self.view = view
         self.n_outputs = n_outputs

@@ -50,7 +50,18 @@ EXP = defop("exp", xp.exp, ("input",), (lambda g, out: g * out,), float_out=True
 LOG = defop("log", xp.log, ("input",), (lambda g, input: g / input,), float_out=True)
 SIN = defop("sin", xp.sin, ("input",), (lambda g, input: g * cos(input),), float_out=True)
 COS = defop("cos", xp.cos, ("input",), (lambda g, input: g * -sin(input),), float_out=True)
-TANH = defop("tanh", xp.tanh, ("input",), (lambda g, out: g * (1 - out * out),), float_out=True)
+# Fused backward primitives (as PyTorch's tanh_backward): one kernel call instead of three ops.
+TANH_BACKWARD = defop(
+    "tanh_backward", lambda grad, out: grad * (1 - out * out), ("grad", "out_"),
+    (lambda g, out_: apply(TANH_BACKWARD, g, out_), lambda g, grad, out_: g * grad * (-2 * out_)),
+    promote=True)
+SIGMOID_BACKWARD = defop(
+    "sigmoid_backward", lambda grad, out: grad * (out * (1 - out)), ("grad", "out_"),
+    (lambda g, out_: apply(SIGMOID_BACKWARD, g, out_),
+     lambda g, grad, out_: g * grad * (1 - 2 * out_)),
+    promote=True)
+TANH = defop("tanh", xp.tanh, ("input",), (lambda g, out: apply(TANH_BACKWARD, g, out),),
+             float_out=True)
 SQRT = defop("sqrt", xp.sqrt, ("input",), (lambda g, out: g / (2 * out),), float_out=True)
 ABS = defop("abs", xp.abs, ("input",), (lambda g, input: g * sign(input),))
 SIGN = defop("sign", xp.sign, ("input",), (ZERO,))
@@ -62,8 +73,8 @@ def _sigmoid(input):
     return xp.where(input >= 0, 1 / (1 + e), e / (1 + e)).astype(input.dtype, copy=False)
 
 
-SIGMOID = defop("sigmoid", _sigmoid, ("input",), (lambda g, out: g * (out * (1 - out)),),
-                float_out=True)
+SIGMOID = defop("sigmoid", _sigmoid, ("input",),
+                (lambda g, out: apply(SIGMOID_BACKWARD, g, out),), float_out=True)
 RELU = defop("relu", lambda input: xp.maximum(input, 0, dtype=input.dtype), ("input",),
              (lambda g, out: g * (out > 0),))
 

@@ -257,9 +257,9 @@ def _copy_(self, src):
 COPY = defop("copy", lambda input, src: xp.broadcast_to(src, input.shape).astype(input.dtype),
              ("input", "src"), (lambda g: g.new_zeros(g.shape), lambda g: g))
 
-FUNCTIONS = {f.__name__: f for f in (
-    reshape, transpose, permute, squeeze, unsqueeze, flatten, clone)}
-FUNCTIONS.update(swapaxes=transpose, swapdims=transpose)
+FUNCTIONS = {"reshape": reshape, "transpose": transpose, "permute": permute, "squeeze": squeeze,
+             "unsqueeze": unsqueeze, "flatten": flatten, "clone": clone, "swapaxes": transpose,
+             "swapdims": transpose}
 
 METHODS = dict(FUNCTIONS, view=view, expand=expand, sum_to_size=sum_to_size,
                __getitem__=getitem, __setitem__=setitem, fill_=_fill_, zero_=_zero_, copy_=_copy_)

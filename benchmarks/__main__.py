@@ -1,0 +1,5 @@
+"""Entry point for ``python -m benchmarks``."""
+
+from benchmarks.run import main
+
+raise SystemExit(main())

@@ -1,0 +1,166 @@
+"""W5: peak memory of one forward + backward of a 20-layer MLP, in a fresh process per run.
+
+The parent (``Memory.measure``) starts ``python -m benchmarks.memory IMPL [--tiny]`` for each
+run; the child builds the network, records its baseline, runs forward + backward, and prints
+one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from benchmarks.harness import Cell, Config, Impl, failure_cell, load_impl, require, to_numpy
+from benchmarks.mlp import NEEDS, make_data, mlp_loss, numpy_mlp_grads
+
+DEPTH, WIDTH, BATCH = 20, 1024, 256
+TINY_DEPTH, TINY_WIDTH, TINY_BATCH = 4, 64, 16
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+# Peak memory is read from /proc/self/status: VmRSS at the baseline, then VmHWM (the resident
+# high-water mark) after resetting it to the current RSS by writing "5" to
+# /proc/self/clear_refs (Linux >= 4.0). ru_maxrss cannot be reset, so it would also count the
+# set-up's own peak (imports, weight initialisation); it is the fallback where clear_refs is
+# refused, and the result then says so.
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+def _reset_peak() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w") as clear_refs:
+            clear_refs.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def child(impl_name: str, tiny: bool) -> dict[str, Any]:
+    """Measure one forward + backward in this process; return the result as a JSON-able dict."""
+    impl = load_impl(impl_name)
+    if impl.error is not None:
+        return {"cell": asdict(Cell(text=f"n/a (import failed: {impl.error})"))}
+    depth, width, batch = (TINY_DEPTH, TINY_WIDTH, TINY_BATCH) if tiny else (DEPTH, WIDTH, BATCH)
+    try:
+        require(impl.module, NEEDS)
+        data = make_data((width,) * depth + (10,), batch)
+        run = _forward_backward(impl, data.params, data.x, data.onehot)
+        del data  # the implementation's copies are all that stays
+        gc.collect()
+        baseline = _status_kib("VmRSS")
+        exact = _reset_peak()
+        loss, grads = run()
+        if exact:
+            peak = _status_kib("VmHWM")
+        else:
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+        return {
+            "peak_mib": (peak - baseline) / 1024,
+            "method": "VmHWM after clear_refs" if exact else "ru_maxrss (includes set-up)",
+            "loss": float(to_numpy(loss)),
+            "grad_sq": sum(float(np.square(to_numpy(g), dtype=np.float64).sum()) for g in grads),
+        }
+    except Exception as exc:  # noqa: BLE001 - reported to the parent as a cell
+        return {"cell": asdict(failure_cell(exc))}
+
+
+def _forward_backward(
+    impl: Impl, params: list[np.ndarray], x: np.ndarray, onehot: np.ndarray
+) -> Callable[[], tuple[Any, list[Any]]]:
+    """A function running one forward + backward and returning (loss, gradients)."""
+    if impl.is_numpy:
+        return lambda: numpy_mlp_grads(params, x, onehot)
+    t = impl.module
+    tensors = [t.tensor(p, requires_grad=True) for p in params]
+    tx, tonehot = t.tensor(x), t.tensor(onehot)
+
+    def run() -> tuple[Any, list[Any]]:
+        loss = mlp_loss(t, tensors, tx, tonehot)
+        loss.backward()
+        return loss, [p.grad for p in tensors]
+
+    return run
+
+
+def _spawn(impl_name: str, tiny: bool) -> dict[str, Any]:
+    """Run ``child`` in a fresh interpreter; thread settings pass through the environment."""
+    cmd = [sys.executable, "-m", "benchmarks.memory", impl_name] + (["--tiny"] if tiny else [])
+    proc = subprocess.run(cmd, check=False, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        note = f"exit code {proc.returncode}: {proc.stderr.strip()[-800:]}"
+        return {"cell": {"text": "error (subprocess)", "note": note, "failed": True}}
+    return json.loads(lines[-1])
+
+
+@dataclass(frozen=True)
+class Memory:
+    """W5: the median peak over fresh processes, checked against the numpy process's numbers."""
+
+    id: str = "W5"
+    title: str = f"peak memory: {DEPTH}-layer MLP, width {WIDTH}, batch {BATCH}, fwd+bwd"
+    unit: str = "MiB"
+    tol: float = 1e-4
+
+    def measure(
+        self, impls: Sequence[Impl], config: Config, log: Callable[[str], None]
+    ) -> dict[str, Cell]:
+        """Return a Cell per implementation name."""
+        runs = 1 if config.tiny else 3
+        reference = _spawn("numpy", config.tiny)
+        cells: dict[str, Cell] = {}
+        for impl in impls:
+            if impl.error is not None:
+                cell = Cell(text=f"n/a (import failed: {impl.error.split(':')[0]})")
+            else:
+                results = [reference] if impl.is_numpy else []
+                results += [_spawn(impl.name, config.tiny) for _ in range(runs - len(results))]
+                cell = self._cell(results, reference)
+            log(f"{self.id} {impl.name}: {cell.text or f'{cell.value:.4g} {self.unit}'}")
+            cells[impl.name] = cell
+        return cells
+
+    def _cell(self, results: list[dict[str, Any]], reference: dict[str, Any]) -> Cell:
+        for result in results:
+            if "cell" in result:
+                return Cell(**result["cell"])
+        if "cell" in reference:
+            return Cell(text="not checked (no reference)")
+        for key in ("loss", "grad_sq"):
+            want, got = reference[key], results[0][key]
+            if not abs(got - want) <= self.tol * max(abs(want), 1e-12):
+                note = f"{key}: {got!r}, numpy has {want!r}"
+                return Cell(text="FAIL (disagrees with numpy)", note=note, failed=True)
+        note = "" if results[0]["method"].startswith("VmHWM") else results[0]["method"]
+        return Cell(value=statistics.median(r["peak_mib"] for r in results), note=note)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Child entry point: print one JSON line."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.memory")
+    parser.add_argument("impl")
+    parser.add_argument("--tiny", action="store_true")
+    args = parser.parse_args(argv)
+    print(json.dumps(child(args.impl, args.tiny)))
+
+
+W5 = Memory()
+
+if __name__ == "__main__":
+    main()
