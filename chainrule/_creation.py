@@ -229,7 +229,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = 
 
 def randint(*args, size=None, generator=None, dtype=None, device=None,
             requires_grad: bool = False) -> Tensor:
-    """Integers uniformly from [low, high): ``randint(high, size)``, ``randint(low, high, size)``."""
+    """Random integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
     _check_device(device)
     if size is None:
         *bounds, size = args
