@@ -8,6 +8,8 @@ the inputs' nodes.
 from __future__ import annotations
 
 from ._backend import _category, _scalar_category, get_default_dtype, result_type, xp
+from .autograd.forward_ad import get_tangent, set_tangent
+from .autograd.forward_ad import state as forward_state
 from .autograd.grad_mode import state
 from .autograd.graph import Node, SavedInput, SavedOutput
 from .tensor import Tensor
@@ -91,13 +93,73 @@ def apply(op, *inputs, **params):
         result = _wrap(out, None, 0)
         if op.view:
             _link_view(result, inputs[0], op, params)
+        if forward_state.level:
+            _forward(op, inputs, params, (result,))
         if needs_grad and state.enabled and op.differentiable:
             _record(op, inputs, params, (result,))
         return result
     results = tuple(_wrap(a if type(a) is _ndarray else xp.asarray(a), None, 0) for a in out)
+    if forward_state.level:
+        _forward(op, inputs, params, results)
     if needs_grad and state.enabled and op.differentiable:
         _record(op, inputs, params, results)
     return results
+
+
+def _forward(op, inputs: tuple, params: dict, results: tuple) -> None:
+    """Set the outputs' tangents from the op's JVP rule (forward-mode AD)."""
+    tangents = [get_tangent(x) if isinstance(x, Tensor) else None for x in inputs]
+    if all(t is None for t in tangents) or not op.differentiable:
+        return
+    if op.jvp is None:
+        raise RuntimeError(f"Trying to use forward AD with {op.name} that does not support it "
+                           "(no JVP rule is registered for it)")
+    forward_state.level = 0  # the rule itself runs on primals only
+    try:
+        out = _jvp(op, inputs, tangents, params, results)
+    finally:
+        forward_state.level = 1
+    for result, tangent in zip(results, out if len(results) > 1 else (out,)):
+        if tangent is not None and result.data.dtype.kind in "fc":
+            if tangent.data.shape != result.data.shape:
+                tangent = tangent.expand(result.data.shape)
+            if tangent.data.dtype != result.data.dtype:
+                tangent = tangent.to(result.data.dtype)
+            set_tangent(result, tangent)
+
+
+def _jvp(op, inputs: tuple, tangents: list, params: dict, results: tuple):
+    from ._creation import zeros_like
+
+    kind = op.jvp
+    differentiable = [isinstance(x, Tensor) and rule is not None
+                      for x, rule in zip(inputs, op.vjp)]
+    if kind == "linear":
+        args = [(t if t is not None else zeros_like(x)) if d else x
+                for x, t, d in zip(inputs, tangents, differentiable)]
+        return apply(op, *args, **params)
+    if kind == "multilinear":
+        total = None
+        for i, t in enumerate(tangents):
+            if t is not None and differentiable[i]:
+                args = list(inputs)
+                args[i] = t
+                term = apply(op, *args, **params)
+                total = term if total is None else total + term
+        return total
+    env = dict(params)
+    env.update(zip(op.inputs, inputs))
+    env["out"] = results[0] if len(results) == 1 else results
+    if kind == "elementwise":
+        total = None
+        for i, t in enumerate(tangents):
+            if t is not None and differentiable[i]:
+                env["g"] = t
+                term = op.vjp[i](*[env[a] for a in op.rule_args[i]])
+                total = term if total is None else total + term
+        return total
+    env.update(("t_" + name, t) for name, t in zip(op.inputs, tangents))
+    return kind(**{a: env.get(a) for a in op.jvp_args})
 
 
 def _record(op, inputs: tuple, params: dict, results: tuple) -> None:
@@ -219,6 +281,8 @@ def commit(target: Tensor, new: Tensor, op) -> None:
         bump_version(target)
         target.grad_fn, target._output_nr = new.grad_fn, new._output_nr
         target._requires_grad = new._requires_grad
+        if forward_state.level and get_tangent(new) is not None:
+            set_tangent(target, get_tangent(new))
         return
     root, steps = view
     new_root = apply(VIEW_SCATTER, root, new, steps=steps)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from .forward_ad import get_tangent, set_tangent
+from .forward_ad import state as forward_state
 from .grad_mode import no_grad, state
 from .graph import FREED_MESSAGE, Node, SavedInput, SavedOutput, _fit
 
@@ -171,12 +173,20 @@ class Function(metaclass=_FunctionMeta):
         needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         ctx.needs_input_grad = needs
         record = state.enabled and any(needs)
-        with no_grad():
-            if cls.setup_context is not Function.setup_context:
-                output = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args, output)
-            else:
-                output = cls.forward(ctx, *args, **kwargs)
+        tangents = _input_tangents(args)
+        if tangents is not None and cls.jvp is Function.jvp:
+            raise RuntimeError(f"{cls.__name__}: You must implement the jvp function for custom "
+                               "autograd.Function to use it with forward mode AD.")
+        fw_level, forward_state.level = forward_state.level, 0
+        try:
+            with no_grad():
+                if cls.setup_context is not Function.setup_context:
+                    output = cls.forward(*args, **kwargs)
+                    cls.setup_context(ctx, args, output)
+                else:
+                    output = cls.forward(ctx, *args, **kwargs)
+        finally:
+            forward_state.level = fw_level
         single = not isinstance(output, tuple)
         outputs = (output,) if single else output
         outputs = _wrap_outputs(ctx, args, outputs, record)
@@ -185,7 +195,33 @@ class Function(metaclass=_FunctionMeta):
             ctx.meta = tuple((a.data.shape, a.data.dtype) if n else None
                              for a, n in zip(args, needs))
         _save(ctx, outputs)
+        if tangents is not None:
+            _set_output_tangents(cls, ctx, outputs, tangents)
         return outputs[0] if single else outputs
+
+
+def _input_tangents(args) -> list | None:
+    if not forward_state.level:
+        return None
+    Tensor = _tensor_type()
+    tangents = [get_tangent(a) if isinstance(a, Tensor) else None for a in args]
+    if all(t is None for t in tangents):
+        return None
+    # Tensor inputs without a tangent get zeros; non-tensor inputs get None.
+    return [t if t is not None or not isinstance(a, Tensor) else a.new_zeros(a.shape)
+            for a, t in zip(args, tangents)]
+
+
+def _set_output_tangents(cls, ctx, outputs: tuple, tangents: list) -> None:
+    fw_level, forward_state.level = forward_state.level, 0
+    try:
+        result = cls.jvp(ctx, *tangents)
+    finally:
+        forward_state.level = fw_level
+    result = result if isinstance(result, tuple) else (result,)
+    for out, tangent in zip(outputs, result):
+        if tangent is not None and hasattr(out, "data"):
+            set_tangent(out, tangent)
 
 
 def _wrap_outputs(ctx, args, outputs, record: bool) -> tuple:

@@ -76,7 +76,7 @@ class SavedInput:
 class SavedOutput:
     """An op's output saved for backward: its array and version, not the tensor (no cycle)."""
 
-    __slots__ = ("array", "counter", "version", "output_nr")
+    __slots__ = ("array", "counter", "version", "output_nr", "tangent")
 
     def __init__(self, tensor) -> None:
         if tensor._version is None:
@@ -85,6 +85,7 @@ class SavedOutput:
         self.counter = tensor._version
         self.version = self.counter[0]
         self.output_nr = tensor._output_nr
+        self.tangent = tensor._extra.get("tangent") if tensor._extra else None
 
     def unpack(self, node: Node):
         from ..tensor import Tensor
@@ -92,7 +93,13 @@ class SavedOutput:
         if self.counter[0] != self.version:
             raise RuntimeError(modified_message(
                 f"{_np_type_desc(self.array)}", node.name()[:-9], self.counter[0], self.version))
-        return Tensor._wrap(self.array, node, self.output_nr)
+        out = Tensor._wrap(self.array, node, self.output_nr)
+        if self.tangent is not None:
+            from .forward_ad import set_tangent, state
+
+            if state.level:
+                set_tangent(out, self.tangent)
+        return out
 
 
 def _np_type_desc(array) -> str:

@@ -1,8 +1,16 @@
 """The op registry: one record per op with its forward, its derivative rules and its name.
 
 A VJP rule is a function whose parameter names say what it reads: ``g`` (the output's gradient;
-``grads`` for ops with several outputs), ``out`` (the primal result), the op's input names and
-its keyword parameters. Only what the rules of inputs that require grad read is saved.
+``grads`` for ops with several outputs), ``out`` (the primal result), the op's input names,
+``<input>_shape`` and its keyword parameters. Only what the rules of inputs that require grad read
+is saved.
+
+The JVP rule (forward mode) is one of the shortcuts
+- ``"elementwise"``: the tangent is the sum over inputs of the VJP rule applied to the input's
+  tangent (right when each VJP rule multiplies ``g`` elementwise),
+- ``"linear"``: the op itself applied to the tangents (ops linear in their differentiable inputs),
+- ``"multilinear"``: the sum over inputs of the op with one input replaced by its tangent,
+or a function reading ``t_<input>`` (tangents, None when absent), the inputs, ``out`` and params.
 """
 
 from __future__ import annotations
@@ -32,14 +40,40 @@ def not_implemented(what: str) -> Callable:
 class Op:
     """An op record: forward on raw arrays, one VJP rule per input, and how to record it."""
 
-    __slots__ = ("name", "forward", "inputs", "vjp", "rule_args", "reads", "jvp", "backward_name",
-                 "promote", "float_out", "casts", "differentiable", "view", "n_outputs",
-                 "uses_shapes")
+    __slots__ = (
+        "name",
+        "forward",
+        "inputs",
+        "vjp",
+        "rule_args",
+        "reads",
+        "jvp",
+        "backward_name",
+        "promote",
+        "float_out",
+        "casts",
+        "differentiable",
+        "view",
+        "n_outputs",
+        "uses_shapes",
+        "jvp_args",
+    )
 
-    def __init__(self, name: str, forward: Callable, inputs: tuple[str, ...], vjp: tuple, *,
-                 jvp: Callable | None = None, backward_name: str | None = None,
-                 promote: bool = False, float_out: bool = False, differentiable: bool = True,
-                 view: bool = False, n_outputs: int = 1) -> None:
+    def __init__(
+        self,
+        name: str,
+        forward: Callable,
+        inputs: tuple[str, ...],
+        vjp: tuple,
+        *,
+        jvp: Callable | None = None,
+        backward_name: str | None = None,
+        promote: bool = False,
+        float_out: bool = False,
+        differentiable: bool = True,
+        view: bool = False,
+        n_outputs: int = 1,
+    ) -> None:
         if len(vjp) != len(inputs):
             raise ValueError(f"op {name}: {len(inputs)} inputs but {len(vjp)} VJP rules")
         self.name = name
@@ -51,11 +85,15 @@ class Op:
         )
         # For each input: which inputs (by position, or "out") its rule reads.
         self.reads = tuple(
-            tuple(inputs.index(a) if a in inputs else a for a in args
-                  if a in inputs or a == "out")
+            tuple(inputs.index(a) if a in inputs else a for a in args if a in inputs or a == "out")
             for args in self.rule_args
         )
+        if jvp is not None and not isinstance(jvp, str) and not callable(jvp):
+            raise ValueError(
+                f"op {name}: jvp must be a rule, 'elementwise', 'linear' or 'multilinear'"
+            )
         self.jvp = jvp
+        self.jvp_args = tuple(inspect.signature(jvp).parameters) if callable(jvp) else ()
         self.backward_name = backward_name or _camel(name) + "Backward0"
         self.promote = promote
         self.float_out = float_out
@@ -73,8 +111,13 @@ def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
 
-def defop(name: str, forward: Callable, inputs: tuple[str, ...] = ("input",),
-          vjp: tuple = (None,), **kwargs) -> Op:
+def defop(
+    name: str,
+    forward: Callable,
+    inputs: tuple[str, ...] = ("input",),
+    vjp: tuple = (None,),
+    **kwargs,
+) -> Op:
     """Register an op and return its record."""
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is registered twice")

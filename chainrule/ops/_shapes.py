@@ -11,8 +11,10 @@ def normalize_dim(dim: int, ndim: int, op: str = "") -> int:
     if not isinstance(dim, int) or isinstance(dim, bool):
         raise TypeError(f"{op}: dim must be an int, got {type(dim).__name__}")
     if not low <= dim <= high:
-        raise IndexError(f"{op}: Dimension out of range (expected to be in range of "
-                         f"[{low}, {high}], but got {dim})")
+        raise IndexError(
+            f"{op}: Dimension out of range (expected to be in range of "
+            f"[{low}, {high}], but got {dim})"
+        )
     return dim % max(ndim, 1)
 
 
@@ -30,8 +32,11 @@ def normalize_dims(dim, ndim: int, op: str = "") -> tuple[int, ...]:
 
 def size_tuple(size) -> tuple[int, ...]:
     """Accept ``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])`` the way PyTorch does."""
-    if len(size) == 1 and isinstance(size[0], (tuple, list)) or (
-            len(size) == 1 and hasattr(size[0], "__iter__") and not hasattr(size[0], "shape")):
+    if (
+        len(size) == 1
+        and isinstance(size[0], (tuple, list))
+        or (len(size) == 1 and hasattr(size[0], "__iter__") and not hasattr(size[0], "shape"))
+    ):
         size = tuple(size[0])
     return tuple(int(s) for s in size)
 
@@ -42,7 +47,7 @@ def sum_to(array, shape: tuple[int, ...]):
         return array
     lead = array.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(
-        i + lead for i, s in enumerate(shape) if s == 1 and array.shape[i + lead] != 1)
+        i + lead for i, s in enumerate(shape) if s == 1 and array.shape[i + lead] != 1
+    )
     out = array.sum(axis=axes, keepdims=True) if axes else array
     return out.reshape(shape) if lead or out.shape != shape else out
-

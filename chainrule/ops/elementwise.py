@@ -10,17 +10,44 @@ from ._registry import ZERO, defop
 # ---- arithmetic -------------------------------------------------------------------------------
 
 
-ADD = defop("add", xp.add, ("input", "other"), (lambda g: g, lambda g: g), promote=True)
-SUB = defop("sub", xp.subtract, ("input", "other"), (lambda g: g, lambda g: -g), promote=True)
-RSUB = defop("rsub", lambda input, other: xp.subtract(other, input), ("input", "other"),
-             (lambda g: -g, lambda g: g), promote=True, backward_name="RsubBackward1")
-MUL = defop("mul", xp.multiply, ("input", "other"),
-            (lambda g, other: g * other, lambda g, input: g * input), promote=True)
-DIV = defop("div", xp.true_divide, ("input", "other"),
-            (lambda g, other: g / other,
-             lambda g, input, other: -g * input / (other * other)),
-            promote=True, float_out=True)
-NEG = defop("neg", xp.negative, ("input",), (lambda g: -g,))
+ADD = defop(
+    "add", xp.add, ("input", "other"), (lambda g: g, lambda g: g), promote=True, jvp="elementwise"
+)
+SUB = defop(
+    "sub",
+    xp.subtract,
+    ("input", "other"),
+    (lambda g: g, lambda g: -g),
+    promote=True,
+    jvp="elementwise",
+)
+RSUB = defop(
+    "rsub",
+    lambda input, other: xp.subtract(other, input),
+    ("input", "other"),
+    (lambda g: -g, lambda g: g),
+    promote=True,
+    backward_name="RsubBackward1",
+    jvp="elementwise",
+)
+MUL = defop(
+    "mul",
+    xp.multiply,
+    ("input", "other"),
+    (lambda g, other: g * other, lambda g, input: g * input),
+    promote=True,
+    jvp="elementwise",
+)
+DIV = defop(
+    "div",
+    xp.true_divide,
+    ("input", "other"),
+    (lambda g, other: g / other, lambda g, input, other: -g * input / (other * other)),
+    promote=True,
+    float_out=True,
+    jvp="elementwise",
+)
+NEG = defop("neg", xp.negative, ("input",), (lambda g: -g,), jvp="elementwise")
 
 
 def _pow_grad(g, input, exponent):
@@ -34,37 +61,84 @@ def _pow_exponent_grad(g, input, out):
     return g * where(input == 0, 0.0, out * log(input))
 
 
-POW = defop("pow", xp.power, ("input", "exponent"), (_pow_grad, None), promote=True,
-            backward_name="PowBackward0")
+POW = defop(
+    "pow",
+    xp.power,
+    ("input", "exponent"),
+    (_pow_grad, None),
+    promote=True,
+    backward_name="PowBackward0",
+    jvp="elementwise",
+)
 POW_TENSOR = defop(
-    "pow_tensor", xp.power, ("input", "exponent"),
+    "pow_tensor",
+    xp.power,
+    ("input", "exponent"),
     (lambda g, input, exponent: g * (exponent * input ** (exponent - 1)), _pow_exponent_grad),
-    promote=True, backward_name="PowBackward1")
-RPOW = defop("rpow", lambda input, base: xp.power(base, input), ("input", "base"),
-             (lambda g, out, base: g * (out * float(xp.log(base))), None),
-             promote=True, backward_name="PowBackward2")
+    promote=True,
+    backward_name="PowBackward1",
+    jvp="elementwise",
+)
+RPOW = defop(
+    "rpow",
+    lambda input, base: xp.power(base, input),
+    ("input", "base"),
+    (lambda g, out, base: g * (out * float(xp.log(base))), None),
+    promote=True,
+    backward_name="PowBackward2",
+    jvp="elementwise",
+)
 
 # ---- unary math ------------------------------------------------------------------------------
 
-EXP = defop("exp", xp.exp, ("input",), (lambda g, out: g * out,), float_out=True)
-LOG = defop("log", xp.log, ("input",), (lambda g, input: g / input,), float_out=True)
-SIN = defop("sin", xp.sin, ("input",), (lambda g, input: g * cos(input),), float_out=True)
-COS = defop("cos", xp.cos, ("input",), (lambda g, input: g * -sin(input),), float_out=True)
+EXP = defop("exp", xp.exp, ("input",), (lambda g, out: g * out,), float_out=True, jvp="elementwise")
+LOG = defop(
+    "log", xp.log, ("input",), (lambda g, input: g / input,), float_out=True, jvp="elementwise"
+)
+SIN = defop(
+    "sin", xp.sin, ("input",), (lambda g, input: g * cos(input),), float_out=True, jvp="elementwise"
+)
+COS = defop(
+    "cos",
+    xp.cos,
+    ("input",),
+    (lambda g, input: g * -sin(input),),
+    float_out=True,
+    jvp="elementwise",
+)
 # Fused backward primitives (as PyTorch's tanh_backward): one kernel call instead of three ops.
 TANH_BACKWARD = defop(
-    "tanh_backward", lambda grad, out: grad * (1 - out * out), ("grad", "out_"),
+    "tanh_backward",
+    lambda grad, out: grad * (1 - out * out),
+    ("grad", "out_"),
     (lambda g, out_: apply(TANH_BACKWARD, g, out_), lambda g, grad, out_: g * grad * (-2 * out_)),
-    promote=True)
+    promote=True,
+    jvp="elementwise",
+)
 SIGMOID_BACKWARD = defop(
-    "sigmoid_backward", lambda grad, out: grad * (out * (1 - out)), ("grad", "out_"),
-    (lambda g, out_: apply(SIGMOID_BACKWARD, g, out_),
-     lambda g, grad, out_: g * grad * (1 - 2 * out_)),
-    promote=True)
-TANH = defop("tanh", xp.tanh, ("input",), (lambda g, out: apply(TANH_BACKWARD, g, out),),
-             float_out=True)
-SQRT = defop("sqrt", xp.sqrt, ("input",), (lambda g, out: g / (2 * out),), float_out=True)
-ABS = defop("abs", xp.abs, ("input",), (lambda g, input: g * sign(input),))
-SIGN = defop("sign", xp.sign, ("input",), (ZERO,))
+    "sigmoid_backward",
+    lambda grad, out: grad * (out * (1 - out)),
+    ("grad", "out_"),
+    (
+        lambda g, out_: apply(SIGMOID_BACKWARD, g, out_),
+        lambda g, grad, out_: g * grad * (1 - 2 * out_),
+    ),
+    promote=True,
+    jvp="elementwise",
+)
+TANH = defop(
+    "tanh",
+    xp.tanh,
+    ("input",),
+    (lambda g, out: apply(TANH_BACKWARD, g, out),),
+    float_out=True,
+    jvp="elementwise",
+)
+SQRT = defop(
+    "sqrt", xp.sqrt, ("input",), (lambda g, out: g / (2 * out),), float_out=True, jvp="elementwise"
+)
+ABS = defop("abs", xp.abs, ("input",), (lambda g, input: g * sign(input),), jvp="elementwise")
+SIGN = defop("sign", xp.sign, ("input",), (ZERO,), jvp="elementwise")
 
 
 def _sigmoid(input):
@@ -73,10 +147,21 @@ def _sigmoid(input):
     return xp.where(input >= 0, 1 / (1 + e), e / (1 + e)).astype(input.dtype, copy=False)
 
 
-SIGMOID = defop("sigmoid", _sigmoid, ("input",),
-                (lambda g, out: apply(SIGMOID_BACKWARD, g, out),), float_out=True)
-RELU = defop("relu", lambda input: xp.maximum(input, 0, dtype=input.dtype), ("input",),
-             (lambda g, out: g * (out > 0),))
+SIGMOID = defop(
+    "sigmoid",
+    _sigmoid,
+    ("input",),
+    (lambda g, out: apply(SIGMOID_BACKWARD, g, out),),
+    float_out=True,
+    jvp="elementwise",
+)
+RELU = defop(
+    "relu",
+    lambda input: xp.maximum(input, 0, dtype=input.dtype),
+    ("input",),
+    (lambda g, out: g * (out > 0),),
+    jvp="elementwise",
+)
 
 
 def _clamp(input, min=None, max=None):
@@ -92,15 +177,21 @@ def _clamp_grad(g, input, min, max):
     return g * logical_and(input >= min, input <= max)
 
 
-CLAMP = defop("clamp", _clamp, ("input",), (_clamp_grad,), promote=True,
-              backward_name="ClampBackward1")
+CLAMP = defop(
+    "clamp",
+    _clamp,
+    ("input",),
+    (_clamp_grad,),
+    promote=True,
+    backward_name="ClampBackward1",
+    jvp="elementwise",
+)
 
 # ---- comparisons and logic (no gradient) -----------------------------------------------------
 
 
 def _compare(name: str, ufunc):
-    return defop(name, ufunc, ("input", "other"), (None, None), promote=True,
-                 differentiable=False)
+    return defop(name, ufunc, ("input", "other"), (None, None), promote=True, differentiable=False)
 
 
 EQ = _compare("eq", xp.equal)
@@ -119,14 +210,24 @@ BITWISE_NOT = defop("bitwise_not", xp.invert, ("input",), (None,), differentiabl
 
 
 def _where(condition, input, other):
-    dtype = result_type([a for a in (input, other) if type(a) is xp.ndarray],
-                        [a for a in (input, other) if type(a) is not xp.ndarray])
+    dtype = result_type(
+        [a for a in (input, other) if type(a) is xp.ndarray],
+        [a for a in (input, other) if type(a) is not xp.ndarray],
+    )
     return xp.where(condition, input, other).astype(dtype, copy=False)
 
 
-WHERE = defop("where", _where, ("condition", "input", "other"),
-              (None, lambda g, condition: where(condition, g, 0.0),
-               lambda g, condition: where(condition, 0.0, g)))
+WHERE = defop(
+    "where",
+    _where,
+    ("condition", "input", "other"),
+    (
+        None,
+        lambda g, condition: where(condition, g, 0.0),
+        lambda g, condition: where(condition, 0.0, g),
+    ),
+    jvp="elementwise",
+)
 
 
 # ---- public functions --------------------------------------------------------------------------
@@ -226,8 +327,10 @@ def clamp(input, min=None, max=None) -> Tensor:
     if min is None and max is None:
         raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        raise NotImplementedError("clamp with tensor bounds is not implemented yet; use "
-                                  "maximum/minimum or Python number bounds")
+        raise NotImplementedError(
+            "clamp with tensor bounds is not implemented yet; use "
+            "maximum/minimum or Python number bounds"
+        )
     return apply(CLAMP, input, min=min, max=max)
 
 
@@ -237,8 +340,10 @@ clip = clamp
 def where(condition, input=None, other=None) -> Tensor:
     """Elements of input where condition holds, else of other."""
     if input is None and other is None:
-        raise NotImplementedError("where(condition) with one argument is not implemented yet; "
-                                  "use condition.nonzero(as_tuple=True)")
+        raise NotImplementedError(
+            "where(condition) with one argument is not implemented yet; "
+            "use condition.nonzero(as_tuple=True)"
+        )
     return apply(WHERE, condition, input, other)
 
 
@@ -287,21 +392,112 @@ def logical_not(input) -> Tensor:
     return apply(LOGICAL_NOT, input)
 
 
-FUNCTIONS = {f.__name__: f for f in (
-    add, sub, rsub, mul, div, neg, pow, exp, log, sin, cos, tanh, sqrt, abs, sign, sigmoid, relu,
-    clamp, where, eq, ne, lt, le, gt, ge, logical_and, logical_or, logical_not)}
-FUNCTIONS.update(clip=clamp, multiply=mul, divide=div, subtract=sub, negative=neg, absolute=abs,
-                 greater=gt, less=lt, greater_equal=ge, less_equal=le, not_equal=ne)
+FUNCTIONS = {
+    f.__name__: f
+    for f in (
+        add,
+        sub,
+        rsub,
+        mul,
+        div,
+        neg,
+        pow,
+        exp,
+        log,
+        sin,
+        cos,
+        tanh,
+        sqrt,
+        abs,
+        sign,
+        sigmoid,
+        relu,
+        clamp,
+        where,
+        eq,
+        ne,
+        lt,
+        le,
+        gt,
+        ge,
+        logical_and,
+        logical_or,
+        logical_not,
+    )
+}
+FUNCTIONS.update(
+    clip=clamp,
+    multiply=mul,
+    divide=div,
+    subtract=sub,
+    negative=neg,
+    absolute=abs,
+    greater=gt,
+    less=lt,
+    greater_equal=ge,
+    less_equal=le,
+    not_equal=ne,
+)
 
-METHODS = {name: FUNCTIONS[name] for name in (
-    "add", "sub", "mul", "div", "neg", "pow", "exp", "log", "sin", "cos", "tanh", "sqrt", "abs",
-    "sign", "sigmoid", "relu", "clamp", "clip", "eq", "ne", "lt", "le", "gt", "ge",
-    "logical_and", "logical_or", "logical_not", "multiply", "divide", "subtract", "negative",
-    "absolute", "greater", "less", "greater_equal", "less_equal", "not_equal")}
+METHODS = {
+    name: FUNCTIONS[name]
+    for name in (
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "neg",
+        "pow",
+        "exp",
+        "log",
+        "sin",
+        "cos",
+        "tanh",
+        "sqrt",
+        "abs",
+        "sign",
+        "sigmoid",
+        "relu",
+        "clamp",
+        "clip",
+        "eq",
+        "ne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "logical_and",
+        "logical_or",
+        "logical_not",
+        "multiply",
+        "divide",
+        "subtract",
+        "negative",
+        "absolute",
+        "greater",
+        "less",
+        "greater_equal",
+        "less_equal",
+        "not_equal",
+    )
+}
 
-INPLACE = {"add_": ADD, "sub_": SUB, "mul_": MUL, "div_": DIV, "neg_": NEG, "exp_": EXP,
-           "log_": LOG, "sin_": SIN, "cos_": COS, "tanh_": TANH, "sqrt_": SQRT, "abs_": ABS,
-           "sigmoid_": SIGMOID, "relu_": RELU}
+INPLACE = {
+    "add_": ADD,
+    "sub_": SUB,
+    "mul_": MUL,
+    "div_": DIV,
+    "neg_": NEG,
+    "exp_": EXP,
+    "log_": LOG,
+    "sin_": SIN,
+    "cos_": COS,
+    "tanh_": TANH,
+    "sqrt_": SQRT,
+    "abs_": ABS,
+    "sigmoid_": SIGMOID,
+    "relu_": RELU,
+}
 
 
 def _clamp_(self, min=None, max=None):
@@ -322,5 +518,4 @@ def _sub_(self, other, *, alpha=1):
     return apply_inplace(SUB, self, other if alpha == 1 else other * alpha)
 
 
-INPLACE_METHODS = {"clamp_": _clamp_, "clip_": _clamp_, "pow_": _pow_, "add_": _add_,
-                   "sub_": _sub_}
+INPLACE_METHODS = {"clamp_": _clamp_, "clip_": _clamp_, "pow_": _pow_, "add_": _add_, "sub_": _sub_}

@@ -26,15 +26,31 @@ def _mean_dim(input, dim, keepdim):
     return xp.mean(input, axis=dim, keepdims=keepdim)
 
 
-SUM = defop("sum", xp.sum, ("input",), (lambda g, input_shape: g.expand(input_shape),))
-SUM_DIM = defop("sum_dim", _sum_dim, ("input",), (_unreduce,), backward_name="SumBackward1")
-MEAN = defop("mean", xp.mean, ("input",),
-             (lambda g, input_shape: g.expand(input_shape) / math.prod(input_shape),))
+SUM = defop(
+    "sum", xp.sum, ("input",), (lambda g, input_shape: g.expand(input_shape),), jvp="linear"
+)
+SUM_DIM = defop(
+    "sum_dim", _sum_dim, ("input",), (_unreduce,), backward_name="SumBackward1", jvp="linear"
+)
+MEAN = defop(
+    "mean",
+    xp.mean,
+    ("input",),
+    (lambda g, input_shape: g.expand(input_shape) / math.prod(input_shape),),
+    jvp="linear",
+)
 MEAN_DIM = defop(
-    "mean_dim", _mean_dim, ("input",),
-    (lambda g, input_shape, dim, keepdim:
-        _unreduce(g, input_shape, dim, keepdim) / math.prod(input_shape[d] for d in dim),),
-    backward_name="MeanBackward1")
+    "mean_dim",
+    _mean_dim,
+    ("input",),
+    (
+        lambda g, input_shape, dim, keepdim: (
+            _unreduce(g, input_shape, dim, keepdim) / math.prod(input_shape[d] for d in dim)
+        ),
+    ),
+    backward_name="MeanBackward1",
+    jvp="linear",
+)
 
 
 def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
@@ -45,8 +61,7 @@ def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         input = input.to(xp.int64)
     if dim is None:
         return apply(SUM, input)
-    return apply(SUM_DIM, input, dim=normalize_dims(dim, input.data.ndim, "sum"),
-                 keepdim=keepdim)
+    return apply(SUM_DIM, input, dim=normalize_dims(dim, input.data.ndim, "sum"), keepdim=keepdim)
 
 
 def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
@@ -56,11 +71,11 @@ def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     if input.data.dtype.kind not in "fc":
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {as_dtype(input.data.dtype).name}; convert with .float()")
+            f"or complex dtype. Got: {as_dtype(input.data.dtype).name}; convert with .float()"
+        )
     if dim is None:
         return apply(MEAN, input)
-    return apply(MEAN_DIM, input, dim=normalize_dims(dim, input.data.ndim, "mean"),
-                 keepdim=keepdim)
+    return apply(MEAN_DIM, input, dim=normalize_dims(dim, input.data.ndim, "mean"), keepdim=keepdim)
 
 
 FUNCTIONS = {"sum": sum, "mean": mean}

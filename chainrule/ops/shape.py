@@ -13,22 +13,65 @@ from ._shapes import normalize_dim, size_tuple, sum_to
 
 # ---- views and broadcasting --------------------------------------------------------------------
 
-VIEW = defop("view", lambda input, shape: xp.reshape(input, shape), ("input",),
-             (lambda g, input_shape: g.reshape(input_shape),), view=True)
-TRANSPOSE = defop("transpose", lambda input, dim0, dim1: xp.swapaxes(input, dim0, dim1),
-                  ("input",), (lambda g, dim0, dim1: g.transpose(dim0, dim1),), view=True)
-PERMUTE = defop("permute", lambda input, dims: xp.transpose(input, dims), ("input",),
-                (lambda g, dims: g.permute(tuple(xp.argsort(dims).tolist())),), view=True)
-EXPAND = defop("expand", lambda input, shape: xp.broadcast_to(input, shape), ("input",),
-               (lambda g, input_shape: g.sum_to_size(input_shape),), view=True)
-SUM_TO_SIZE = defop("sum_to_size", lambda input, shape: sum_to(input, shape), ("input",),
-                    (lambda g, input_shape: g.expand(input_shape),))
-UNSQUEEZE = defop("unsqueeze", lambda input, dim: xp.expand_dims(input, dim), ("input",),
-                  (lambda g, dim: g.squeeze(dim),), view=True)
-SQUEEZE = defop("squeeze", lambda input, dim: xp.squeeze(input, dim), ("input",),
-                (lambda g, input_shape: g.reshape(input_shape),), view=True)
-CLONE = defop("clone", lambda input: input.copy(), ("input",), (lambda g: g,))
-TO_COPY = defop("to_copy", lambda input, dtype: input.astype(dtype), ("input",), (lambda g: g,))
+VIEW = defop(
+    "view",
+    lambda input, shape: xp.reshape(input, shape),
+    ("input",),
+    (lambda g, input_shape: g.reshape(input_shape),),
+    view=True,
+    jvp="linear",
+)
+TRANSPOSE = defop(
+    "transpose",
+    lambda input, dim0, dim1: xp.swapaxes(input, dim0, dim1),
+    ("input",),
+    (lambda g, dim0, dim1: g.transpose(dim0, dim1),),
+    view=True,
+    jvp="linear",
+)
+PERMUTE = defop(
+    "permute",
+    lambda input, dims: xp.transpose(input, dims),
+    ("input",),
+    (lambda g, dims: g.permute(tuple(xp.argsort(dims).tolist())),),
+    view=True,
+    jvp="linear",
+)
+EXPAND = defop(
+    "expand",
+    lambda input, shape: xp.broadcast_to(input, shape),
+    ("input",),
+    (lambda g, input_shape: g.sum_to_size(input_shape),),
+    view=True,
+    jvp="linear",
+)
+SUM_TO_SIZE = defop(
+    "sum_to_size",
+    lambda input, shape: sum_to(input, shape),
+    ("input",),
+    (lambda g, input_shape: g.expand(input_shape),),
+    jvp="linear",
+)
+UNSQUEEZE = defop(
+    "unsqueeze",
+    lambda input, dim: xp.expand_dims(input, dim),
+    ("input",),
+    (lambda g, dim: g.squeeze(dim),),
+    view=True,
+    jvp="linear",
+)
+SQUEEZE = defop(
+    "squeeze",
+    lambda input, dim: xp.squeeze(input, dim),
+    ("input",),
+    (lambda g, input_shape: g.reshape(input_shape),),
+    view=True,
+    jvp="linear",
+)
+CLONE = defop("clone", lambda input: input.copy(), ("input",), (lambda g: g,), jvp="linear")
+TO_COPY = defop(
+    "to_copy", lambda input, dtype: input.astype(dtype), ("input",), (lambda g: g,), jvp="linear"
+)
 
 
 def view(input, *shape) -> Tensor:
@@ -36,8 +79,11 @@ def view(input, *shape) -> Tensor:
     shape = size_tuple(shape)
     known = math.prod(s for s in shape if s != -1)
     numel = input.data.size
-    if shape.count(-1) > 1 or (-1 in shape and (known == 0 or numel % known)) or (
-            -1 not in shape and known != numel):
+    if (
+        shape.count(-1) > 1
+        or (-1 in shape and (known == 0 or numel % known))
+        or (-1 not in shape and known != numel)
+    ):
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
     if shape == input.data.shape:
         return apply(VIEW, input, shape=shape) if input.requires_grad else input._alias()
@@ -47,11 +93,20 @@ def view(input, *shape) -> Tensor:
 reshape = view
 
 
+def view_as(input, other) -> Tensor:
+    """``input.view(other.shape)``."""
+    return view(input, other.data.shape)
+
+
 def transpose(input, dim0: int, dim1: int) -> Tensor:
     """Swap two dims."""
     ndim = input.data.ndim
-    return apply(TRANSPOSE, input, dim0=normalize_dim(dim0, ndim, "transpose"),
-                 dim1=normalize_dim(dim1, ndim, "transpose"))
+    return apply(
+        TRANSPOSE,
+        input,
+        dim0=normalize_dim(dim0, ndim, "transpose"),
+        dim1=normalize_dim(dim1, ndim, "transpose"),
+    )
 
 
 def permute(input, *dims) -> Tensor:
@@ -59,9 +114,11 @@ def permute(input, *dims) -> Tensor:
     dims = size_tuple(dims)
     ndim = input.data.ndim
     if len(dims) != ndim:
-        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
-                           f"not match the length of the desired ordering of dimensions i.e. "
-                           f"input.dim() = {ndim} is not equal to len(dims) = {len(dims)}")
+        raise RuntimeError(
+            f"permute(sparse_coo): number of dimensions in the tensor input does "
+            f"not match the length of the desired ordering of dimensions i.e. "
+            f"input.dim() = {ndim} is not equal to len(dims) = {len(dims)}"
+        )
     return apply(PERMUTE, input, dims=tuple(normalize_dim(d, ndim, "permute") for d in dims))
 
 
@@ -71,15 +128,18 @@ def expand(input, *sizes) -> Tensor:
     shape = input.data.shape
     lead = len(sizes) - len(shape)
     if lead < 0:
-        raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater "
-                           f"or equal to the number of dimensions in the tensor ({len(shape)})")
+        raise RuntimeError(
+            f"expand: the number of sizes provided ({len(sizes)}) must be greater "
+            f"or equal to the number of dimensions in the tensor ({len(shape)})"
+        )
     sizes = tuple(shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(sizes))
     for i, s in enumerate(shape):
         if s != 1 and s != sizes[i + lead]:
             raise RuntimeError(
                 f"expand: the expanded size of the tensor ({sizes[i + lead]}) must match the "
                 f"existing size ({s}) at non-singleton dimension {i + lead}.  Target sizes: "
-                f"{list(sizes)}.  Tensor sizes: {list(shape)}")
+                f"{list(sizes)}.  Tensor sizes: {list(shape)}"
+            )
     return apply(EXPAND, input, shape=sizes)
 
 
@@ -97,8 +157,9 @@ def squeeze(input, dim=None) -> Tensor:
     """Remove dims of size one (only ``dim`` if given)."""
     ndim = input.data.ndim
     dims = range(ndim) if dim is None else (dim,) if isinstance(dim, int) else dim
-    dims = tuple(d for d in (normalize_dim(d, ndim, "squeeze") for d in dims)
-                 if input.data.shape[d] == 1)
+    dims = tuple(
+        d for d in (normalize_dim(d, ndim, "squeeze") for d in dims) if input.data.shape[d] == 1
+    )
     return apply(SQUEEZE, input, dim=dims)
 
 
@@ -109,7 +170,7 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         return view(input, 1)
     start = normalize_dim(start_dim, len(shape), "flatten")
     end = normalize_dim(end_dim, len(shape), "flatten")
-    return view(input, shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
+    return view(input, shape[:start] + (math.prod(shape[start : end + 1]),) + shape[end + 1 :])
 
 
 def clone(input) -> Tensor:
@@ -147,8 +208,13 @@ def _index_item(k):
 
 def _is_basic(key) -> bool:
     items = key if isinstance(key, tuple) else (key,)
-    return all(k is None or k is Ellipsis or isinstance(k, slice)
-               or (isinstance(k, int) and not isinstance(k, bool)) for k in items)
+    return all(
+        k is None
+        or k is Ellipsis
+        or isinstance(k, slice)
+        or (isinstance(k, int) and not isinstance(k, bool))
+        for k in items
+    )
 
 
 def _getitem(input, index):
@@ -164,17 +230,18 @@ def _index_backward(grad, index, shape):
     return out
 
 
-INDEX_BACKWARD = defop("index_backward", _index_backward, ("grad",),
-                       (lambda g, index: g[index],))
+INDEX_BACKWARD = defop(
+    "index_backward", _index_backward, ("grad",), (lambda g, index: g[index],), jvp="linear"
+)
 
 
 def _getitem_grad(g, input_shape, index):
     return apply(INDEX_BACKWARD, g, index=index, shape=input_shape)
 
 
-SELECT = defop("select", _getitem, ("input",), (_getitem_grad,), view=True)
-SLICE = defop("slice", _getitem, ("input",), (_getitem_grad,), view=True)
-INDEX = defop("index", _getitem, ("input",), (_getitem_grad,))
+SELECT = defop("select", _getitem, ("input",), (_getitem_grad,), view=True, jvp="linear")
+SLICE = defop("slice", _getitem, ("input",), (_getitem_grad,), view=True, jvp="linear")
+INDEX = defop("index", _getitem, ("input",), (_getitem_grad,), jvp="linear")
 
 
 def getitem(input, key) -> Tensor:
@@ -194,16 +261,21 @@ def _index_put(input, values, index):
     return out
 
 
-INDEX_PUT = defop("index_put", _index_put, ("input", "values"),
-                  (lambda g, index: apply(INDEX_PUT, g, 0.0, index=index),
-                   lambda g, index: g[index]))
+INDEX_PUT = defop(
+    "index_put",
+    _index_put,
+    ("input", "values"),
+    (lambda g, index: apply(INDEX_PUT, g, 0.0, index=index), lambda g, index: g[index]),
+    jvp="linear",
+)
 
 
 def setitem(input, key, value) -> None:
     """``input[key] = value``, in place; differentiable for non-leaf tensors."""
     index = _index(key)
     recording = state.enabled and (
-        input.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
+        input.requires_grad or (isinstance(value, Tensor) and value.requires_grad)
+    )
     if recording:
         apply_inplace(INDEX_PUT, input, value, index=index)
         return
@@ -233,17 +305,28 @@ def _replay(g, steps):
 
 
 VIEW_SCATTER = defop(
-    "view_scatter", _view_scatter, ("input", "src"),
+    "view_scatter",
+    _view_scatter,
+    ("input", "src"),
     (lambda g, steps: apply(VIEW_SCATTER, g, 0.0, steps=steps), lambda g, steps: _replay(g, steps)),
-    backward_name="CopySlices")
+    backward_name="CopySlices",
+    jvp="linear",
+)
 
 
 def _fill_(self, value):
     return apply_inplace(FILL, self, value)
 
 
-FILL = defop("fill", lambda input, value: xp.full_like(input, value), ("input", "value"),
-             (lambda g: g.new_zeros(g.shape), lambda g: g.sum()))
+FILL = defop(
+    "fill",
+    lambda input, value: xp.full_like(input, value),
+    ("input", "value"),
+    (lambda g: g.new_zeros(g.shape), lambda g: g.sum()),
+    jvp=lambda t_value, out: (
+        out.new_zeros(out.shape) if t_value is None else t_value.expand(out.shape)
+    ),
+)
 
 
 def _zero_(self):
@@ -254,12 +337,36 @@ def _copy_(self, src):
     return apply_inplace(COPY, self, src)
 
 
-COPY = defop("copy", lambda input, src: xp.broadcast_to(src, input.shape).astype(input.dtype),
-             ("input", "src"), (lambda g: g.new_zeros(g.shape), lambda g: g))
+COPY = defop(
+    "copy",
+    lambda input, src: xp.broadcast_to(src, input.shape).astype(input.dtype),
+    ("input", "src"),
+    (lambda g: g.new_zeros(g.shape), lambda g: g),
+    jvp="linear",
+)
 
-FUNCTIONS = {"reshape": reshape, "transpose": transpose, "permute": permute, "squeeze": squeeze,
-             "unsqueeze": unsqueeze, "flatten": flatten, "clone": clone, "swapaxes": transpose,
-             "swapdims": transpose}
+FUNCTIONS = {
+    "reshape": reshape,
+    "transpose": transpose,
+    "permute": permute,
+    "squeeze": squeeze,
+    "unsqueeze": unsqueeze,
+    "flatten": flatten,
+    "clone": clone,
+    "swapaxes": transpose,
+    "swapdims": transpose,
+}
 
-METHODS = dict(FUNCTIONS, view=view, expand=expand, sum_to_size=sum_to_size,
-               __getitem__=getitem, __setitem__=setitem, fill_=_fill_, zero_=_zero_, copy_=_copy_)
+METHODS = dict(
+    FUNCTIONS,
+    view=view,
+    view_as=view_as,
+    reshape_as=view_as,
+    expand=expand,
+    sum_to_size=sum_to_size,
+    __getitem__=getitem,
+    __setitem__=setitem,
+    fill_=_fill_,
+    zero_=_zero_,
+    copy_=_copy_,
+)
