@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import engine, graph
+from . import engine, forward_ad, functional, graph
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (
     enable_grad,
@@ -16,7 +16,8 @@ from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "graph"]
+           "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "graph",
+           "forward_ad", "functional"]
 
 
 def _tensors(x) -> tuple:
