@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from sys import getrefcount
+
 from .grad_mode import state
 from .graph import AccumulateGrad, call_post_hooks, run_tensor_hooks
 
@@ -47,6 +49,19 @@ def _prune(order: list, target_nodes: set) -> tuple[set, dict]:
             if edge is not None and edge[0] in reach:
                 deps[edge[0]] = deps.get(edge[0], 0) + 1
     return reach, deps
+
+
+def _add_into(buffer, grad) -> bool:
+    """Add ``grad`` into ``buffer`` in place if nothing else can see the buffer's array."""
+    data = buffer.data
+    # 3 references: the buffer list, this frame and getrefcount's argument; the same for the
+    # array: the tensor's slot, this frame and the argument (a view of it would hold one more).
+    if (getrefcount(buffer) > 3 or getrefcount(data) > 3 or data.base is not None
+            or data.shape != grad.data.shape or data.dtype != grad.data.dtype
+            or not data.flags.writeable):
+        return False
+    data += grad.data
+    return True
 
 
 def _owner(tensor) -> int:
@@ -120,7 +135,10 @@ def execute(roots: list, root_grads: list, targets: list | None, retain_graph: b
                     buf = buffers.get(child)
                     if buf is None:
                         buffers[child] = buf = [None] * child.n_outputs
-                    buf[nr] = grad if buf[nr] is None else buf[nr] + grad
+                    if buf[nr] is None:
+                        buf[nr] = grad
+                    elif create_graph or not _add_into(buf[nr], grad):
+                        buf[nr] = buf[nr] + grad
                 remaining = deps[child] - 1
                 deps[child] = remaining
                 if remaining == 0:
