@@ -5,6 +5,10 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable
 
+from ..tensor import Tensor, type_desc
+from .forward_ad import set_tangent
+from .forward_ad import state as forward_state
+
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle"]
 
 FREED_MESSAGE = (
@@ -88,24 +92,13 @@ class SavedOutput:
         self.tangent = tensor._extra.get("tangent") if tensor._extra else None
 
     def unpack(self, node: Node):
-        from ..tensor import Tensor
-
         if self.counter[0] != self.version:
             raise RuntimeError(modified_message(
-                f"{_np_type_desc(self.array)}", node.name()[:-9], self.counter[0], self.version))
+                type_desc(self.array), node.name()[:-9], self.counter[0], self.version))
         out = Tensor._wrap(self.array, node, self.output_nr)
-        if self.tangent is not None:
-            from .forward_ad import set_tangent, state
-
-            if state.level:
-                set_tangent(out, self.tangent)
+        if self.tangent is not None and forward_state.level:
+            set_tangent(out, self.tangent)
         return out
-
-
-def _np_type_desc(array) -> str:
-    from ..tensor import type_desc
-
-    return type_desc(array)
 
 
 class Node:
@@ -168,7 +161,7 @@ class Node:
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
         op = self.op
-        env = self.params.copy()
+        env = self.params.copy() if self.params else {}
         for name, value in saved.items():
             kind = type(value)
             if kind is SavedInput or kind is SavedOutput:
