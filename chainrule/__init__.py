@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import autograd
+from . import autograd, utils, viz
 from ._backend import (
     ALL_DTYPES,
     complex64,
@@ -52,6 +52,7 @@ from ._printing import get_printoptions, set_printoptions
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled
 from .ops import FUNCTIONS as _FUNCTIONS
+from .serialization import load, save
 from .tensor import Size, Tensor
 
 __version__ = "0.1.0"

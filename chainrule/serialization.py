@@ -1,0 +1,242 @@
+"""``save`` and ``load`` in the safetensors format: tensors and plain data, never pickle.
+
+A file holds one object: a tensor, or dicts, lists and tuples nesting tensors and plain Python
+values (None, bool, int, float, str, chainrule dtypes), such as a model's or an optimizer's state
+dict. Each tensor is stored under its path of keys joined by ``SEP`` (``"."``), so a flat state
+dict keeps its own keys (``"fc.weight"``) and an optimizer's ``state[0]["exp_avg"]`` is stored as
+``"state.0.exp_avg"``; a lone tensor is stored as ``"tensor"``. The structure itself, with every
+non-tensor value and the exact key types, is JSON in the file's metadata under ``"chainrule"``, so
+``load`` rebuilds the same object. Any safetensors reader (``safetensors.torch.load_file``) reads
+the tensors of such a file; ``load`` reads any safetensors file as a flat dict of tensors.
+
+Differences from ``torch.save``/``torch.load``: tensors that share memory are stored (and
+loaded) as separate copies; tuple subclasses come back as tuples; complex128 tensors, which
+safetensors cannot hold, are stored as float64 with a last dim of 2 (real, imaginary).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import secrets
+from collections import OrderedDict
+
+from ._backend import as_dtype, dtype, xp
+from ._creation import from_numpy
+from .tensor import Tensor
+
+__all__ = ["save", "load", "SEP"]
+
+SEP = "."
+_META_KEY = "chainrule"
+_FORMAT_VERSION = 1
+_SINGLE_TENSOR_KEY = "tensor"
+# safetensors dtype codes that chainrule has a dtype for
+_READABLE = {"BOOL", "U8", "I8", "I16", "I32", "I64", "F16", "F32", "F64", "C64"}
+
+
+def _safetensors_numpy():
+    try:
+        import safetensors.numpy
+    except ImportError:
+        raise ImportError('chainrule.save and chainrule.load need the safetensors package: '
+                          'pip install "chainrule[safetensors]"') from None
+    return safetensors.numpy
+
+
+# ---- the structure as JSON ------------------------------------------------------------------
+
+
+def _encode(obj, path: tuple, arrays: dict):
+    """JSON for ``obj``; its tensors go into ``arrays`` under their joined key path.
+
+    Plain JSON values stand for themselves; everything else is a one-key object naming its kind
+    ("tensor", "float" for nan/inf, "tuple", "dict", "odict", "dtype").
+    """
+    if isinstance(obj, Tensor):
+        return _encode_tensor(obj, path, arrays)
+    if obj is None or isinstance(obj, (bool, int, str)):
+        return obj
+    if isinstance(obj, float):
+        return float(obj) if math.isfinite(obj) else {"float": repr(float(obj))}
+    if isinstance(obj, dtype):
+        return {"dtype": obj.name}
+    if isinstance(obj, list):
+        return [_encode(v, path + (str(i),), arrays) for i, v in enumerate(obj)]
+    if isinstance(obj, tuple):
+        return {"tuple": [_encode(v, path + (str(i),), arrays) for i, v in enumerate(obj)]}
+    if isinstance(obj, dict):
+        items = []
+        for k, v in obj.items():
+            if not (k is None or isinstance(k, (bool, int, float, str))):
+                raise TypeError(f"chainrule.save: dict key {k!r} at '{SEP.join(path)}' is a "
+                                f"{type(k).__name__}; keys must be str, int, float, bool or None")
+            items.append([_encode(k, (), arrays), _encode(v, path + (str(k),), arrays)])
+        return {"odict" if isinstance(obj, OrderedDict) else "dict": items}
+    where = f" at '{SEP.join(path)}'" if path else ""
+    raise TypeError(f"chainrule.save: cannot save a {type(obj).__name__}{where}: only tensors, "
+                    "dicts, lists, tuples, None, bool, int, float, str and dtypes can be stored "
+                    "(chainrule never pickles)")
+
+
+def _encode_tensor(t: Tensor, path: tuple, arrays: dict) -> dict:
+    key = SEP.join(path) if path else _SINGLE_TENSOR_KEY
+    if key in arrays or key == "__metadata__":
+        raise ValueError(f"chainrule.save: two tensors would be stored under the key '{key}' "
+                         f"('{SEP}' joins nested keys); rename one of them")
+    array = xp.asarray(t.detach().numpy())
+    if not array.flags.c_contiguous:
+        array = array.copy(order="C")
+    leaf = {"tensor": key}
+    if array.dtype == xp.complex128:
+        array = xp.stack([array.real, array.imag], axis=-1)
+        leaf["complex"] = True
+    if t.requires_grad:
+        leaf["requires_grad"] = True
+    arrays[key] = array
+    return leaf
+
+
+def _decode(node, arrays: dict, name: str):
+    if isinstance(node, list):
+        return [_decode(v, arrays, name) for v in node]
+    if not isinstance(node, dict):
+        return node
+    ((kind, value),) = ((k, v) for k, v in node.items() if k in _KINDS)
+    if kind == "tensor":
+        if value not in arrays:
+            raise RuntimeError(f"chainrule.load: '{name}' names a tensor '{value}' that it does "
+                               "not hold (the file is corrupt)")
+        array = arrays[value]
+        if node.get("complex"):
+            array = xp.ascontiguousarray(array).view(xp.complex128)[..., 0]
+        t = from_numpy(array)
+        return t.requires_grad_(True) if node.get("requires_grad") else t
+    if kind == "float":
+        return float(value)
+    if kind == "dtype":
+        return as_dtype(value)
+    if kind == "tuple":
+        return tuple(_decode(v, arrays, name) for v in value)
+    pairs = ((_decode(k, arrays, name), _decode(v, arrays, name)) for k, v in value)
+    return OrderedDict(pairs) if kind == "odict" else dict(pairs)
+
+
+_KINDS = ("tensor", "float", "dtype", "tuple", "dict", "odict")
+
+
+# ---- files ----------------------------------------------------------------------------------
+
+
+def _write(file, data: bytes) -> None:
+    file.write(data)
+
+
+def _atomic_write(path: str, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path``, fsync it and rename it over ``path``:
+    a crash leaves either the old file or the new one, never half of one."""
+    directory = os.path.dirname(os.path.abspath(path))
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            _write(f, data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if os.name == "posix":  # make the rename itself durable
+        dir_fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def save(obj, f, pickle_module=None, pickle_protocol=None) -> None:
+    """Save a tensor or a (nested) state dict to ``f`` (a path or a binary file object).
+
+    Writing to a path is atomic. ``pickle_module`` and ``pickle_protocol`` are accepted for
+    PyTorch compatibility and ignored: nothing is pickled.
+    """
+    st = _safetensors_numpy()
+    arrays: dict = {}
+    tree = _encode(obj, (), arrays)
+    meta = json.dumps({"version": _FORMAT_VERSION, "tree": tree}, allow_nan=False)
+    data = st.save(arrays, metadata={_META_KEY: meta})
+    if hasattr(f, "write"):
+        _write(f, data)
+    else:
+        _atomic_write(os.fspath(f), data)
+
+
+def _check_map_location(map_location) -> None:
+    if map_location is None or callable(map_location) or isinstance(map_location, dict):
+        return
+    device = str(getattr(map_location, "type", map_location)).split(":")[0]
+    if device != "cpu":
+        raise RuntimeError(f"chainrule.load: map_location '{map_location}' is not available: "
+                           "chainrule runs on the CPU only")
+
+
+def _header(data: bytes, name: str) -> dict:
+    def corrupt(why: str):
+        return RuntimeError(f"chainrule.load: '{name}' is not a valid safetensors file (it may be "
+                            f"truncated or corrupt): {why}")
+
+    if len(data) < 8:
+        raise corrupt(f"it has {len(data)} bytes, fewer than the 8-byte header size")
+    size = int.from_bytes(data[:8], "little")
+    if 8 + size > len(data):
+        raise corrupt(f"the header claims {size} bytes but the file has {len(data)}")
+    try:
+        header = json.loads(data[8:8 + size])
+    except ValueError as e:
+        raise corrupt(f"the header is not JSON ({e})") from None
+    if not isinstance(header, dict):
+        raise corrupt("the header is not a JSON object")
+    return header
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None):
+    """Load an object saved by ``save`` (or any safetensors file, as a dict of tensors).
+
+    ``f`` is a path or a binary file object. Tensors are loaded to the CPU: ``map_location`` may
+    be None, "cpu", a device, a dict or a callable, and is otherwise ignored. ``weights_only``,
+    ``mmap`` and ``pickle_module`` are accepted for PyTorch compatibility and ignored: the format
+    holds only tensors and JSON, so loading never runs code.
+    """
+    _check_map_location(map_location)
+    st = _safetensors_numpy()
+    if hasattr(f, "read"):
+        name = str(getattr(f, "name", "<file object>"))
+        data = f.read()
+    else:
+        name = os.fspath(f)
+        with open(name, "rb") as file:
+            data = file.read()
+    header = _header(data, name)
+    for key, info in header.items():
+        code = info.get("dtype") if isinstance(info, dict) else None
+        if key != "__metadata__" and code not in _READABLE:
+            raise TypeError(f"chainrule.load: tensor '{key}' in '{name}' has dtype {code}, "
+                            "which chainrule does not support")
+    try:
+        arrays = st.load(data)
+    except Exception as e:  # safetensors raises its own error type for bad offsets and sizes
+        raise RuntimeError(f"chainrule.load: '{name}' is not a valid safetensors file (it may be "
+                           f"truncated or corrupt): {e}") from e
+    arrays = {k: a if a.flags.writeable else a.copy() for k, a in arrays.items()}
+    meta = (header.get("__metadata__") or {}).get(_META_KEY)
+    if meta is None:
+        return {key: from_numpy(array) for key, array in arrays.items()}
+    try:
+        return _decode(json.loads(meta)["tree"], arrays, name)
+    except (ValueError, KeyError, TypeError) as e:
+        raise RuntimeError(f"chainrule.load: '{name}' has unreadable chainrule metadata "
+                           f"({e!r}); the file is corrupt") from None

@@ -1,0 +1,3 @@
+"""Utilities built on chainrule's public API, as in ``torch.utils``."""
+
+from . import data
