@@ -204,6 +204,8 @@ def _link_view(result: Tensor, base: Tensor, op, params: dict) -> None:
     if base._version is None:
         base._version = [0]
     result._version = base._version
+    # A view of a tensor that requires grad does too, even when made under no_grad (a leaf then).
+    result._requires_grad = base._requires_grad
     root_view = base._extra.get("view") if base._extra else None
     root, steps = root_view if root_view else (base, ())
     result._extra = {"view": (root, steps + ((op, params),))}

@@ -408,6 +408,18 @@ class Tensor:
 
         return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
+                               "the deepcopy protocol at the moment; deepcopy x.detach() instead")
+        if id(self) not in memo:
+            t = Tensor._wrap(self.data.copy(), None, 0)
+            t._requires_grad = self._requires_grad
+            if self.grad is not None:
+                t.grad = self.grad.__deepcopy__(memo)
+            memo[id(self)] = t
+        return memo[id(self)]
+
     def _type_desc(self) -> str:
         return type_desc(self.data)
 

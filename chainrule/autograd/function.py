@@ -85,7 +85,7 @@ class BackwardCFunction(FunctionCtx):
             raise RuntimeError(FREED_MESSAGE)
         Tensor = _tensor_type()
         if self.materialize_grads:
-            grads = [Tensor._wrap(_zeros(*meta), None, 0) if g is None else g
+            grads = [Tensor._wrap(_zeros(*meta), None, 0) if g is None and meta else g
                      for g, meta in zip(grads, self._out_meta)]
         result = self._fn_cls.backward(self, *grads)
         if not isinstance(result, tuple):
@@ -189,11 +189,11 @@ class Function(metaclass=_FunctionMeta):
             forward_state.level = fw_level
         single = not isinstance(output, tuple)
         outputs = (output,) if single else output
-        outputs = _wrap_outputs(ctx, args, outputs, record)
-        if record:
+        if record:  # before the outputs are wrapped: a dirty input's history changes there
             ctx.next_edges = tuple(a._edge() if n else None for a, n in zip(args, needs))
             ctx.meta = tuple((a.data.shape, a.data.dtype) if n else None
                              for a, n in zip(args, needs))
+        outputs = _wrap_outputs(ctx, args, outputs, record)
         _save(ctx, outputs)
         if tangents is not None:
             _set_output_tangents(cls, ctx, outputs, tangents)
@@ -234,6 +234,7 @@ def _wrap_outputs(ctx, args, outputs, record: bool) -> tuple:
     wrapped = []
     for nr, out in enumerate(outputs):
         if not isinstance(out, Tensor):
+            ctx._out_meta.append(None)
             wrapped.append(out)
             continue
         if id(out) in dirty:

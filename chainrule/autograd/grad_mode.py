@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
@@ -42,11 +43,43 @@ class _Mode:
     def __exit__(self, *exc) -> None:
         state.enabled, state.inference = self._saved
 
+    def __new__(cls, *args, **kwargs):
+        # `@no_grad` without parentheses: the function arrives as the first argument.
+        if cls is not set_grad_enabled and len(args) == 1 and callable(args[0]):
+            return cls()(args[0])
+        return super().__new__(cls)
+
     def __call__(self, func):
+        if inspect.isgeneratorfunction(func):
+            return self._wrap_generator(func)
+
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
             with self.clone():
                 return func(*args, **kwargs)
+
+        return wrapper
+
+    def _wrap_generator(self, func):
+        """Run every step of the generator in this mode, not just its creation."""
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            gen = func(*args, **kwargs)
+            try:
+                with self.clone():
+                    value = next(gen)
+                while True:
+                    try:
+                        sent = yield value
+                    except BaseException as exc:
+                        with self.clone():
+                            value = gen.throw(exc)
+                    else:
+                        with self.clone():
+                            value = gen.send(sent)
+            except StopIteration as stop:
+                return stop.value
 
         return wrapper
 

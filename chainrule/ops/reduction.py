@@ -1,21 +1,204 @@
-"""Reductions: sum and mean (whole tensor or over dims, keepdim)."""
+"""Reductions: sums and means, products, extrema, statistics, norms, scans, sorting and selection.
+
+Most rules have one shape: the gradient is the output's gradient, broadcast back over the reduced
+dims, times a weight of the input (``_kept(g) * w``), and the tangent is ``(t * w).sum(dim)``.
+Ops that select elements (max over a dim, sort, topk, median, ...) route the gradient to the
+selected positions with ``select_along_dim_backward`` (a scatter along one dim).
+"""
 
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 from .._backend import as_dtype, xp
-from .._dispatch import apply
+from .._dispatch import apply, apply_inplace
 from ..tensor import Tensor
 from ._registry import defop
-from ._shapes import normalize_dims
+from ._shapes import normalize_dim, normalize_dims
+
+_inf = math.inf
+
+# ---- helpers -------------------------------------------------------------------------------------
+
+
+def _dims(input, dim, name: str) -> tuple[int, ...]:
+    """``dim`` (None, an int, a tuple or list) as a tuple of dims; a 0-d tensor has none."""
+    ndim = input.data.ndim
+    if isinstance(dim, list):
+        dim = tuple(dim)
+    dims = normalize_dims(dim, ndim, name)
+    return () if ndim == 0 else dims
+
+
+def _dim(input, dim: int, name: str) -> int:
+    return normalize_dim(dim, input.data.ndim, name)
+
+
+def _kept_shape(shape: tuple, dim: tuple) -> tuple:
+    return tuple(1 if i in dim else s for i, s in enumerate(shape))
+
+
+def _kept(g, input_shape: tuple, dim, keepdim: bool):
+    """A reduced tensor reshaped so it broadcasts against the input (the reduced dims as 1)."""
+    if keepdim or g is None:
+        return g
+    dim = (dim,) if isinstance(dim, int) else dim
+    return g.reshape(_kept_shape(input_shape, dim))
 
 
 def _unreduce(g, input_shape, dim, keepdim):
     """Broadcast a reduced gradient back over the reduced dims."""
+    return _kept(g, input_shape, dim, keepdim).expand(input_shape)
+
+
+def _count(shape: tuple, dim) -> int:
+    return math.prod(shape[d] for d in ((dim,) if isinstance(dim, int) else dim))
+
+
+def _const(array) -> Tensor:
+    return Tensor._wrap(xp.asarray(array), None, 0)
+
+
+def _positions(shape: tuple, dim: int):
+    """0, 1, ... along ``dim``, shaped to broadcast against an array of ``shape``."""
+    return xp.arange(shape[dim]).reshape((-1,) + (1,) * (len(shape) - dim - 1))
+
+
+def _flip(x, dim: int):
+    return x[(slice(None),) * dim + (slice(None, None, -1),)]
+
+
+def _where(condition, input, other):
+    from .elementwise import where
+
+    return where(condition, input, other)
+
+
+def _sign(x):
+    from .elementwise import sign
+
+    return sign(x)
+
+
+def _int_to_long(input, dtype):
+    """PyTorch's sum/prod/cumsum result dtype: ``dtype`` if given, int64 for integers and bool."""
+    if dtype is not None:
+        return input.to(dtype)
+    if input.data.dtype.kind in "biu" and input.data.dtype != xp.int64:
+        return input.to(xp.int64)
+    return input
+
+
+def _require_float(input, name: str, what: str = "floating point") -> None:
+    if input.data.dtype.kind not in "fc":
+        raise RuntimeError(f"{name}(): expected a {what} input, but got "
+                           f"{as_dtype(input.data.dtype).name}; convert with .float()")
+
+
+def _return_type(name: str, fields: str):
+    """A named result like ``torch.return_types.max``: a tuple with named fields."""
+    base = namedtuple(name, fields)
+
+    def __repr__(self) -> str:
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
+        return f"torch.return_types.{name}(\n{body})"
+
+    return type(name, (base,), {"__slots__": (), "__repr__": __repr__, "__str__": __repr__,
+                                "__module__": "chainrule.return_types"})
+
+
+_RESULTS: dict = {}
+
+
+def result(name: str, fields: str, values) -> tuple:
+    """``values`` as the named result type ``name`` with ``fields``."""
+    cls = _RESULTS.get(name)
+    if cls is None:
+        cls = _RESULTS[name] = _return_type(name, fields)
+    return cls(*values)
+
+
+# ---- gather / scatter along one dim (the gradient of selecting reductions) ------------------------
+
+
+def _select_along(input, indices, dim):
+    return xp.take_along_axis(input, indices, axis=dim)
+
+
+def _select_along_backward(grad, indices, dim, shape, accumulate):
+    out = xp.zeros(shape, dtype=grad.dtype)
+    if not accumulate:
+        xp.put_along_axis(out, indices, grad, axis=dim)
+        return out
+    index = list(xp.ogrid[tuple(slice(s) for s in indices.shape)])
+    index[dim] = indices
+    xp.add.at(out, tuple(index), grad)
+    return out
+
+
+SELECT_ALONG_DIM = defop(
+    "select_along_dim",
+    _select_along,
+    ("input",),
+    (lambda g, input_shape, indices, dim: apply(
+        SELECT_ALONG_DIM_BACKWARD, g, indices=indices, dim=dim, shape=input_shape,
+        accumulate=True),),
+    jvp="linear",
+)
+SELECT_ALONG_DIM_BACKWARD = defop(
+    "select_along_dim_backward",
+    _select_along_backward,
+    ("grad",),
+    (lambda g, indices, dim: apply(SELECT_ALONG_DIM, g, indices=indices, dim=dim),),
+    jvp="linear",
+)
+
+
+def _scatter(g, indices, dim: int, shape: tuple, keepdim: bool = True, accumulate: bool = False):
+    """``g`` placed at ``indices`` along ``dim`` of zeros of ``shape``."""
+    if g is None:
+        return None
+    if not shape:
+        return g.reshape(())
     if not keepdim:
-        g = g.reshape(tuple(1 if i in dim else s for i, s in enumerate(input_shape)))
-    return g.expand(input_shape)
+        g = g.unsqueeze(dim)
+        indices = xp.expand_dims(indices, dim)
+    return apply(SELECT_ALONG_DIM_BACKWARD, g, indices=indices, dim=dim, shape=shape,
+                 accumulate=accumulate)
+
+
+def _gather(t, indices, dim: int, keepdim: bool = True):
+    """The elements of ``t`` at ``indices`` along ``dim`` (the tangent of a selection)."""
+    if t is None:
+        return None
+    if not t.data.ndim:
+        return t.reshape(indices.shape)
+    if keepdim:
+        return apply(SELECT_ALONG_DIM, t, indices=indices, dim=dim)
+    return apply(SELECT_ALONG_DIM, t, indices=xp.expand_dims(indices, dim), dim=dim).squeeze(dim)
+
+
+def _select_grad(grads, input_shape, out, dim, keepdim):
+    return _scatter(grads[0], out[1].data, dim, input_shape, keepdim)
+
+
+def _select_jvp(t_input, out, dim, keepdim):
+    return _gather(t_input, out[1].data, dim, keepdim), None
+
+
+def _on_vector(forward):
+    """Run a forward over ``dim`` of a 0-d array as if it were a 1-element vector."""
+
+    def run(input, dim, *args, **kwargs):
+        if input.ndim:
+            return forward(input, dim, *args, **kwargs)
+        return tuple(a.reshape(()) for a in forward(input.reshape(1), 0, *args, **kwargs))
+
+    return run
+
+
+# ---- sum and mean -----------------------------------------------------------------------------
 
 
 def _sum_dim(input, dim, keepdim):
@@ -55,13 +238,10 @@ MEAN_DIM = defop(
 
 def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Sum of all elements, or over ``dim`` (an int or a tuple)."""
-    if dtype is not None:
-        input = input.to(dtype)
-    elif input.data.dtype.kind in "biu" and input.data.dtype != xp.int64:
-        input = input.to(xp.int64)
+    input = _int_to_long(input, dtype)
     if dim is None:
         return apply(SUM, input)
-    return apply(SUM_DIM, input, dim=normalize_dims(dim, input.data.ndim, "sum"), keepdim=keepdim)
+    return apply(SUM_DIM, input, dim=_dims(input, dim, "sum"), keepdim=keepdim)
 
 
 def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
@@ -75,8 +255,855 @@ def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         )
     if dim is None:
         return apply(MEAN, input)
-    return apply(MEAN_DIM, input, dim=normalize_dims(dim, input.data.ndim, "mean"), keepdim=keepdim)
+    return apply(MEAN_DIM, input, dim=_dims(input, dim, "mean"), keepdim=keepdim)
 
 
-FUNCTIONS = {"sum": sum, "mean": mean}
-METHODS = dict(FUNCTIONS)
+# ---- product ------------------------------------------------------------------------------------
+
+
+def _prod_others(input, out, dim: int):
+    """d prod(x) / d x_i: the product of the other elements along ``dim``.
+
+    Without zeros it is out / x. With zeros it is built from the product of the non-zero
+    elements and the (zero) values of the zero ones, so that its own derivative is also right:
+    with one zero at k, the others get prod(nonzeros) * x_k / x_i; with two zeros, each gets
+    the product of the non-zeros times the other zero; with more, everything is zero.
+    """
+    zero = input == 0
+    if not zero.data.any():
+        return out / input
+    nonzero = _where(zero, 1.0, input)
+    count = zero.sum(dim, keepdim=True)
+    p = prod(nonzero, dim, keepdim=True)
+    z = _where(zero, input, 0.0).sum(dim, keepdim=True)  # the zero if there is one (value 0)
+    one = _where(zero, p, p * z / nonzero)
+    two = _where(zero, p * (z - input), 0.0)
+    return _where(count == 0, p / nonzero, _where(count == 1, one, _where(count == 2, two, 0.0)))
+
+
+def _prod_all_weight(input, out):
+    return _prod_others(input.reshape(-1), out.reshape(1), 0).reshape(input.shape)
+
+
+PROD = defop(
+    "prod",
+    xp.prod,
+    ("input",),
+    (lambda g, input, out: g * _prod_all_weight(input, out),),
+    jvp=lambda t_input, input, out: (t_input * _prod_all_weight(input, out)).sum(),
+)
+
+
+def _prod_dim_weight(input, out, dim, keepdim):
+    if not input.data.ndim:
+        return out.new_ones(())
+    return _prod_others(input, _kept(out, input.shape, dim, keepdim), dim)
+
+
+PROD_DIM = defop(
+    "prod_dim",
+    lambda input, dim, keepdim: xp.prod(input, axis=dim if input.ndim else None, keepdims=keepdim),
+    ("input",),
+    (lambda g, input, out, dim, keepdim: (
+        _kept(g, input.shape, dim, keepdim) * _prod_dim_weight(input, out, dim, keepdim)),),
+    backward_name="ProdBackward1",
+    jvp=lambda t_input, input, out, dim, keepdim: (
+        (t_input * _prod_dim_weight(input, out, dim, keepdim)).sum(dim, keepdim=keepdim)),
+)
+
+
+def prod(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Product of all elements, or over the one dim ``dim``."""
+    input = _int_to_long(input, dtype)
+    if dim is None:
+        return apply(PROD, input)
+    if not isinstance(dim, int):
+        raise TypeError(f"prod(): argument 'dim' must be an int, not {type(dim).__name__}")
+    return apply(PROD_DIM, input, dim=_dim(input, dim, "prod"), keepdim=keepdim)
+
+
+# ---- extrema ------------------------------------------------------------------------------------
+
+
+def _ties(input, out, dim, keepdim):
+    """Where the input equals the reduced extreme, divided by the number of ties: PyTorch splits
+    the gradient of amax/amin/max()/min()/median() evenly among equal extremes."""
+    mask = input == _kept(out, input.shape, dim, keepdim)
+    return mask / mask.sum(dim, keepdim=True)
+
+
+def _ties_rule(g, input, out, dim, keepdim):
+    return _kept(g, input.shape, dim, keepdim) * _ties(input, out, dim, keepdim)
+
+
+def _ties_jvp(t_input, input, out, dim, keepdim):
+    return (t_input * _ties(input, out, dim, keepdim)).sum(dim, keepdim=keepdim)
+
+
+def _whole_ties_rule(g, input, out):
+    return _ties_rule(g, input, out, tuple(range(input.ndim)), False)
+
+
+def _whole_ties_jvp(t_input, input, out):
+    return _ties_jvp(t_input, input, out, tuple(range(input.ndim)), False)
+
+
+def _check_nonempty(input, name: str) -> None:
+    if input.data.size == 0:
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                           "input.numel() == 0. Specify the reduction dim with the 'dim' argument.")
+
+
+AMAX = defop(
+    "amax",
+    lambda input, dim, keepdim: xp.amax(input, axis=dim, keepdims=keepdim),
+    ("input",),
+    (_ties_rule,),
+    jvp=_ties_jvp,
+)
+AMIN = defop(
+    "amin",
+    lambda input, dim, keepdim: xp.amin(input, axis=dim, keepdims=keepdim),
+    ("input",),
+    (_ties_rule,),
+    jvp=_ties_jvp,
+)
+MAX = defop("max", xp.max, ("input",), (_whole_ties_rule,), backward_name="MaxBackward1",
+            jvp=_whole_ties_jvp)
+MIN = defop("min", xp.min, ("input",), (_whole_ties_rule,), backward_name="MinBackward1",
+            jvp=_whole_ties_jvp)
+
+
+@_on_vector
+def _max_dim(input, dim, keepdim):
+    indices = xp.argmax(input, axis=dim, keepdims=True)
+    values = xp.take_along_axis(input, indices, axis=dim)
+    if not keepdim:
+        values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return values, indices
+
+
+@_on_vector
+def _min_dim(input, dim, keepdim):
+    indices = xp.argmin(input, axis=dim, keepdims=True)
+    values = xp.take_along_axis(input, indices, axis=dim)
+    if not keepdim:
+        values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return values, indices
+
+
+MAX_DIM = defop("max_dim", _max_dim, ("input",), (_select_grad,), backward_name="MaxBackward0",
+                n_outputs=2, jvp=_select_jvp)
+MIN_DIM = defop("min_dim", _min_dim, ("input",), (_select_grad,), backward_name="MinBackward0",
+                n_outputs=2, jvp=_select_jvp)
+
+
+def _all_if_empty(dim):
+    return None if isinstance(dim, (tuple, list)) and not dim else dim
+
+
+def amax(input, dim=(), keepdim: bool = False) -> Tensor:
+    """Maximum over ``dim`` (all dims for ``()``); the gradient is split evenly among ties."""
+    return apply(AMAX, input, dim=_dims(input, _all_if_empty(dim), "amax"), keepdim=keepdim)
+
+
+def amin(input, dim=(), keepdim: bool = False) -> Tensor:
+    """Minimum over ``dim`` (all dims for ``()``); the gradient is split evenly among ties."""
+    return apply(AMIN, input, dim=_dims(input, _all_if_empty(dim), "amin"), keepdim=keepdim)
+
+
+def _extreme(name: str, whole, over_dim, binary: str):
+    def extreme(input, dim=None, keepdim: bool = False, *, other=None):
+        if isinstance(dim, Tensor) or other is not None:
+            import chainrule
+
+            fn = getattr(chainrule, binary, None)
+            if fn is None:
+                raise NotImplementedError(f"{name}(input, other) needs chainrule.{binary}, "
+                                          "which is not available yet")
+            return fn(input, dim if other is None else other)
+        if dim is None:
+            _check_nonempty(input, name)
+            return apply(whole, input)
+        values, indices = apply(over_dim, input, dim=_dim(input, dim, name), keepdim=keepdim)
+        return result(name, "values indices", (values, indices))
+
+    extreme.__name__ = name
+    return extreme
+
+
+max = _extreme("max", MAX, MAX_DIM, "maximum")
+max.__doc__ = "Largest element; with ``dim``, (values, indices) of the largest along it."
+min = _extreme("min", MIN, MIN_DIM, "minimum")
+min.__doc__ = "Smallest element; with ``dim``, (values, indices) of the smallest along it."
+
+
+def _argext(fn):
+    def forward(input, dim, keepdim):
+        if dim is None:
+            out = fn(input, keepdims=keepdim)
+            return out.reshape((1,) * input.ndim) if keepdim else out
+        return fn(input, axis=dim if input.ndim else None, keepdims=keepdim)
+
+    return forward
+
+
+ARGMAX = defop("argmax", _argext(xp.argmax), ("input",), (None,), differentiable=False)
+ARGMIN = defop("argmin", _argext(xp.argmin), ("input",), (None,), differentiable=False)
+
+
+def argmax(input, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the largest element (of the flattened tensor when ``dim`` is None)."""
+    if dim is not None:
+        dim = _dim(input, dim, "argmax")
+    return apply(ARGMAX, input, dim=dim, keepdim=keepdim)
+
+
+def argmin(input, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the smallest element (of the flattened tensor when ``dim`` is None)."""
+    if dim is not None:
+        dim = _dim(input, dim, "argmin")
+    return apply(ARGMIN, input, dim=dim, keepdim=keepdim)
+
+
+def _logical(fn):
+    def forward(input, dim, keepdim):
+        out = fn(input, axis=dim, keepdims=keepdim)
+        return out.astype(xp.uint8) if input.dtype == xp.uint8 else out
+
+    return forward
+
+
+ALL = defop("all", _logical(xp.all), ("input",), (None,), differentiable=False)
+ANY = defop("any", _logical(xp.any), ("input",), (None,), differentiable=False)
+
+
+def all(input, dim=None, keepdim: bool = False) -> Tensor:
+    """True if every element (along ``dim``) is non-zero."""
+    return apply(ALL, input, dim=_dims(input, dim, "all"), keepdim=keepdim)
+
+
+def any(input, dim=None, keepdim: bool = False) -> Tensor:
+    """True if any element (along ``dim``) is non-zero."""
+    return apply(ANY, input, dim=_dims(input, dim, "any"), keepdim=keepdim)
+
+
+# ---- variance and standard deviation -------------------------------------------------------------
+
+
+def _var(input, dim, correction, keepdim):
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        return xp.var(input, axis=dim, ddof=correction, keepdims=keepdim)
+
+
+def _std(input, dim, correction, keepdim):
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        return xp.std(input, axis=dim, ddof=correction, keepdims=keepdim)
+
+
+def _scale(input, dim, correction) -> float:
+    """1 / (N - correction), inf or nan where PyTorch's is."""
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        return float(xp.float64(1.0) / (_count(input.shape, dim) - correction))
+
+
+def _centered(input, dim):
+    return input - input.mean(dim, keepdim=True)
+
+
+def _var_weight(input, dim, correction):
+    # d var / d x = 2 (x - mean) / (N - correction)
+    return _centered(input, dim) * (2 * _scale(input, dim, correction))
+
+
+def _std_weight(input, out, dim, correction, keepdim):
+    # d std / d x = (x - mean) / ((N - correction) std), taken as 0 where std == 0 (as PyTorch)
+    out = _kept(out, input.shape, dim, keepdim)
+    zero = out == 0
+    return _where(zero, 0.0, _centered(input, dim) * _scale(input, dim, correction)
+                  / _where(zero, 1.0, out))
+
+
+def _mean_part(g, input, dim, keepdim):
+    return _unreduce(g, input.shape, dim, keepdim) / _count(input.shape, dim)
+
+
+VAR = defop(
+    "var",
+    _var,
+    ("input",),
+    (lambda g, input, dim, correction, keepdim: (
+        _kept(g, input.shape, dim, keepdim) * _var_weight(input, dim, correction)),),
+    jvp=lambda t_input, input, dim, correction, keepdim: (
+        (t_input * _var_weight(input, dim, correction)).sum(dim, keepdim=keepdim)),
+)
+STD = defop(
+    "std",
+    _std,
+    ("input",),
+    (lambda g, input, out, dim, correction, keepdim: (
+        _kept(g, input.shape, dim, keepdim) * _std_weight(input, out, dim, correction, keepdim)),),
+    jvp=lambda t_input, input, out, dim, correction, keepdim: (
+        (t_input * _std_weight(input, out, dim, correction, keepdim)).sum(dim, keepdim=keepdim)),
+)
+
+
+def _var_mean_rule(grads, input, dim, correction, keepdim):
+    gv, gm = grads
+    total = None
+    if gv is not None:
+        total = _kept(gv, input.shape, dim, keepdim) * _var_weight(input, dim, correction)
+    if gm is not None:
+        term = _mean_part(gm, input, dim, keepdim)
+        total = term if total is None else total + term
+    return total
+
+
+def _std_mean_rule(grads, input, out, dim, correction, keepdim):
+    gs, gm = grads
+    total = None
+    if gs is not None:
+        total = _kept(gs, input.shape, dim, keepdim) * _std_weight(
+            input, out[0], dim, correction, keepdim)
+    if gm is not None:
+        term = _mean_part(gm, input, dim, keepdim)
+        total = term if total is None else total + term
+    return total
+
+
+VAR_MEAN = defop(
+    "var_mean",
+    lambda input, dim, correction, keepdim: (_var(input, dim, correction, keepdim),
+                                             xp.mean(input, axis=dim, keepdims=keepdim)),
+    ("input",),
+    (_var_mean_rule,),
+    n_outputs=2,
+    jvp=lambda t_input, input, dim, correction, keepdim: (
+        (t_input * _var_weight(input, dim, correction)).sum(dim, keepdim=keepdim),
+        t_input.mean(dim, keepdim=keepdim)),
+)
+STD_MEAN = defop(
+    "std_mean",
+    lambda input, dim, correction, keepdim: (_std(input, dim, correction, keepdim),
+                                             xp.mean(input, axis=dim, keepdims=keepdim)),
+    ("input",),
+    (_std_mean_rule,),
+    n_outputs=2,
+    jvp=lambda t_input, input, out, dim, correction, keepdim: (
+        (t_input * _std_weight(input, out[0], dim, correction, keepdim)).sum(
+            dim, keepdim=keepdim),
+        t_input.mean(dim, keepdim=keepdim)),
+)
+
+
+def _var_args(name, input, dim, unbiased, keepdim, correction):
+    """PyTorch's var/std overloads: (dim, unbiased, keepdim), (unbiased) and correction=."""
+    if isinstance(dim, bool):  # var(input, unbiased)
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise RuntimeError(f"{name}: cannot specify both 'unbiased' and 'correction'")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    if input.data.dtype.kind not in "fc":
+        raise RuntimeError(f"{name}(): std and var only support floating point and complex "
+                           f"dtypes, got {as_dtype(input.data.dtype).name}")
+    return dict(dim=_dims(input, dim, name), correction=correction, keepdim=keepdim)
+
+
+def var(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    """Variance over ``dim`` with Bessel's ``correction`` (default 1)."""
+    return apply(VAR, input, **_var_args("var", input, dim, unbiased, keepdim, correction))
+
+
+def std(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    """Standard deviation over ``dim`` with Bessel's ``correction`` (default 1)."""
+    return apply(STD, input, **_var_args("std", input, dim, unbiased, keepdim, correction))
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> tuple:
+    """(variance, mean) over ``dim``."""
+    return apply(VAR_MEAN, input,
+                 **_var_args("var_mean", input, dim, unbiased, keepdim, correction))
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> tuple:
+    """(standard deviation, mean) over ``dim``."""
+    return apply(STD_MEAN, input,
+                 **_var_args("std_mean", input, dim, unbiased, keepdim, correction))
+
+
+# ---- norms and logsumexp ----------------------------------------------------------------------
+
+
+def _vector_norm(input, ord, dim, keepdim):
+    a = xp.abs(input)
+    if ord == 2:
+        return xp.sqrt(xp.sum(a * a, axis=dim, keepdims=keepdim))
+    if ord == 1:
+        return xp.sum(a, axis=dim, keepdims=keepdim)
+    if ord == _inf:
+        return xp.max(a, axis=dim, keepdims=keepdim)
+    if ord == -_inf:
+        return xp.min(a, axis=dim, keepdims=keepdim)
+    if ord == 0:
+        return xp.sum(a != 0, axis=dim, keepdims=keepdim).astype(a.dtype)
+    with xp.errstate(divide="ignore"):
+        return xp.sum(a**ord, axis=dim, keepdims=keepdim) ** (1.0 / ord)
+
+
+def _norm_weight(input, out, ord, dim, keepdim):
+    """d ||x||_ord / d x (PyTorch's conventions: 0 where the norm is 0; ties of the inf-norms
+    share the gradient evenly)."""
+    if ord == 0:
+        return input.new_zeros(input.shape)
+    if ord == 1:
+        return _sign(input)
+    out = _kept(out, input.shape, dim, keepdim)
+    if ord in (_inf, -_inf):
+        mask = input.abs() == out
+        return _sign(input) * mask / mask.sum(dim, keepdim=True)
+    zero = out == 0
+    safe = _where(zero, 1.0, out)
+    if ord == 2:
+        return _where(zero, 0.0, input / safe)
+    return _where(zero, 0.0, input * input.abs() ** (ord - 2) / safe ** (ord - 1))
+
+
+LINALG_VECTOR_NORM = defop(
+    "linalg_vector_norm",
+    _vector_norm,
+    ("input",),
+    (lambda g, input, out, ord, dim, keepdim: (
+        _kept(g, input.shape, dim, keepdim) * _norm_weight(input, out, ord, dim, keepdim)),),
+    float_out=True,
+    jvp=lambda t_input, input, out, ord, dim, keepdim: (
+        (t_input * _norm_weight(input, out, ord, dim, keepdim)).sum(dim, keepdim=keepdim)),
+)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """The ``ord``-norm of ``x`` as a vector (flattened, or over ``dim``)."""
+    if dtype is not None:
+        x = x.to(dtype)
+    if x.data.dtype.kind not in "fc":
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {as_dtype(x.data.dtype).name}")
+    if isinstance(ord, str) or isinstance(ord, complex):
+        raise RuntimeError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
+    dims = _dims(x, dim, "linalg.vector_norm")
+    if ord < 0 and x.data.size == 0:
+        raise RuntimeError("linalg.vector_norm cannot compute the {ord} norm on an empty tensor "
+                           "because the operation does not have an identity")
+    return apply(LINALG_VECTOR_NORM, x, ord=float(ord), dim=dims, keepdim=keepdim)
+
+
+def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+    """Vector norm (``p`` a number or 'fro') or, for 'nuc', the nuclear matrix norm."""
+    if p == "nuc":
+        from .linalg import matrix_norm
+
+        return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
+    if p == "fro":
+        p = 2
+    elif isinstance(p, str):
+        raise RuntimeError(f"norm: invalid norm type {p!r}; use a number, 'fro' or 'nuc'")
+    if isinstance(dim, int):
+        dim = (dim,)
+    return vector_norm(input, p, _all_if_empty(dim), keepdim, dtype=dtype)
+
+
+def _logsumexp(input, dim, keepdim):
+    m = xp.max(input, axis=dim, keepdims=True, initial=-_inf)
+    m = xp.where(xp.isfinite(m), m, 0).astype(input.dtype, copy=False)  # all -inf, inf or nan
+    with xp.errstate(divide="ignore"):
+        out = xp.log(xp.sum(xp.exp(input - m), axis=dim, keepdims=True)) + m
+    return out if keepdim else out.squeeze(dim)
+
+
+def _softmax_weight(input, out, dim, keepdim):
+    return (input - _kept(out, input.shape, dim, keepdim)).exp()
+
+
+LOGSUMEXP = defop(
+    "logsumexp",
+    _logsumexp,
+    ("input",),
+    (lambda g, input, out, dim, keepdim: (
+        _kept(g, input.shape, dim, keepdim) * _softmax_weight(input, out, dim, keepdim)),),
+    float_out=True,
+    jvp=lambda t_input, input, out, dim, keepdim: (
+        (t_input * _softmax_weight(input, out, dim, keepdim)).sum(dim, keepdim=keepdim)),
+)
+
+
+def logsumexp(input, dim, keepdim: bool = False) -> Tensor:
+    """log(sum(exp(input))) over ``dim``, computed without overflow."""
+    return apply(LOGSUMEXP, input, dim=_dims(input, dim, "logsumexp"), keepdim=keepdim)
+
+
+# ---- scans --------------------------------------------------------------------------------------
+
+
+def _rcumsum(g, dim: int):
+    """Sums from each position to the end along ``dim``."""
+    return _flip(_flip(g, dim).cumsum(dim), dim)
+
+
+def _scan_dim(input, dim):
+    return _dim(input, dim, "cumsum") if input.data.ndim else 0
+
+
+CUMSUM = defop(
+    "cumsum",
+    lambda input, dim: xp.cumsum(input, axis=dim) if input.ndim else input.copy(),
+    ("input",),
+    (lambda g, dim: _rcumsum(g, dim) if g.data.ndim else g,),
+    jvp="linear",
+)
+
+
+def _first_zero(input, dim):
+    """Per slice: positions along ``dim``, and the position of the first zero (n if none)."""
+    zero = input.data == 0
+    n = input.data.shape[dim]
+    first = xp.where(zero.any(axis=dim, keepdims=True), xp.argmax(zero, axis=dim, keepdims=True),
+                     n)
+    return _positions(input.data.shape, dim), first
+
+
+def _cumprod_grad(g, input, out, dim):
+    # No zeros: d out_j / d x_i = out_j / x_i for i <= j, so grad = reverse_cumsum(g * out) / x.
+    # With the first zero of a slice at k: that formula still holds before k (out_j = 0 from k
+    # on); at k the gradient is sum_{j >= k} g_j prod_{l <= j, l != k} x_l, a cumprod of x with
+    # x_k set to 1; after k it is 0 (every such product contains x_k).
+    if not input.data.ndim:
+        return g
+    if not (input.data == 0).any():
+        return _rcumsum(g * out, dim) / input
+    pos, first = _first_zero(input, dim)
+    before, at = _const(pos < first), _const(pos == first)
+    y = _where(at, 1.0, input)
+    g_before = _rcumsum(g * out, dim) / _where(before, input, 1.0)
+    g_at = (g * y.cumprod(dim) * _const(pos >= first)).sum(dim, keepdim=True)
+    return _where(before, g_before, _where(at, g_at, 0.0))
+
+
+def _cumprod_jvp(t_input, input, out, dim):
+    if not input.data.ndim:
+        return t_input
+    if not (input.data == 0).any():
+        return out * (t_input / input).cumsum(dim)
+    pos, first = _first_zero(input, dim)
+    before, at = _const(pos < first), _const(pos == first)
+    t_before = out * (t_input / _where(before, input, 1.0)).cumsum(dim)
+    t_at = (t_input * at).sum(dim, keepdim=True)
+    return _where(before, t_before, t_at * _where(at, 1.0, input).cumprod(dim))
+
+
+CUMPROD = defop(
+    "cumprod",
+    lambda input, dim: xp.cumprod(input, axis=dim) if input.ndim else input.copy(),
+    ("input",),
+    (_cumprod_grad,),
+    jvp=_cumprod_jvp,
+)
+
+
+def cumsum(input, dim: int, *, dtype=None) -> Tensor:
+    """Cumulative sums along ``dim``."""
+    input = _int_to_long(input, dtype)
+    return apply(CUMSUM, input, dim=_scan_dim(input, dim))
+
+
+def cumprod(input, dim: int, *, dtype=None) -> Tensor:
+    """Cumulative products along ``dim``."""
+    input = _int_to_long(input, dtype)
+    return apply(CUMPROD, input, dim=_scan_dim(input, dim))
+
+
+def _cumext(accumulate, better):
+    @_on_vector
+    def forward(input, dim):
+        values = accumulate(input, axis=dim)
+        pos = xp.broadcast_to(_positions(input.shape, dim), input.shape)
+        prev = xp.concatenate([xp.take(values, [0], axis=dim),
+                               xp.take(values, range(input.shape[dim] - 1), axis=dim)], axis=dim)
+        # a new extreme (ties included, and NaN, as PyTorch) moves the index forward
+        moved = better(input, prev)
+        if input.dtype.kind in "fc":
+            moved |= xp.isnan(input)
+        indices = xp.maximum.accumulate(xp.where(moved, pos, 0), axis=dim)
+        return values, indices
+
+    return forward
+
+
+CUMMAX = defop(
+    "cummax",
+    _cumext(xp.maximum.accumulate, xp.greater_equal),
+    ("input",),
+    (lambda grads, input_shape, out, dim: _scatter(grads[0], out[1].data, dim, input_shape,
+                                                    accumulate=True),),
+    n_outputs=2,
+    jvp=lambda t_input, out, dim: (_gather(t_input, out[1].data, dim), None),
+)
+CUMMIN = defop(
+    "cummin",
+    _cumext(xp.minimum.accumulate, xp.less_equal),
+    ("input",),
+    (lambda grads, input_shape, out, dim: _scatter(grads[0], out[1].data, dim, input_shape,
+                                                    accumulate=True),),
+    n_outputs=2,
+    jvp=lambda t_input, out, dim: (_gather(t_input, out[1].data, dim), None),
+)
+
+
+def cummax(input, dim: int) -> tuple:
+    """(values, indices) of the running maximum along ``dim``."""
+    values, indices = apply(CUMMAX, input, dim=_scan_dim(input, dim))
+    return result("cummax", "values indices", (values, indices))
+
+
+def cummin(input, dim: int) -> tuple:
+    """(values, indices) of the running minimum along ``dim``."""
+    values, indices = apply(CUMMIN, input, dim=_scan_dim(input, dim))
+    return result("cummin", "values indices", (values, indices))
+
+
+# ---- sorting and order statistics ---------------------------------------------------------------
+
+
+def _argsort(input, dim: int, descending: bool):
+    """Stable ascending or descending order along ``dim`` (NaN counts as the largest)."""
+    if not descending:
+        return xp.argsort(input, axis=dim, kind="stable")
+    # Ascending stable order of the reversed input, reversed back: equal elements keep their
+    # original order, and NaNs come first, as in PyTorch.
+    n = input.shape[dim]
+    order = xp.argsort(xp.flip(input, dim), axis=dim, kind="stable")
+    return (n - 1) - xp.flip(order, dim)
+
+
+@_on_vector
+def _sort(input, dim, descending):
+    indices = _argsort(input, dim, descending)
+    return xp.take_along_axis(input, indices, axis=dim), indices
+
+
+SORT = defop("sort", _sort, ("input",), (lambda grads, input_shape, out, dim: _scatter(
+    grads[0], out[1].data, dim, input_shape),), n_outputs=2,
+    jvp=lambda t_input, out, dim: (_gather(t_input, out[1].data, dim), None))
+
+
+def _argsort_forward(input, dim, descending):
+    return _argsort(input, dim, descending) if input.ndim else xp.zeros((), xp.int64)
+
+
+ARGSORT = defop("argsort", _argsort_forward, ("input",), (None,), differentiable=False)
+
+
+def _sort_dim(input, dim) -> int:
+    return _dim(input, dim, "sort") if input.data.ndim else 0
+
+
+def sort(input, dim: int = -1, descending: bool = False, stable: bool = False) -> tuple:
+    """(values, indices) sorted along ``dim`` (stable: equal elements keep their order)."""
+    values, indices = apply(SORT, input, dim=_sort_dim(input, dim), descending=descending)
+    return result("sort", "values indices", (values, indices))
+
+
+def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    """The indices that sort ``input`` along ``dim``."""
+    return apply(ARGSORT, input, dim=_sort_dim(input, dim), descending=descending)
+
+
+@_on_vector
+def _topk(input, dim, k, largest):
+    indices = xp.take(_argsort(input, dim, largest), range(k), axis=dim)
+    return xp.take_along_axis(input, indices, axis=dim), indices
+
+
+TOPK = defop("topk", _topk, ("input",), (lambda grads, input_shape, out, dim: _scatter(
+    grads[0], out[1].data, dim, input_shape),), n_outputs=2,
+    jvp=lambda t_input, out, dim: (_gather(t_input, out[1].data, dim), None))
+
+
+def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple:
+    """(values, indices) of the ``k`` largest (or smallest) elements along ``dim``."""
+    dim = _sort_dim(input, dim)
+    n = input.data.shape[dim] if input.data.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError(f"topk: selected index k out of range (k={k}, dimension {dim} has "
+                           f"size {n})")
+    values, indices = apply(TOPK, input, dim=dim, k=k, largest=largest)
+    return result("topk", "values indices", (values, indices))
+
+
+def _pick(position, nan_wins: bool):
+    """A forward taking, per slice, the element at sorted ``position(n)`` and its index (or, if
+    ``nan_wins``, the first NaN of a slice that has one)."""
+
+    @_on_vector
+    def forward(input, dim, keepdim, **params):
+        order = _argsort(input, dim, False)
+        k = position(input.shape[dim], **params)
+        indices = xp.take(order, [k], axis=dim)
+        if nan_wins and input.dtype.kind in "fc":
+            nan = xp.isnan(input)
+            count = nan.sum(axis=dim, keepdims=True)
+            first_nan = xp.take_along_axis(order, input.shape[dim] - xp.maximum(count, 1), dim)
+            indices = xp.where(count > 0, first_nan, indices)
+        values = xp.take_along_axis(input, indices, axis=dim)
+        if not keepdim:
+            values, indices = values.squeeze(dim), indices.squeeze(dim)
+        return values, indices
+
+    return forward
+
+
+KTHVALUE = defop("kthvalue", _pick(lambda n, k: k - 1, False), ("input",), (_select_grad,),
+                 n_outputs=2, jvp=_select_jvp)
+MEDIAN_DIM = defop("median_dim", _pick(lambda n: (n - 1) // 2, True), ("input",), (_select_grad,),
+                   backward_name="MedianBackward1", n_outputs=2, jvp=_select_jvp)
+
+
+def _median(input):
+    flat = input.reshape(-1)
+    if flat.size == 0 or (flat.dtype.kind in "fc" and xp.isnan(flat).any()):
+        return xp.asarray(xp.nan, dtype=input.dtype)
+    k = (flat.size - 1) // 2
+    return xp.partition(flat, k)[k]
+
+
+MEDIAN = defop("median", _median, ("input",), (_whole_ties_rule,), jvp=_whole_ties_jvp)
+
+
+def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False) -> tuple:
+    """(values, indices) of the ``k``-th smallest element along ``dim``."""
+    dim = _sort_dim(input, dim)
+    n = input.data.shape[dim] if input.data.ndim else 1
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
+    values, indices = apply(KTHVALUE, input, dim=dim, keepdim=keepdim, k=k)
+    return result("kthvalue", "values indices", (values, indices))
+
+
+def median(input, dim: int | None = None, keepdim: bool = False):
+    """The lower median; with ``dim``, (values, indices) of the medians along it."""
+    if dim is None:
+        return apply(MEDIAN, input)
+    dim = _sort_dim(input, dim)
+    if input.data.ndim and input.data.shape[dim] == 0:
+        raise IndexError(f"median(): Expected reduction dim {dim} to have non-zero size.")
+    values, indices = apply(MEDIAN_DIM, input, dim=dim, keepdim=keepdim)
+    return result("median", "values indices", (values, indices))
+
+
+@_on_vector
+def _mode(input, dim, keepdim):
+    x = xp.moveaxis(input, dim, -1)
+    n = x.shape[-1]
+    rows = x.reshape(-1, n)
+    s = xp.sort(rows, axis=1)
+    start = xp.ones(s.shape, dtype=bool)
+    start[:, 1:] = s[:, 1:] != s[:, :-1]
+    run = xp.cumsum(start, axis=1) - 1  # which run of equal values each sorted element is in
+    counts = xp.zeros(s.shape, dtype=xp.int64)
+    xp.add.at(counts, (xp.arange(len(s))[:, None], run), 1)
+    best = xp.argmax(counts, axis=1)  # the first of the most frequent: the smallest such value
+    values = s[xp.arange(len(s)), xp.argmax(run == best[:, None], axis=1)]
+    # PyTorch reports the last position of the mode
+    indices = n - 1 - xp.argmax((rows == values[:, None])[:, ::-1], axis=1)
+    shape = x.shape[:-1]
+    values, indices = values.reshape(shape), indices.reshape(shape)
+    if keepdim:
+        values, indices = xp.expand_dims(values, dim), xp.expand_dims(indices, dim)
+    return values, indices
+
+
+MODE = defop("mode", _mode, ("input",), (_select_grad,), n_outputs=2, jvp=_select_jvp)
+
+
+def mode(input, dim: int = -1, keepdim: bool = False) -> tuple:
+    """(values, indices) of the most frequent value along ``dim`` (the smallest if tied)."""
+    values, indices = apply(MODE, input, dim=_sort_dim(input, dim), keepdim=keepdim)
+    return result("mode", "values indices", (values, indices))
+
+
+_QUANTILE_POSITIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def quantile(input, q, dim: int | None = None, keepdim: bool = False, *,
+             interpolation: str = "linear") -> Tensor:
+    """The ``q``-quantiles along ``dim`` (of all elements when None), interpolating between the
+    two nearest sorted elements."""
+    _require_float(input, "quantile")
+    if interpolation not in _QUANTILE_POSITIONS:
+        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest. Got {interpolation}")
+    scalar_q = not isinstance(q, Tensor)
+    qs = xp.asarray(q.data if isinstance(q, Tensor) else q, dtype=xp.float64)
+    if qs.ndim > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if qs.size and (qs.min() < 0 or qs.max() > 1):
+        bad = qs[(qs < 0) | (qs > 1)][0]
+        raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {bad:g}")
+    if input.data.size == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    x = input.reshape(-1) if dim is None else input
+    d = 0 if dim is None or not x.data.ndim else _dim(input, dim, "quantile")
+    if not x.data.ndim:
+        x = x.reshape(1)
+    n = x.data.shape[d]
+    ordered = sort(x, d).values
+    pos = qs.reshape(-1) * (n - 1)
+    if interpolation == "lower":
+        pos = xp.floor(pos)
+    elif interpolation == "higher":
+        pos = xp.ceil(pos)
+    elif interpolation == "nearest":
+        pos = xp.round(pos)  # round half to even, as PyTorch
+    elif interpolation == "midpoint":
+        pos = (xp.floor(pos) + xp.ceil(pos)) / 2
+    low, high = xp.floor(pos).astype(xp.int64), xp.ceil(pos).astype(xp.int64)
+    lead = (slice(None),) * d
+    below, above = ordered[lead + (low,)], ordered[lead + (high,)]
+    weight = _const((pos - low).astype(x.data.dtype).reshape((-1,) + (1,) * (x.data.ndim - d - 1)))
+    out = below + weight * (above - below)
+    if x.data.dtype.kind == "f":  # NaN anywhere in a slice makes its quantiles NaN
+        last = ordered[lead + (slice(n - 1, n),)]
+        out = _where(_const(xp.isnan(last.data)), last, out)
+    out = out.permute((d,) + tuple(i for i in range(out.data.ndim) if i != d))
+    if keepdim:
+        shape = (1,) * input.data.ndim if dim is None else tuple(
+            1 if i == d else s for i, s in enumerate(input.data.shape))
+        out = out.reshape((len(pos),) + shape)
+    else:
+        shape = () if dim is None else tuple(
+            s for i, s in enumerate(input.data.shape) if i != d)
+        out = out.reshape((len(pos),) + shape)
+    return out[0] if scalar_q or qs.ndim == 0 else out
+
+
+# ---- public tables ------------------------------------------------------------------------------
+
+
+def _cumsum_(self, dim: int, *, dtype=None) -> Tensor:
+    return apply_inplace(CUMSUM, self, dim=_scan_dim(self, dim))
+
+
+def _cumprod_(self, dim: int, *, dtype=None) -> Tensor:
+    return apply_inplace(CUMPROD, self, dim=_scan_dim(self, dim))
+
+
+FUNCTIONS = {
+    f.__name__: f
+    for f in (
+        sum, mean, prod, amax, amin, max, min, argmax, argmin, all, any, var, std, var_mean,
+        std_mean, norm, logsumexp, cumsum, cumprod, cummax, cummin, sort, argsort, topk,
+        kthvalue, median, mode, quantile,
+    )
+}
+METHODS = {name: f for name, f in FUNCTIONS.items() if name not in ("var_mean", "std_mean")}
+METHODS.update(cumsum_=_cumsum_, cumprod_=_cumprod_)
+

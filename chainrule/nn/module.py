@@ -1,0 +1,420 @@
+"""nn.Module: parameters, buffers, submodules, modes, hooks and state dicts."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+from ..autograd.graph import RemovableHandle, add_hook
+from ..autograd.grad_mode import no_grad
+from ..tensor import Tensor
+from .parameter import Buffer, Parameter
+
+__all__ = ["Module"]
+
+
+class _IncompatibleKeys(NamedTuple):
+    missing_keys: list
+    unexpected_keys: list
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return (f"_IncompatibleKeys(missing_keys={self.missing_keys}, "
+                f"unexpected_keys={self.unexpected_keys})")
+
+
+class Module:
+    """Base class for all neural network modules."""
+
+    training: bool
+    _version = 1
+
+    def __init__(self, *args, **kwargs) -> None:
+        if args or kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got unexpected arguments")
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers_set", set())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
+                                  '"forward" function')
+
+    def __call__(self, *args, **kwargs):
+        for hook in tuple(self._forward_pre_hooks.values()):
+            result = hook(self, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+        out = self.forward(*args, **kwargs)
+        for hook in tuple(self._forward_hooks.values()):
+            result = hook(self, args, out)
+            if result is not None:
+                out = result
+        return out
+
+    # ---- registration -------------------------------------------------------------------------
+
+    def __setattr__(self, name: str, value) -> None:
+        params = self.__dict__.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._remove_name(name)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                                "(torch.nn.Parameter or None expected)")
+            params[name] = None
+        elif isinstance(value, Module):
+            if params is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._remove_name(name)
+            self._modules[name] = value
+        elif self.__dict__.get("_modules") is not None and name in self._modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
+                                f"'{name}' (torch.nn.Module or None expected)")
+            self._modules[name] = None
+        elif isinstance(value, Buffer):
+            self._remove_name(name)
+            self.register_buffer(name, value, persistent=value.persistent)
+        elif self.__dict__.get("_buffers") is not None and name in self._buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                                "(torch.Tensor or None expected)")
+            self._buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def _remove_name(self, name: str) -> None:
+        for store in (self.__dict__, self._parameters, self._buffers, self._modules):
+            store.pop(name, None)
+        self._non_persistent_buffers_set.discard(name)
+
+    def __getattr__(self, name: str):
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            if store in d and name in d[store]:
+                return d[store][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        for store in (self._parameters, self._buffers, self._modules):
+            if name in store:
+                del store[name]
+                self._non_persistent_buffers_set.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add a parameter (or None) under ``name``."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        _check_name(self, name, "parameter")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
+                            f"'{name}' (torch.nn.Parameter or None required)")
+        if param is not None and param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
+                             "parameters must be created explicitly.")
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Add a buffer: state that is not a parameter (in the state dict if persistent)."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        _check_name(self, name, "buffer")
+        if name in self.__dict__ and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+                            "(torch Tensor or None required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Add a child module under ``name``."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        _check_name(self, name, "module")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    # ---- traversal ----------------------------------------------------------------------------
+
+    def named_modules(self, memo: set | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
+        """All modules in the tree (this one first), with dotted names."""
+        memo = set() if memo is None else memo
+        stack = [(prefix, self)]
+        while stack:
+            name, module = stack.pop()
+            if remove_duplicate:
+                if id(module) in memo:
+                    continue
+                memo.add(id(module))
+            yield name, module
+            children = [(f"{name}.{n}" if name else n, m)
+                        for n, m in module._modules.items() if m is not None]
+            stack.extend(reversed(children))
+
+    def modules(self) -> Iterator[Module]:
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        seen = set()
+        for name, m in self._modules.items():
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
+                yield name, m
+
+    def children(self) -> Iterator[Module]:
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(self, store: str, prefix: str, recurse: bool, remove_duplicate: bool):
+        seen = set()
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
+            if recurse else [(prefix, self)]
+        for mod_name, module in modules:
+            for name, value in getattr(module, store).items():
+                if value is None or (remove_duplicate and id(value) in seen):
+                    continue
+                seen.add(id(value))
+                yield (f"{mod_name}.{name}" if mod_name else name), value
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """Parameters with dotted names."""
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """All parameters (each once)."""
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def get_submodule(self, target: str) -> Module:
+        """The submodule at a dotted path."""
+        module = self
+        for part in target.split(".") if target else ():
+            if part not in module._modules:
+                raise AttributeError(f"{type(module).__name__} has no attribute `{part}`")
+            module = module._modules[part]
+        return module
+
+    def get_parameter(self, target: str) -> Parameter:
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        if name not in module._parameters:
+            raise AttributeError(f"{type(module).__name__} has no parameter `{name}`")
+        return module._parameters[name]
+
+    # ---- modes and bulk changes -----------------------------------------------------------------
+
+    def train(self, mode: bool = True) -> Module:
+        """Set training mode (affects dropout and batch norm) on this module and its children."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        for m in self.modules():
+            object.__setattr__(m, "training", mode)
+        return self
+
+    def eval(self) -> Module:
+        """Set evaluation mode."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of all parameters (to None by default)."""
+        for p in self.parameters():
+            if p.grad is not None:
+                if set_to_none:
+                    p.grad = None
+                else:
+                    p.grad = p.grad.detach()
+                    p.grad.zero_()
+
+    def apply(self, fn: Callable[[Module], None]) -> Module:
+        """Call ``fn`` on every submodule (children first) and on this module."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def _apply_to_tensors(self, convert: Callable[[Tensor], Tensor]) -> Module:
+        with no_grad():
+            for m in self.modules():
+                for name, p in m._parameters.items():
+                    if p is not None:
+                        p.data = convert(p).data
+                        if p.grad is not None:
+                            p.grad.data = convert(p.grad).data
+                for name, b in m._buffers.items():
+                    if b is not None:
+                        m._buffers[name] = convert(b)
+        return self
+
+    def to(self, *args, **kwargs) -> Module:
+        """Convert floating point parameters and buffers to a dtype (device must be the CPU)."""
+        dtype = kwargs.get("dtype")
+        for a in args:
+            if not isinstance(a, (str, Tensor)) and str(a) != "cpu":
+                dtype = a
+            elif isinstance(a, Tensor):
+                dtype = a.dtype
+            elif isinstance(a, str) and a != "cpu":
+                raise RuntimeError(f"to: device '{a}' is not available: chainrule runs on the CPU")
+        if dtype is None:
+            return self
+        return self._apply_to_tensors(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+    def float(self) -> Module:
+        from .. import float32
+
+        return self.to(float32)
+
+    def double(self) -> Module:
+        from .. import float64
+
+        return self.to(float64)
+
+    def half(self) -> Module:
+        from .. import float16
+
+        return self.to(float16)
+
+    def cpu(self) -> Module:
+        return self
+
+    def type(self, dst_type) -> Module:
+        return self.to(dst_type)
+
+    # ---- hooks --------------------------------------------------------------------------------
+
+    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(module, args)`` before forward; a returned value replaces the args."""
+        return add_hook(self._forward_pre_hooks, hook)
+
+    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(module, args, output)`` after forward; a returned value replaces it."""
+        return add_hook(self._forward_hooks, hook)
+
+    # ---- state dicts --------------------------------------------------------------------------
+
+    def state_dict(self, *, destination: dict | None = None, prefix: str = "",
+                   keep_vars: bool = False) -> dict:
+        """Parameters and persistent buffers by dotted name (detached unless keep_vars)."""
+        out = OrderedDict() if destination is None else destination
+        for name, module in self.named_modules(prefix=prefix.rstrip(".")):
+            base = f"{name}." if name else ""
+            for key, p in module._parameters.items():
+                if p is not None:
+                    out[base + key] = p if keep_vars else p.detach()
+            for key, b in module._buffers.items():
+                if b is not None and key not in module._non_persistent_buffers_set:
+                    out[base + key] = b if keep_vars else b.detach()
+        return out
+
+    def load_state_dict(self, state_dict: dict, strict: bool = True,
+                        assign: bool = False) -> _IncompatibleKeys:
+        """Copy values from ``state_dict`` into parameters and buffers (same shapes)."""
+        own = self.state_dict(keep_vars=True)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors = []
+        if strict:
+            if unexpected:
+                errors.append("Unexpected key(s) in state_dict: "
+                              + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+            if missing:
+                errors.append("Missing key(s) in state_dict: "
+                              + ", ".join(f'"{k}"' for k in missing) + ". ")
+        for key, target in own.items():
+            if key not in state_dict:
+                continue
+            value = state_dict[key]
+            value_shape = tuple(value.shape) if hasattr(value, "shape") else ()
+            if value_shape != tuple(target.shape):
+                errors.append(f"size mismatch for {key}: copying a param with shape "
+                              f"{_size(value_shape)} from checkpoint, the shape in current "
+                              f"model is {_size(tuple(target.shape))}.")
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                               + "\n\t".join(errors))
+        with no_grad():
+            for key, target in own.items():
+                if key in state_dict:
+                    value = state_dict[key]
+                    array = value.data if isinstance(value, Tensor) else value
+                    target.data[...] = array
+                    if target._version is not None:
+                        target._version[0] += 1
+        return _IncompatibleKeys(missing, unexpected)
+
+    # ---- printing -----------------------------------------------------------------------------
+
+    def extra_repr(self) -> str:
+        """Extra information for this module's repr (override in subclasses)."""
+        return ""
+
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        lines = []
+        extra = self.extra_repr()
+        if extra:
+            lines = extra.split("\n")
+        for name, module in self._modules.items():
+            child = repr(module).replace("\n", "\n  ")
+            lines.append(f"({name}): {child}")
+        head = self._get_name() + "("
+        if not lines:
+            return head + ")"
+        if len(lines) == 1 and not self._modules:
+            return head + lines[0] + ")"
+        return head + "\n  " + "\n  ".join(lines) + "\n)"
+
+    def __dir__(self):
+        keys = list(super().__dir__()) + list(self._parameters) + list(self._buffers) + list(
+            self._modules)
+        return sorted(k for k in set(keys) if not k[:1].isdigit())
+
+
+def _size(shape: tuple) -> str:
+    return f"torch.Size({list(shape)})"
+
+
+def _check_name(module: Module, name: str, what: str) -> None:
+    if not isinstance(name, str):
+        raise TypeError(f"{what} name should be a string. Got {type(name).__name__}")
+    if "." in name:
+        raise KeyError(f'{what} name can\'t contain "."')
+    if name == "":
+        raise KeyError(f'{what} name can\'t be empty string ""')
+    if hasattr(type(module), name):
+        raise KeyError(f"attribute '{name}' already exists")

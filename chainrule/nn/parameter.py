@@ -1,0 +1,56 @@
+"""nn.Parameter: a tensor that a Module registers as a parameter."""
+
+from __future__ import annotations
+
+from .. import _printing
+from .._backend import get_default_dtype, xp
+from ..tensor import Tensor
+
+__all__ = ["Parameter", "Buffer"]
+
+
+class Parameter(Tensor):
+    """A tensor that is a module parameter: requires grad by default, shares ``data``."""
+
+    def __init__(self, data: Tensor | None = None, requires_grad: bool = True) -> None:
+        if data is None:
+            array = xp.zeros((0,), dtype=get_default_dtype().np)
+        else:
+            array = data.data if isinstance(data, Tensor) else xp.asarray(data)
+        self.data = array
+        self._requires_grad = False
+        self.grad = None
+        self.grad_fn = None
+        self._output_nr = 0
+        self._version = data._version if isinstance(data, Tensor) else None
+        self._extra = None
+        if requires_grad:
+            self.requires_grad_(True)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + _printing.format_tensor(
+            self.data, dtype_name=self.dtype.name, show_dtype=self._show_dtype(),
+            suffixes=["requires_grad=True"] if self._requires_grad else [])
+
+    def _show_dtype(self) -> bool:
+        return self.data.dtype not in (get_default_dtype().np, xp.int64, xp.bool_)
+
+    def __deepcopy__(self, memo: dict) -> Parameter:
+        if id(self) not in memo:
+            memo[id(self)] = Parameter(Tensor._wrap(self.data.copy(), None, 0), self._requires_grad)
+        return memo[id(self)]
+
+
+class Buffer(Tensor):
+    """Marks a tensor to be registered as a module buffer when assigned as an attribute."""
+
+    def __init__(self, data: Tensor | None = None, *, persistent: bool = True) -> None:
+        array = data.data if isinstance(data, Tensor) else xp.asarray(data)
+        self.data = array
+        self._requires_grad = False
+        self.grad = None
+        self.grad_fn = None
+        self._output_nr = 0
+        self._version = None
+        self._extra = None
+        self.persistent = persistent

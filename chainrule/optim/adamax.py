@@ -1,0 +1,64 @@
+"""Adamax (Kingma & Ba, 2015, section 7): Adam with an infinity-norm second moment."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from .. import tensor, zeros_like
+from .optimizer import (
+    Optimizer,
+    _addcdiv_,
+    _check_adam_family,
+    _check_flags,
+    _evaluate,
+    _lerp_,
+    _maximum_,
+    _step,
+)
+
+__all__ = ["Adamax"]
+
+
+class Adamax(Optimizer):
+    """Adamax: the step divides by a decaying running maximum of |grad|."""
+
+    def __init__(self, params: Iterable, lr: float = 2e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, foreach: bool | None = None, *,
+                 maximize: bool = False, differentiable: bool = False,
+                 capturable: bool = False) -> None:
+        _check_adam_family(lr, betas, eps, weight_decay)
+        _check_flags(differentiable, foreach)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable, capturable=capturable)
+        super().__init__(params, defaults)
+
+    @_step
+    def step(self, closure: Callable | None = None):
+        """One update of every parameter that has a gradient; returns the closure's loss."""
+        loss = _evaluate(closure)
+        for group in self.param_groups:
+            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+            weight_decay = group["weight_decay"]
+            for p in group["params"]:
+                grad = p.grad
+                if grad is None:
+                    continue
+                if group["maximize"]:
+                    grad = -grad
+                state = self.state[p]
+                if not state:
+                    state["step"] = tensor(0.0)
+                    state["exp_avg"] = zeros_like(p)
+                    state["exp_inf"] = zeros_like(p)
+                step = state["step"].add_(1).item()
+                exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
+
+                if weight_decay != 0:
+                    grad = grad + p * weight_decay
+                _lerp_(exp_avg, grad, 1 - beta1)
+                exp_inf.mul_(beta2)
+                _maximum_(exp_inf, grad.abs() + eps)
+                clr = lr / (1 - beta1**step)
+                _addcdiv_(p, exp_avg, exp_inf, -clr)
+        return loss

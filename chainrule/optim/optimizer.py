@@ -1,0 +1,254 @@
+"""Optimizer: parameter groups, per-parameter state, zero_grad and state_dict, as in PyTorch.
+
+Subclasses implement ``step`` under ``@_step`` and keep each parameter's buffers in
+``self.state[p]``; updates use only chainrule's public tensor API.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .. import Tensor, enable_grad, no_grad, where
+
+__all__ = ["Optimizer"]
+
+
+def _typename(obj) -> str:
+    return obj.type() if isinstance(obj, Tensor) else type(obj).__name__
+
+
+def _step(step: Callable) -> Callable:
+    """Run an optimizer's ``step`` without recording, and note that it ran (for LR schedulers)."""
+
+    @functools.wraps(step)
+    def wrapper(self, closure=None):
+        self._opt_called = True
+        with no_grad():
+            return step(self, closure)
+
+    return wrapper
+
+
+def _evaluate(closure: Callable | None):
+    """The closure's loss, computed with gradients on (None without a closure)."""
+    if closure is None:
+        return None
+    with enable_grad():
+        return closure()
+
+
+def _check_flags(differentiable: bool, foreach: bool | None = None,
+                 fused: bool | None = None) -> None:
+    """Validate the implementation switches; foreach, fused and capturable change nothing here."""
+    if fused and foreach:
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+    if differentiable:
+        raise NotImplementedError("differentiable=True is not supported: chainrule's optimizers "
+                                  "update parameters in place under no_grad")
+
+
+def _check_adam_family(lr: float, betas: tuple[float, float], eps: float,
+                     weight_decay: float) -> None:
+    """The argument checks Adam, AdamW, Adamax, NAdam and RAdam share."""
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    for i, beta in enumerate(betas):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+class Optimizer:
+    """Base class: holds ``param_groups`` (dicts of params and options) and ``state``."""
+
+    def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        self.state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            f"Tensors or dicts, but got {_typename(params)}")
+        param_groups = list(params)
+        if not param_groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters with its own options (missing ones take the defaults)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {_typename(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs. "
+                            "Please use a list instead.")
+        tensors, names = [], []
+        for param in params:
+            if isinstance(param, tuple) and len(param) == 2 and isinstance(param[0], str):
+                names.append(param[0])  # from named_parameters()
+                param = param[1]
+            if not isinstance(param, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                f"{_typename(param)}")
+            if not (param.is_leaf or param.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+            tensors.append(param)
+        if names:
+            if len(names) != len(tensors):
+                raise ValueError("all optimizer params should be with/without names. Some param "
+                                 "names are missing")
+            param_group["param_names"] = names
+        if self.param_groups and ("param_names" in param_group) != (
+                "param_names" in self.param_groups[0]):
+            raise ValueError("all optimizer param groups should be with/without names.")
+        param_group["params"] = tensors
+        for name, default in self.defaults.items():
+            param_group.setdefault(name, default)
+
+        seen = {id(p) for group in self.param_groups for p in group["params"]}
+        if any(id(p) in seen for p in tensors):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of all parameters: to None, or to zeros in place."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                grad = p.grad
+                if grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    if grad.grad_fn is not None:
+                        grad.detach_()
+                    else:
+                        grad.requires_grad_(False)
+                    grad.zero_()
+
+    def step(self, closure: Callable | None = None):
+        """Update the parameters once; ``closure`` re-evaluates the loss if the method needs it."""
+        raise NotImplementedError
+
+    # ---- state_dict ------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        """``{'state': {index: buffers}, 'param_groups': [options + 'params': indices]}``."""
+        index_of: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for p in group["params"]:
+                index_of.setdefault(id(p), len(index_of))
+            packed["params"] = [index_of[id(p)] for p in group["params"]]
+            groups.append(packed)
+        state = {index_of[id(p)] if isinstance(p, Tensor) else p: s for p, s in self.state.items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore the buffers and group options saved by ``state_dict`` onto these params."""
+        saved_groups = copy.deepcopy(state_dict["param_groups"])
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"])
+               for g, s in zip(self.param_groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                             "the size of optimizer's group")
+        param_of = {i: p for g, s in zip(self.param_groups, saved_groups)
+                    for i, p in zip(s["params"], g["params"])}
+        state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
+        for key, value in state_dict["state"].items():
+            if key in param_of:
+                param = param_of[key]
+                state[param] = _cast_state(param, value)
+            else:
+                state[key] = copy.deepcopy(value)
+        for group, saved in zip(self.param_groups, saved_groups):
+            saved["params"] = group["params"]
+            if "param_names" in group and "param_names" not in saved:
+                saved["param_names"] = group["param_names"]
+        self.__setstate__({"state": state, "param_groups": saved_groups})
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        for group in self.param_groups:  # options added after the state was saved
+            for name, default in self.defaults.items():
+                group.setdefault(name, default)
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            if i:
+                lines.append("")
+            lines.append(f"Parameter Group {i}")
+            lines += [f"    {k}: {group[k]}" for k in sorted(group) if k != "params"]
+        return "\n".join(lines) + "\n)"
+
+
+def _cast_state(param: Tensor, value, key: str | None = None):
+    """A copy of a saved state value, floating tensors in the parameter's dtype ('step' as is)."""
+    if isinstance(value, Tensor):
+        if key != "step" and param.is_floating_point() and value.is_floating_point():
+            return value.to(param.dtype, copy=True)
+        return value.clone()
+    if isinstance(value, dict):
+        return {k: _cast_state(param, v, k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_state(param, v) for v in value)
+    return copy.deepcopy(value)
+
+
+# ---- ops the update rules need that chainrule does not have yet, composed from public ones ----
+
+
+def _lerp_(buf: Tensor, end: Tensor, weight: float) -> None:
+    """``buf.lerp_(end, weight)``, in the form PyTorch's kernel uses for each half of weight."""
+    if weight < 0.5:
+        buf.add_((end - buf) * weight)
+    else:
+        buf.copy_(end - (end - buf) * (1 - weight))
+
+
+def _addcmul_(buf: Tensor, tensor1: Tensor, tensor2: Tensor, value: float = 1) -> None:
+    """``buf.addcmul_(tensor1, tensor2, value=value)``: buf += value * tensor1 * tensor2."""
+    buf.add_(tensor1 * value * tensor2 if value != 1 else tensor1 * tensor2)
+
+
+def _addcdiv_(buf: Tensor, tensor1: Tensor, tensor2: Tensor, value: float = 1) -> None:
+    """``buf.addcdiv_(tensor1, tensor2, value=value)``: buf += value * tensor1 / tensor2."""
+    buf.add_(tensor1 * value / tensor2 if value != 1 else tensor1 / tensor2)
+
+
+def _maximum_(buf: Tensor, other: Tensor) -> None:
+    """``torch.maximum(buf, other, out=buf)`` (NaN propagates from either side)."""
+    buf.copy_(where((buf >= other) | (buf != buf), buf, other))
+
+
+def _abs_max(x: Tensor) -> Tensor:
+    """``x.abs().max()`` as a 0-d tensor: halves folded with where() (NaN propagates)."""
+    x = x.abs().reshape(-1)
+    while x.numel() > 1:
+        half = x.numel() // 2
+        a, b = x[:half], x[half:2 * half]
+        folded = where((a >= b) | (a != a), a, b)
+        if x.numel() % 2:
+            last = x[2 * half:]
+            head = folded[:1]
+            folded[:1] = where((head >= last) | (head != head), head, last)
+        x = folded
+    return x.reshape(())
