@@ -109,9 +109,18 @@ def result_type(arrays, scalars=()):
     """
     cats = [_category(a.dtype) for a in arrays]
     top = max(cats + [_scalar_category(s) for s in scalars])
+    result = None
+    dimensioned = False
     for want_dim in (True, False):
         tier = [a.dtype for a, c in zip(arrays, cats) if c == top and (a.ndim > 0) == want_dim]
         if tier:
-            return xp.result_type(*tier)
-    return (xp.dtype(xp.bool_), xp.dtype(xp.int64), _default[0].np,
-            xp.dtype(xp.complex64 if _default[0] is float32 else xp.complex128))[top]
+            result = xp.result_type(*tier)
+            dimensioned = want_dim
+            break
+    if result is None:
+        result = (xp.dtype(xp.bool_), xp.dtype(xp.int64), _default[0].np,
+                  xp.dtype(xp.complex64 if _default[0] is float32 else xp.complex128))[top]
+    if result == xp.complex64 and any(a.dtype == xp.float64 and (a.ndim > 0 or not dimensioned)
+                                      for a in arrays):
+        result = xp.dtype(xp.complex128)  # complex wide enough for the float64 operand
+    return result

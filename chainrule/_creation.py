@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from ._backend import as_dtype, get_default_dtype, xp
 from .ops._shapes import size_tuple
 from .tensor import Tensor
@@ -40,7 +42,10 @@ def _infer(data):
         return array.astype(get_default_dtype().np, copy=False)
     if array.dtype.kind in "iu":
         return array.astype(xp.int64, copy=False)
-    if array.dtype.kind in "bc":
+    if array.dtype.kind == "c":
+        return array.astype(xp.complex128 if get_default_dtype().np == xp.float64
+                            else xp.complex64, copy=False)
+    if array.dtype.kind == "b":
         return array
     raise TypeError(f"tensor: could not infer dtype of {type(data).__name__}; pass numbers, "
                     "nested lists of numbers or a NumPy array")
@@ -58,8 +63,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
            pin_memory: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data``."""
     _check_device(device)
-    array = _infer(data)
-    array = array.astype(as_dtype(dtype).np) if dtype is not None else array.copy()
+    if dtype is not None and not isinstance(data, (Tensor, xp.ndarray)):
+        array = xp.array(data, dtype=as_dtype(dtype).np)  # no detour through float32
+    else:
+        array = _infer(data)
+        array = array.astype(as_dtype(dtype).np) if dtype is not None else array.copy()
     return _finish(array, requires_grad)
 
 
@@ -130,8 +138,14 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
     if step == 0:
         raise RuntimeError("arange: step must be nonzero")
     integral = all(isinstance(v, int) for v in values)
-    default = xp.dtype(xp.int64) if integral else get_default_dtype().np
-    return _finish(xp.arange(*values, dtype=_dtype(dtype, default)), requires_grad)
+    dt = _dtype(dtype, xp.dtype(xp.int64) if integral else get_default_dtype().np)
+    if dt.kind == "f":
+        # As PyTorch: start + i * step in double precision, rounded once to dt.
+        n = max(0, math.ceil((values[1] - values[0]) / values[2]))
+        array = (values[0] + xp.arange(n, dtype=xp.float64) * values[2]).astype(dt)
+    else:
+        array = xp.arange(*values, dtype=dt)
+    return _finish(array, requires_grad)
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None,

@@ -37,8 +37,15 @@ def _promote(op, arrays: list) -> list:
     # The common case: one array dtype, and scalars of no higher category keep it.
     if dtype is not None and scalar <= _category(dtype) and (
             not op.float_out or dtype.kind in "fc"):
-        return arrays
+        return _wrap_ints(arrays, dtype) if scalar == 1 and dtype.kind in "iu" else arrays
     return _promote_mixed(op, arrays)
+
+
+def _wrap_ints(arrays: list, dtype) -> list:
+    """Python ints outside an integer dtype's range wrap around, as in PyTorch."""
+    info = xp.iinfo(dtype)
+    return [xp.array(a).astype(dtype) if type(a) is int and not info.min <= a <= info.max else a
+            for a in arrays]
 
 
 def _promote_mixed(op, arrays: list) -> list:
@@ -47,22 +54,23 @@ def _promote_mixed(op, arrays: list) -> list:
     target = result_type(tensors, scalars)
     if op.float_out and target.kind not in "fc":
         target = get_default_dtype().np
-    return [a.astype(target) if type(a) is _ndarray and a.dtype != target else a for a in arrays]
+    out = [a.astype(target) if type(a) is _ndarray and a.dtype != target else a for a in arrays]
+    return _wrap_ints(out, target) if target.kind in "iu" else out
 
 
 def _shape_error(op, arrays: list, err: Exception) -> Exception:
     shapes = [a.shape for a in arrays if type(a) is _ndarray]
-    if len(shapes) >= 2 and "broadcast" in str(err):
-        a, b = shapes[0], shapes[1]
-        for dim in range(1, max(len(a), len(b)) + 1):
-            sa = a[-dim] if dim <= len(a) else 1
-            sb = b[-dim] if dim <= len(b) else 1
-            if sa != sb and sa != 1 and sb != 1:
+    if "broadcast" in str(err):
+        # Report the first pair of sizes that cannot broadcast, as PyTorch does.
+        ndim = max(len(s) for s in shapes)
+        for dim in range(1, ndim + 1):
+            sizes = [s[-dim] for s in shapes if dim <= len(s) and s[-dim] != 1]
+            if len(set(sizes)) > 1:
                 return RuntimeError(
-                    f"{op.name}: the size of tensor a ({sa}) must match the size of tensor b "
-                    f"({sb}) at non-singleton dimension {max(len(a), len(b)) - dim}; shapes "
-                    f"{list(a)} and {list(b)} do not broadcast")
-    return RuntimeError(f"{op.name}: {err} (input shapes {shapes})")
+                    f"{op.name}: The size of tensor a ({sizes[0]}) must match the size of tensor "
+                    f"b ({[x for x in sizes if x != sizes[0]][0]}) at non-singleton dimension "
+                    f"{ndim - dim}; input shapes {[list(s) for s in shapes]} do not broadcast")
+    return RuntimeError(f"{op.name}: {err} (input shapes {[list(s) for s in shapes]})")
 
 
 def _arrays(inputs: tuple) -> tuple[list, bool]:

@@ -326,9 +326,12 @@ class Tensor:
         return self
 
     def __array__(self, dtype=None, copy=None):
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
         if dtype is not None and dtype != self.data.dtype:
             return self.data.astype(dtype)
-        return self.data
+        return self.data.copy() if copy else self.data
 
     def __len__(self) -> int:
         if self.data.ndim == 0:
@@ -342,8 +345,7 @@ class Tensor:
 
     def _scalar(self, kind: str):
         if self.data.size != 1:
-            raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted to "
-                               "Scalar")
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return self.data.item()
 
     def __bool__(self) -> bool:

@@ -125,11 +125,14 @@ class Node:
         return self.op.n_outputs
 
     def __repr__(self) -> str:
-        return f"<{self.name()} object at {id(self):#x}>"
+        return f"<{self.name().rpartition('::')[2]} object at {id(self):#x}>"
 
     @property
     def next_functions(self) -> tuple:
-        return tuple(e if e is not None else (None, 0) for e in self.next_edges)
+        """(node, output_nr) per differentiable input; (None, 0) where it needs no gradient."""
+        rules = self.op.vjp if isinstance(self, Node) else (True,) * len(self.next_edges)
+        return tuple(e if e is not None else (None, 0)
+                     for e, rule in zip(self.next_edges, rules) if rule is not None)
 
     @property
     def metadata(self) -> dict:
@@ -210,17 +213,22 @@ def _fit(grad, meta):
 class AccumulateGrad:
     """The node at a leaf tensor: accumulates the incoming gradient into ``.grad``."""
 
-    __slots__ = ("variable", "_pre_hooks", "_retain", "_post_hooks", "__weakref__")
+    __slots__ = ("_variable", "_pre_hooks", "_retain", "_post_hooks", "__weakref__")
 
     next_functions: tuple = ()
     next_edges: tuple = ()
     n_outputs = 1
 
     def __init__(self, tensor) -> None:
-        self.variable = weakref.ref(tensor)
+        self._variable = weakref.ref(tensor)
         self._pre_hooks: dict | None = None
         self._retain = None
         self._post_hooks: dict | None = None
+
+    @property
+    def variable(self):
+        """The leaf tensor this node accumulates into."""
+        return self._variable()
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
@@ -237,7 +245,7 @@ class AccumulateGrad:
 
     def accumulate(self, grad, create_graph: bool, owned: bool) -> None:
         """Add ``grad`` into the leaf's ``.grad`` (in place when the buffer is ours)."""
-        tensor = self.variable()
+        tensor = self._variable()
         if tensor is None or grad is None:
             return
         old = tensor.grad
