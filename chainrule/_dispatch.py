@@ -17,6 +17,7 @@ from .tensor import Tensor
 __all__ = ["apply", "apply_inplace"]
 
 _ndarray = xp.ndarray
+_ufunc = xp.ufunc
 _wrap = Tensor._wrap
 
 
@@ -254,6 +255,21 @@ def apply_inplace(op, target: Tensor, *args, **params) -> Tensor:
     if not recording:
         if op.casts:
             arrays = [arrays[0]] + _promote(op, arrays)[1:]
+        if type(op.forward) is _ufunc and not params and target.data.flags.writeable:
+            try:  # straight into the target's storage: no temporary, no copy
+                op.forward(*arrays, out=target.data)
+            except TypeError:  # NumPy refuses to cast the result to the target's dtype
+                out = op.forward(*arrays)
+                _write(target, out, op)  # raises PyTorch's error
+            except ValueError as err:
+                if "non-broadcastable output" not in str(err):
+                    raise _shape_error(op, arrays, err) from None
+                shape = xp.broadcast_shapes(*[a.shape for a in arrays if type(a) is _ndarray])
+                raise RuntimeError(
+                    f"{op.name}_: output with shape {list(target.data.shape)} doesn't match the "
+                    f"broadcast shape {list(shape)}") from None
+            bump_version(target)
+            return target
         try:
             out = op.forward(*arrays, **params)
         except ValueError as err:

@@ -1,0 +1,39 @@
+"""The op table: one row per public op, collected from the family files.
+
+Adding an op adds a row to its family's ROWS (see ``_spec.OpRow``), not a test function.
+"""
+
+from __future__ import annotations
+
+from . import elementwise, linalg, reduction, shape
+from ._spec import REAL, Const, Domain, OpRow, S, T
+
+__all__ = ["ROWS", "INTERNAL", "OpRow", "S", "T", "Const", "Domain", "REAL"]
+
+ROWS: list[OpRow] = elementwise.ROWS + reduction.ROWS + linalg.ROWS + shape.ROWS
+
+# Registry records no user calls by name, each with why it exists and the rows (by name) whose
+# derivatives run it.
+INTERNAL: dict[str, tuple[str, tuple[str, ...]]] = {
+    "tanh_backward": (
+        "tanh's fused gradient g * (1 - out**2): runs in the first backward of tanh, its own "
+        "rules in the second",
+        ("tanh",),
+    ),
+    "sigmoid_backward": (
+        "sigmoid's fused gradient g * out * (1 - out): runs in the first backward of sigmoid, "
+        "its own rules in the second",
+        ("sigmoid",),
+    ),
+    "index_backward": (
+        "the gradient of indexing: scatters g into zeros. Its forward runs in the first backward "
+        "of every indexing row, its own rule (g[index]) in the second",
+        ("Tensor.__getitem__",),
+    ),
+    "view_scatter": (
+        "in-place writes through a view (CopySlices): replays the view steps on the base. "
+        "Exercised by assignment, fill_ and copy_ through views and by the in-place variants "
+        "applied through a view (tests/ops/test_ops.py::test_inplace)",
+        ("Tensor.__setitem__", "Tensor.fill_", "Tensor.copy_"),
+    ),
+}
