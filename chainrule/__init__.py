@@ -106,3 +106,5 @@ def get_num_threads() -> int:
     import os
 
     return os.cpu_count() or 1
+
+from . import optim  # noqa: E402  (uses the op functions above)

@@ -16,8 +16,7 @@ def _dot(a: Tensor, b: Tensor) -> Tensor:
 
 
 def _cubic_minimizer(x1, f1, g1, x2, f2, g2, bounds=None):
-    """Minimizer of the cubic through (x1, f1, g1) and (x2, f2, g2), clipped to ``bounds``
-    (default: the interval between x1 and x2); their midpoint if the cubic has none."""
+    """Minimizer of the cubic with values f and slopes g at x1 and x2, clipped to ``bounds``."""
     low, high = bounds if bounds is not None else ((x1, x2) if x1 <= x2 else (x2, x1))
     # Nocedal & Wright, eq. 3.59.
     d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
@@ -29,17 +28,14 @@ def _cubic_minimizer(x1, f1, g1, x2, f2, g2, bounds=None):
         else:
             x = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
         return min(max(x, low), high)
-    return (low + high) / 2.0
+    return (low + high) / 2.0  # the cubic has no minimizer: bisect
 
 
 def _strong_wolfe(evaluate: Callable, t, d: Tensor, f: float, g: Tensor, gtd: Tensor,
                   c1: float = 1e-4, c2: float = 0.9, tolerance_change: float = 1e-9,
                   max_ls: int = 25):
-    """Find a step t along d meeting the strong Wolfe conditions.
-
-    ``evaluate(t)`` returns the loss and flat gradient at x + t d. Returns the loss, gradient
-    and step accepted, and the number of evaluations.
-    """
+    """A step t along d meeting the strong Wolfe conditions: (loss, grad, t, evaluations)."""
+    # evaluate(t) gives the loss and flat gradient at x + t d; f, g, gtd are those at t = 0.
     d_norm = _abs_max(d)
     g = g.clone()
     f_new, g_new = evaluate(t)

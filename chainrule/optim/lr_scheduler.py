@@ -223,8 +223,7 @@ class ExponentialLR(LRScheduler):
 
 
 class CosineAnnealingLR(LRScheduler):
-    """Anneal from the initial lr to eta_min along half a cosine over T_max epochs (SGDR,
-    without restarts: past T_max the lr rises again)."""
+    """Anneal from the initial lr to eta_min along a cosine of half-period T_max (no restarts)."""
 
     def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,
                  last_epoch: int = -1) -> None:
@@ -298,8 +297,7 @@ def _per_group(name: str, optimizer: Optimizer, value) -> list:
 
 
 class OneCycleLR(LRScheduler):
-    """The 1cycle policy (Smith & Topin, 2018): lr up to max_lr then down far below the start,
-    momentum the other way; stepped once per batch."""
+    """The 1cycle policy (Smith & Topin, 2018): lr up to max_lr and down, momentum inversely."""
 
     def __init__(self, optimizer: Optimizer, max_lr: float | Sequence[float],
                  total_steps: int | None = None, epochs: int | None = None,
@@ -478,8 +476,7 @@ class SequentialLR(LRScheduler):
 
 
 class ReduceLROnPlateau(LRScheduler):
-    """Multiply the lr by ``factor`` when a metric has stopped improving for ``patience``
-    epochs."""
+    """Multiply the lr by ``factor`` once a metric stops improving for ``patience`` epochs."""
 
     def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1,
                  patience: int = 10, threshold: float = 1e-4, threshold_mode: str = "rel",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -52,7 +53,7 @@ def _check_flags(differentiable: bool, foreach: bool | None = None,
 
 
 def _check_adam_family(lr: float, betas: tuple[float, float], eps: float,
-                     weight_decay: float) -> None:
+                       weight_decay: float) -> None:
     """The argument checks Adam, AdamW, Adamax, NAdam and RAdam share."""
     if not 0.0 <= lr:
         raise ValueError(f"Invalid learning rate: {lr}")
@@ -86,7 +87,7 @@ class Optimizer:
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group of parameters with its own options (missing ones take the defaults)."""
         if not isinstance(param_group, dict):
-            raise TypeError(f"param_group must be a dict, but got {_typename(param_group)}")
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         params = param_group["params"]
         if isinstance(params, Tensor):
             params = [params]
@@ -110,9 +111,16 @@ class Optimizer:
                 raise ValueError("all optimizer params should be with/without names. Some param "
                                  "names are missing")
             param_group["param_names"] = names
-        if self.param_groups and ("param_names" in param_group) != (
-                "param_names" in self.param_groups[0]):
-            raise ValueError("all optimizer param groups should be with/without names.")
+        named = "param_names" in param_group
+        if self.param_groups and named != ("param_names" in self.param_groups[0]):
+            raise ValueError("all optimizer param groups should be with/without names. cannot "
+                             f"add param group {'with' if named else 'without'} names to the "
+                             "optimizer")
+        if len({id(p) for p in tensors}) != len(tensors):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
+                          "future, this will cause an error; see "
+                          "github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
         param_group["params"] = tensors
         for name, default in self.defaults.items():
             param_group.setdefault(name, default)
