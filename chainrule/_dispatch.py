@@ -11,7 +11,7 @@ from ._backend import _category, _scalar_category, get_default_dtype, result_typ
 from .autograd.forward_ad import get_tangent, set_tangent
 from .autograd.forward_ad import state as forward_state
 from .autograd.grad_mode import state
-from .autograd.graph import Node, SavedInput, SavedOutput
+from .autograd.graph import Node, SavedInput, SavedOutput, accumulator_of
 from .tensor import Tensor
 
 __all__ = ["apply", "apply_inplace"]
@@ -176,25 +176,25 @@ def _record(op, inputs: tuple, params: dict, results: tuple) -> None:
     meta = []
     for x in inputs:
         if isinstance(x, Tensor) and x._requires_grad:
-            edges.append(x._edge())
-            meta.append((x.data.shape, x.data.dtype))
+            fn = x.grad_fn
+            edges.append((fn, x._output_nr) if fn is not None else (accumulator_of(x), 0))
+            data = x.data
+            meta.append((data.shape, data.dtype))
         else:
             edges.append(None)
             meta.append(None)
     node = Node(op, params, tuple(edges), tuple(meta))
     saved = node.saved
     save_out = False
+    names = op.inputs
     for reads, edge in zip(op.reads, edges):
-        if edge is None:
-            continue
-        for r in reads:
-            if r == "out":
-                save_out = True
-                continue
-            name = op.inputs[r]
-            if name not in saved:
-                x = inputs[r]
-                saved[name] = SavedInput(x) if isinstance(x, Tensor) else x
+        if edge is not None:
+            for r in reads:
+                if r == "out":
+                    save_out = True
+                elif names[r] not in saved:
+                    x = inputs[r]
+                    saved[names[r]] = SavedInput(x) if isinstance(x, Tensor) else x
     for nr, result in enumerate(results):
         if result.data.dtype.kind in "fc":
             result._requires_grad = True

@@ -102,13 +102,9 @@ class Tensor:
         return (self._accumulator(), 0)
 
     def _accumulator(self):
-        from .autograd.graph import AccumulateGrad
+        from .autograd.graph import accumulator_of
 
-        extra = self._extra_dict()
-        acc = extra.get("acc")
-        if acc is None:
-            acc = extra["acc"] = AccumulateGrad(self)
-        return acc
+        return accumulator_of(self)
 
     def _extra_dict(self) -> dict:
         if self._extra is None:
@@ -427,3 +423,4 @@ class Tensor:
 
 
 _new = object.__new__
+

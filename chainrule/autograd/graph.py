@@ -263,6 +263,17 @@ class AccumulateGrad:
         pass
 
 
+def accumulator_of(tensor) -> AccumulateGrad:
+    """The leaf's AccumulateGrad node (one per leaf, kept by the leaf)."""
+    extra = tensor._extra
+    if extra is None:
+        extra = tensor._extra = {}
+    acc = extra.get("acc")
+    if acc is None:
+        acc = extra["acc"] = AccumulateGrad(tensor)
+    return acc
+
+
 def run_tensor_hooks(node, grads: list) -> list:
     """Apply the tensor hooks and retain_grad of a node's outputs to their incoming gradients."""
     hooks = node._pre_hooks
