@@ -107,4 +107,4 @@ def get_num_threads() -> int:
 
     return os.cpu_count() or 1
 
-from . import optim  # noqa: E402  (uses the op functions above)
+from . import linalg, nn, optim  # noqa: E402  (they use the op functions above)

@@ -115,6 +115,21 @@ class ModuleList(Module):
         items.insert(index, module)
         self._modules = OrderedDict((str(i), m) for i, m in enumerate(items))
 
+    def __repr__(self) -> str:
+        # As PyTorch: a run of children with the same repr prints once, as "(i-j): n x child".
+        children = [repr(m).replace("\n", "\n  ") for m in self._modules.values()]
+        if not children:
+            return "ModuleList()"
+        lines, start = [], 0
+        for i in range(1, len(children) + 1):
+            if i < len(children) and children[i] == children[start]:
+                continue
+            n = i - start
+            label = f"({start})" if n == 1 else f"({start}-{i - 1}): {n} x"
+            lines.append(f"{label}: {children[start]}" if n == 1 else f"{label} {children[start]}")
+            start = i
+        return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
+
 
 class ModuleDict(Module):
     """A dict of modules whose parameters the parent module sees."""
@@ -193,9 +208,8 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self) -> str:
-        return "\n".join(f"({i}): Parameter containing: [torch.{p.dtype.name.capitalize()}Tensor"
-                         f" of size {'x'.join(map(str, p.shape))}]"
-                         for i, p in enumerate(self))
+        # PyTorch's layout, indent and all: ParameterList names dtypes (torch.float32) ...
+        return "\n".join(_describe(str(i), p, str(p.dtype)) for i, p in enumerate(self))
 
 
 class ParameterDict(Module):
@@ -237,6 +251,15 @@ class ParameterDict(Module):
         items = parameters.items() if isinstance(parameters, Mapping) else parameters
         for key, value in items:
             self[key] = value
+
+    def extra_repr(self) -> str:
+        # ... while ParameterDict names legacy tensor types (torch.FloatTensor).
+        return "\n".join(_describe(k, p, p.type()) for k, p in self.items())
+
+
+def _describe(key: str, p: Parameter, type_name: str) -> str:
+    size = "x".join(str(s) for s in p.shape)
+    return f"  ({key}): Parameter containing: [{type_name} of size {size}]"
 
 
 def _as_param(value) -> Parameter:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 from .._backend import xp
 from .._creation import default_generator
@@ -11,7 +12,7 @@ from ..tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
-           "orthogonal_", "trunc_normal_"]
+           "orthogonal_", "trunc_normal_", "dirac_", "sparse_"]
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
@@ -119,6 +120,9 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
 def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
                      nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
     """He uniform: U(-b, b), b = gain * sqrt(3 / fan)."""
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
     bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / _fan(tensor, mode))
     return uniform_(tensor, -bound, bound, generator)
 
@@ -126,6 +130,9 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
 def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
                     nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
     """He normal: N(0, std²), std = gain / sqrt(fan)."""
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     return normal_(tensor, 0.0, std, generator)
 
@@ -134,6 +141,8 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """A (semi-)orthogonal matrix from the QR decomposition of a Gaussian one, times gain."""
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
     flat = _rng(generator).normal(0.0, 1.0, (rows, cols))
@@ -144,3 +153,33 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     if rows < cols:
         q = q.T
     return _fill(tensor, gain * q.reshape(tensor.data.shape))
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """A 3-5-D convolution weight that passes its input through: 1 at each kernel's centre,
+    channel i to channel i (within each of ``groups`` groups)."""
+    if tensor.dim() not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    shape = tensor.shape
+    if shape[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = shape[0] // groups
+    values = xp.zeros(tensor.data.shape)
+    centre = tuple(k // 2 for k in shape[2:])
+    for g in range(groups):
+        for d in range(min(per_group, shape[1])):
+            values[(g * per_group + d, d, *centre)] = 1
+    return _fill(tensor, values)
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
+    """A 2-D tensor drawn from N(0, std²) with a fraction ``sparsity`` of each column zeroed."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    rng = _rng(generator)
+    values = rng.normal(0.0, std, (rows, cols))
+    zeros = int(math.ceil(sparsity * rows))
+    for col in range(cols):
+        values[rng.permutation(rows)[:zeros], col] = 0
+    return _fill(tensor, values)

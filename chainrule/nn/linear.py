@@ -11,7 +11,8 @@ from . import init
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["Identity", "Linear", "Bilinear", "Flatten", "Unflatten"]
+__all__ = ["Identity", "Linear", "Bilinear", "Flatten", "Unflatten",
+           "NonDynamicallyQuantizableLinear"]
 
 
 class Identity(Module):
@@ -51,6 +52,10 @@ class Linear(Module):
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear under PyTorch's name for MultiheadAttention's out_proj (so reprs match)."""
 
 
 class Bilinear(Module):

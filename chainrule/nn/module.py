@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterator, Mapping
+from typing import NamedTuple
 
-from ..autograd.graph import RemovableHandle, add_hook
+from .._creation import as_tensor
 from ..autograd.grad_mode import no_grad
+from ..autograd.graph import RemovableHandle, add_hook
 from ..tensor import Tensor
 from .parameter import Buffer, Parameter
 
@@ -69,7 +70,7 @@ class Module:
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
                                 "(torch.nn.Parameter or None expected)")
             params[name] = None
         elif isinstance(value, Module):
@@ -79,7 +80,7 @@ class Module:
             self._modules[name] = value
         elif self.__dict__.get("_modules") is not None and name in self._modules:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module "
                                 f"'{name}' (torch.nn.Module or None expected)")
             self._modules[name] = None
         elif isinstance(value, Buffer):
@@ -87,7 +88,7 @@ class Module:
             self.register_buffer(name, value, persistent=value.persistent)
         elif self.__dict__.get("_buffers") is not None and name in self._buffers:
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
                                 "(torch.Tensor or None expected)")
             self._buffers[name] = value
         else:
@@ -117,9 +118,9 @@ class Module:
         """Add a parameter (or None) under ``name``."""
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
-        _check_name(self, name, "parameter")
+        _check_name(self, name, "parameter", self._parameters)
         if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter "
                             f"'{name}' (torch.nn.Parameter or None required)")
         if param is not None and param.grad_fn is not None:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
@@ -130,11 +131,9 @@ class Module:
         """Add a buffer: state that is not a parameter (in the state dict if persistent)."""
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
-        _check_name(self, name, "buffer")
-        if name in self.__dict__ and name not in self._buffers:
-            raise KeyError(f"attribute '{name}' already exists")
+        _check_name(self, name, "buffer", self._buffers)
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
         self._buffers[name] = tensor
         if persistent:
@@ -146,7 +145,7 @@ class Module:
         """Add a child module under ``name``."""
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
-        _check_name(self, name, "module")
+        _check_name(self, name, "module", self._modules)
         self._modules[name] = module
 
     register_module = add_module
@@ -268,7 +267,7 @@ class Module:
     def _apply_to_tensors(self, convert: Callable[[Tensor], Tensor]) -> Module:
         with no_grad():
             for m in self.modules():
-                for name, p in m._parameters.items():
+                for p in m._parameters.values():
                     if p is not None:
                         p.data = convert(p).data
                         if p.grad is not None:
@@ -329,7 +328,9 @@ class Module:
                    keep_vars: bool = False) -> dict:
         """Parameters and persistent buffers by dotted name (detached unless keep_vars)."""
         out = OrderedDict() if destination is None else destination
-        for name, module in self.named_modules(prefix=prefix.rstrip(".")):
+        # As PyTorch: a module reachable by two names is saved under both.
+        modules = self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False)
+        for name, module in modules:
             base = f"{name}." if name else ""
             for key, p in module._parameters.items():
                 if p is not None:
@@ -341,18 +342,26 @@ class Module:
 
     def load_state_dict(self, state_dict: dict, strict: bool = True,
                         assign: bool = False) -> _IncompatibleKeys:
-        """Copy values from ``state_dict`` into parameters and buffers (same shapes)."""
+        """Copy values from ``state_dict`` into parameters and buffers (same shapes).
+
+        With ``strict`` every key must match; otherwise the missing and unexpected keys are
+        returned. Shape mismatches are errors either way. ``assign`` replaces the tensors
+        instead of copying into them (parameters stay Parameters)."""
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         own = self.state_dict(keep_vars=True)
-        missing = [k for k in own if k not in state_dict]
+        optional = {f"{name}.{key}" if name else key
+                    for name, module in self.named_modules(remove_duplicate=False)
+                    for key in module._optional_state_keys}
+        missing = [k for k in own if k not in state_dict and k not in optional]
         unexpected = [k for k in state_dict if k not in own]
         errors = []
-        if strict:
-            if unexpected:
-                errors.append("Unexpected key(s) in state_dict: "
-                              + ", ".join(f'"{k}"' for k in unexpected) + ". ")
-            if missing:
-                errors.append("Missing key(s) in state_dict: "
-                              + ", ".join(f'"{k}"' for k in missing) + ". ")
+        if strict and missing:
+            errors.append("Missing key(s) in state_dict: "
+                          + ", ".join(f'"{k}"' for k in missing) + ". ")
+        if strict and unexpected:
+            errors.append("Unexpected key(s) in state_dict: "
+                          + ", ".join(f'"{k}"' for k in unexpected) + ". ")
         for key, target in own.items():
             if key not in state_dict:
                 continue
@@ -367,13 +376,26 @@ class Module:
                                + "\n\t".join(errors))
         with no_grad():
             for key, target in own.items():
-                if key in state_dict:
-                    value = state_dict[key]
-                    array = value.data if isinstance(value, Tensor) else value
-                    target.data[...] = array
-                    if target._version is not None:
-                        target._version[0] += 1
+                if key not in state_dict:
+                    continue
+                value = state_dict[key]
+                if assign:
+                    self._assign(key, value)
+                else:
+                    target.copy_(as_tensor(value))
         return _IncompatibleKeys(missing, unexpected)
+
+    _optional_state_keys: tuple = ()  # state a checkpoint may lack (older PyTorch versions)
+
+    def _assign(self, key: str, value: Tensor) -> None:
+        path, _, name = key.rpartition(".")
+        module = self.get_submodule(path)
+        if name in module._parameters:
+            old = module._parameters[name]
+            # the checkpoint's tensor, but the module's requires_grad (as PyTorch)
+            module._parameters[name] = Parameter(value, requires_grad=old.requires_grad)
+        else:
+            module._buffers[name] = value
 
     # ---- printing -----------------------------------------------------------------------------
 
@@ -405,16 +427,21 @@ class Module:
         return sorted(k for k in set(keys) if not k[:1].isdigit())
 
 
+def _typename(value) -> str:
+    """PyTorch's name for a value's type in error messages (torch.FloatTensor for tensors)."""
+    return value.type() if isinstance(value, Tensor) else type(value).__name__
+
+
 def _size(shape: tuple) -> str:
     return f"torch.Size({list(shape)})"
 
 
-def _check_name(module: Module, name: str, what: str) -> None:
+def _check_name(module: Module, name: str, what: str, store: dict) -> None:
     if not isinstance(name, str):
         raise TypeError(f"{what} name should be a string. Got {type(name).__name__}")
     if "." in name:
         raise KeyError(f'{what} name can\'t contain "."')
     if name == "":
         raise KeyError(f'{what} name can\'t be empty string ""')
-    if hasattr(type(module), name):
+    if hasattr(module, name) and name not in store:
         raise KeyError(f"attribute '{name}' already exists")

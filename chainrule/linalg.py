@@ -1,0 +1,10 @@
+"""torch.linalg: factorizations, solvers, inverses and norms (from chainrule.ops.linalg)."""
+
+from __future__ import annotations
+
+from .ops.linalg import LINALG as _LINALG
+from .ops.linalg import LinAlgError
+
+globals().update(_LINALG)
+
+__all__ = ["LinAlgError", *_LINALG]

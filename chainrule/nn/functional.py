@@ -1,0 +1,753 @@
+"""chainrule.nn.functional: PyTorch's functional neural-network API.
+
+Thin functions with PyTorch's signatures. Those with a record of their own live in
+``chainrule/ops/nn.py``; the rest are compositions of differentiable ops written here.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+from .._backend import xp
+from ..ops import nn as _nn
+from ..ops.elementwise import relu as _relu
+from ..ops.elementwise import sigmoid as _sigmoid
+from ..ops.elementwise import tanh as _tanh
+from ..ops.elementwise import where as _where
+from ..ops.nn import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    bilinear,
+    celu,
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    cosine_similarity,
+    dropout,
+    elu,
+    embedding,
+    fold,
+    gelu,
+    group_norm,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    instance_norm,
+    layer_norm,
+    leaky_relu,
+    linear,
+    logsigmoid,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+    mish,
+    one_hot,
+    pad,
+    pairwise_distance,
+    prelu,
+    relu6,
+    selu,
+    silu,
+    softplus,
+    unfold,
+)
+from ..tensor import Tensor
+
+__all__ = [
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+    "adaptive_max_pool2d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "batch_norm", "bilinear",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "conv1d", "conv2d",
+    "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "dropout", "dropout1d",
+    "dropout2d", "dropout3d", "elu", "embedding", "fold", "gaussian_nll_loss", "gelu", "glu",
+    "group_norm", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "hinge_embedding_loss",
+    "huber_loss", "instance_norm", "interpolate", "kl_div", "l1_loss", "layer_norm",
+    "leaky_relu", "linear", "log_softmax", "logsigmoid", "margin_ranking_loss", "max_pool1d",
+    "max_pool2d", "max_pool3d", "mish", "mse_loss", "multi_margin_loss",
+    "multilabel_soft_margin_loss", "nll_loss", "normalize", "one_hot", "pad",
+    "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "prelu",
+    "relu", "relu6", "rms_norm", "rrelu", "scaled_dot_product_attention", "selu", "sigmoid",
+    "silu", "smooth_l1_loss", "soft_margin_loss", "softmax", "softmin", "softplus", "softshrink",
+    "softsign", "tanh", "tanhshrink", "threshold", "triplet_margin_loss", "unfold",
+    "upsample", "upsample_bilinear", "upsample_nearest",
+]
+
+
+def _implicit_dim_warning(name: str) -> None:
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+                  "include dim=X as an argument.", stacklevel=3)
+
+
+def _reduction(size_average, reduce, reduction: str) -> str:
+    """PyTorch's legacy size_average/reduce flags as a reduction string."""
+    if size_average is None and reduce is None:
+        return reduction
+    warnings.warn("size_average and reduce args will be deprecated, please use reduction='"
+                  f"{_legacy(size_average, reduce)}' instead.", stacklevel=3)
+    return _legacy(size_average, reduce)
+
+
+def _legacy(size_average, reduce) -> str:
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    return "mean" if size_average and reduce else "sum" if reduce else "none"
+
+
+def _reduce(losses: Tensor, reduction: str) -> Tensor:
+    _nn.check_reduction(reduction)
+    if reduction == "none":
+        return losses
+    return losses.sum() if reduction == "sum" else losses.mean()
+
+
+def _warn_size(input: Tensor, target: Tensor) -> None:
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(f"Using a target size ({target.shape!r}) that is different to the input "
+                      f"size ({input.shape!r}). This will likely lead to incorrect results due "
+                      "to broadcasting. Please ensure they have the same size.", stacklevel=3)
+
+
+# ---- activations -------------------------------------------------------------------------------
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(x, 0); the gradient at 0 is 0."""
+    return input.relu_() if inplace else _relu(input)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > threshold, else value."""
+    out = _where(input > threshold, input, float(value))
+    return input.copy_(out) if inplace else out
+
+
+def tanh(input: Tensor) -> Tensor:
+    """Hyperbolic tangent, elementwise."""
+    return _tanh(input)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """1 / (1 + exp(-x)), elementwise."""
+    return _sigmoid(input)
+
+
+def softsign(input: Tensor) -> Tensor:
+    """x / (1 + |x|)."""
+    return input / (input.abs() + 1)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where |x| > lambd, else 0."""
+    return _where(input.abs() > lambd, input, 0.0)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x - lambd above lambd, x + lambd below -lambd, 0 between."""
+    return _where(input > lambd, input - lambd, _where(input < -lambd, input + lambd, 0.0))
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """x - tanh(x)."""
+    return input - _tanh(input)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """Leaky ReLU with a random slope in [lower, upper] per element (training), or their mean."""
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    from .._creation import rand
+
+    slope = rand(*input.shape, dtype=input.dtype) * (upper - lower) + lower
+    out = _where(input >= 0, input, input * slope)
+    return input.copy_(out) if inplace else out
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """a * sigmoid(b), a and b the two halves of input along dim."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = dim % input.ndim
+    size = input.shape[d]
+    if size % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {size}")
+    half = size // 2
+    lead = (slice(None),) * d
+    return input[lead + (slice(0, half),)] * _sigmoid(input[lead + (slice(half, None),)])
+
+
+def softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """exp(x_i) / sum_j exp(x_j) along dim."""
+    if dim is None:
+        _implicit_dim_warning("softmax")
+    return _nn.softmax(input, dim, dtype)
+
+
+def log_softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """log(softmax(x)) along dim, computed stably."""
+    if dim is None:
+        _implicit_dim_warning("log_softmax")
+    return _nn.log_softmax(input, dim, dtype)
+
+
+def softmin(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """softmax(-x) along dim."""
+    if dim is None:
+        _implicit_dim_warning("softmin")
+    return _nn.softmax(-input, dim, dtype)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out=None) -> Tensor:
+    """x / max(||x||_p, eps) along dim."""
+    result = input / _nn.vector_norm(input, p, dim, keepdim=True).clamp(min=eps)
+    return result if out is None else out.copy_(result)
+
+
+# ---- dropout -----------------------------------------------------------------------------------
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, L) input with probability p."""
+    return _nn.feature_dropout(input, p, training, inplace, 1, "dropout1d")
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, H, W) input with probability p."""
+    return _nn.feature_dropout(input, p, training, inplace, 2, "dropout2d")
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, D, H, W) input with probability p."""
+    return _nn.feature_dropout(input, p, training, inplace, 3, "dropout3d")
+
+
+# ---- normalisation -----------------------------------------------------------------------------
+
+
+def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel by batch statistics (training) or the running ones (eval)."""
+    return _nn.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def rms_norm(input: Tensor, normalized_shape, weight=None, eps=None) -> Tensor:
+    """x / sqrt(mean(x^2) + eps) over the trailing normalized_shape dims, times weight."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(shape):]) != shape:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*, {', '.join(map(str, shape))}], but got input of size"
+                           f"{list(input.shape)}")
+    if eps is None:
+        eps = float(xp.finfo(input.data.dtype).eps)
+    dims = tuple(range(input.ndim - len(shape), input.ndim))
+    out = input * ((input * input).mean(dims, keepdim=True) + eps) ** -0.5
+    return out if weight is None else out * weight
+
+
+# ---- pooling and resampling --------------------------------------------------------------------
+
+
+def _adaptive_max_pool(input: Tensor, output_size, nd: int, return_indices: bool, name: str):
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
+                           f"{list(input.shape)}")
+    if not isinstance(output_size, (tuple, list)):
+        output_size = (output_size,) * nd
+    size = tuple(input.shape[-nd:])
+    out = tuple(n if o is None else int(o) for n, o in zip(size, output_size))
+    indices = _nn.const(_adaptive_max_indices(input.data, size, out))
+    result = _nn.gather_at(input, indices, nd)
+    return (result, indices) if return_indices else result
+
+
+def _adaptive_max_indices(x, size, out):
+    """Flat spatial index of the maximum of each adaptive window (first on ties)."""
+    nd = len(size)
+    starts = [(xp.arange(o) * n) // o for n, o in zip(size, out)]
+    ends = [-((-(xp.arange(o) + 1) * n) // o) for n, o in zip(size, out)]
+    widths = [int((e - s).max()) for s, e in zip(starts, ends)]
+    best = arg = None
+    for offset in xp.ndindex(*widths):
+        flat = 0
+        valid = True
+        for i in range(nd):
+            pos = starts[i] + offset[i]
+            ok = pos < ends[i]
+            pos = xp.minimum(pos, size[i] - 1)
+            shape = [1] * nd
+            shape[i] = out[i]
+            flat = flat * size[i] + pos.reshape(shape)
+            valid = valid & ok.reshape(shape)
+        flat = xp.broadcast_to(flat, out)
+        lead = x.shape[: x.ndim - nd]
+        values = x.reshape(lead + (-1,))[..., flat]
+        values = xp.where(valid, values, -xp.inf)
+        if best is None:
+            best, arg = values, xp.broadcast_to(flat, values.shape).copy()
+            continue
+        better = (values > best) | xp.isnan(values)
+        best = xp.where(better, values, best)
+        arg = xp.where(better, flat, arg)
+    return arg.astype(xp.int64)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
+    """Max pooling of the last dim to output_size positions."""
+    return _adaptive_max_pool(input, output_size, 1, return_indices, "adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
+    """Max pooling of the last two dims to output_size."""
+    return _adaptive_max_pool(input, output_size, 2, return_indices, "adaptive_max_pool2d")
+
+
+_MODE_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
+def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
+                align_corners=None, recompute_scale_factor=None,
+                antialias: bool = False) -> Tensor:
+    """Resample the spatial dims (all but the first two) to size or by scale_factor."""
+    nd = input.ndim - 2
+    if nd < 1:
+        raise ValueError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+                         f"{input.ndim}D) for the modes: nearest | linear | bilinear | bicubic | "
+                         f"trilinear | area | nearest-exact (got {mode})")
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating "
+                             "modes: linear | bilinear | bicubic | trilinear")
+    elif mode in _MODE_DIMS:
+        if _MODE_DIMS[mode] != nd:
+            raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
+                                      f"{_MODE_DIMS[mode] + 2}D input")
+        align_corners = bool(align_corners)
+    else:
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
+                                  f"(got {input.ndim}D) for the modes: nearest | linear | "
+                                  f"bilinear | bicubic | trilinear | area | nearest-exact (got "
+                                  f"{mode})")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not implemented in chainrule")
+    in_size = tuple(input.shape[2:])
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined" if size is not None
+                         else "either size or scale_factor should be defined")
+    if size is not None:
+        out_size = tuple(int(s) for s in (size if isinstance(size, (tuple, list))
+                                          else (size,) * nd))
+        if len(out_size) != nd:
+            raise ValueError(f"Input and output must have the same number of spatial "
+                             f"dimensions, but got input with spatial dimensions of "
+                             f"{list(in_size)} and output size of {list(out_size)}. Please "
+                             "provide input tensor in (N, C, d1, d2, ...,dK) format and output "
+                             "size in (o1, o2, ...,oK) format.")
+        scales = (None,) * nd
+    else:
+        factors = tuple(float(f) for f in (scale_factor if isinstance(scale_factor, (tuple, list))
+                                           else (scale_factor,) * nd))
+        out_size = tuple(math.floor(n * f) for n, f in zip(in_size, factors))
+        scales = (None,) * nd if recompute_scale_factor else factors
+    if mode == "area":
+        return _nn._adaptive_avg_pool_nd(input, out_size, nd, "adaptive_avg_pool")
+    out = input
+    for i, (n, o, scale) in enumerate(zip(in_size, out_size, scales)):
+        axis = 2 + i
+        if mode in ("nearest", "nearest-exact"):
+            out = out[(slice(None),) * axis + (_nearest_index(n, o, scale, mode),)]
+        else:
+            matrix = _interp_matrix(n, o, scale, align_corners, mode == "bicubic")
+            out = _nn.along(out, axis, matrix.astype(input.data.dtype))
+    return out
+
+
+def _nearest_index(n: int, o: int, scale, mode: str):
+    # PyTorch computes these in single precision, whatever the input dtype.
+    s = xp.float32(1.0 / scale if scale else n / o)
+    dst = xp.arange(o, dtype=xp.float32)
+    if mode == "nearest-exact":
+        dst = dst + xp.float32(0.5)
+    return xp.minimum(xp.floor(dst * s).astype(xp.int64), n - 1)
+
+
+def _interp_matrix(n: int, o: int, scale, align_corners: bool, cubic: bool):
+    """The (o, n) matrix of linear (or cubic-convolution) interpolation weights."""
+    dst = xp.arange(o, dtype=xp.float64)
+    if align_corners:
+        src = dst * ((n - 1) / (o - 1) if o > 1 else 0.0)
+    else:
+        src = (dst + 0.5) * (1.0 / scale if scale else n / o) - 0.5
+        if not cubic:
+            src = xp.maximum(src, 0.0)
+    m = xp.zeros((o, n), dtype=xp.float64)
+    rows = xp.arange(o)
+    base = xp.floor(src).astype(xp.int64)
+    t = src - base
+    if not cubic:
+        upper = xp.minimum(base + 1, n - 1)
+        xp.add.at(m, (rows, base), 1 - t)
+        xp.add.at(m, (rows, upper), t)
+        return m
+    # Keys' cubic convolution with A = -0.75, indices clamped at the borders (as PyTorch).
+    a = -0.75
+    weights = (
+        ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a,
+        ((a + 2) * t - (a + 3)) * t * t + 1,
+        ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
+        ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a,
+    )
+    for k, w in enumerate(weights):
+        xp.add.at(m, (rows, xp.clip(base - 1 + k, 0, n - 1)), w)
+    return m
+
+
+def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
+             align_corners=None) -> Tensor:
+    """Deprecated alias of interpolate."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """Deprecated: interpolate(..., mode='nearest')."""
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """Deprecated: interpolate(..., mode='bilinear', align_corners=True)."""
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """(*, C r^2, H, W) -> (*, C, H r, W r)."""
+    r = upscale_factor
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                           f"is not divisible by {r * r}")
+    k = len(lead)
+    x = input.reshape(*lead, c // (r * r), r, r, h, w)
+    x = x.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """(*, C, H r, W r) -> (*, C r^2, H, W)."""
+    r = downscale_factor
+    *lead, c, h, w = input.shape
+    if h % r or w % r:
+        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by "
+                           f"downscale_factor, but got height={h}, width={w} and "
+                           f"downscale_factor={r}")
+    k = len(lead)
+    x = input.reshape(*lead, c, h // r, r, w // r, r)
+    x = x.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)
+    return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
+# ---- attention ---------------------------------------------------------------------------------
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale=None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """softmax(q k^T * scale + mask) v, with an optional causal mask and dropout."""
+    length, source = query.shape[-2], key.shape[-2]
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        key = _repeat_heads(key, query.shape[-3] // key.shape[-3])
+        value = _repeat_heads(value, query.shape[-3] // value.shape[-3])
+    scores = (query @ key.transpose(-2, -1)) * scale
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                               "set when is_causal=True")
+        attn_mask = _nn.const(xp.tril(xp.ones((length, source), dtype=bool)))
+    if attn_mask is not None:
+        if attn_mask.data.dtype == xp.bool_:
+            scores = _where(attn_mask, scores, -math.inf)
+        else:
+            scores = scores + attn_mask
+    weights = _nn.softmax(scores, -1)
+    if dropout_p > 0:
+        weights = dropout(weights, dropout_p, True)
+    return weights @ value
+
+
+def _repeat_heads(t: Tensor, repeats: int) -> Tensor:
+    """Repeat each head (dim -3) ``repeats`` times, as repeat_interleave."""
+    shape = tuple(t.shape)
+    expanded = t.unsqueeze(-3).expand(*shape[:-2], repeats, *shape[-2:])
+    return expanded.reshape(*shape[:-3], shape[-3] * repeats, *shape[-2:])
+
+
+# ---- losses ------------------------------------------------------------------------------------
+
+
+def _weighted(losses: Tensor, weight, reduction: str, mean_by_weight: bool) -> Tensor:
+    """PyTorch's elementwise weight: the mean divides by the weights' sum (mean_by_weight) or
+    by the element count."""
+    if weight is None:
+        return _reduce(losses, reduction)
+    if tuple(weight.shape) != tuple(losses.shape):
+        raise ValueError("Weights and input must have the same size.")
+    losses = losses * weight
+    if reduction == "mean" and mean_by_weight:
+        return losses.sum() / weight.sum()
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', "
+                         "'sum'.")
+    return _reduce(losses, reduction)
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+             reduction: str = "mean", weight=None) -> Tensor:
+    """(input - target)^2, reduced."""
+    _warn_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    d = input - target
+    return _weighted(d * d, weight, reduction, True)
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+            reduction: str = "mean", weight=None) -> Tensor:
+    """|input - target|, reduced."""
+    _warn_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    return _weighted((input - target).abs(), weight, reduction, True)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """0.5 d^2 / beta where |d| < beta, else |d| - beta / 2; d = input - target."""
+    _warn_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    d = input - target
+    a = d.abs()
+    if beta == 0:
+        return _reduce(a, reduction)
+    return _reduce(_where(a < beta, d * d * (0.5 / beta), a - 0.5 * beta), reduction)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight=None) -> Tensor:
+    """0.5 d^2 where |d| < delta, else delta (|d| - delta / 2); d = input - target."""
+    _warn_size(input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    d = input - target
+    a = d.abs()
+    losses = _where(a < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
+    return _weighted(losses, weight, reduction, False)
+
+
+def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None,
+             ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
+    """The negative log-likelihood of the target classes, from log-probabilities."""
+    reduction = _reduction(size_average, reduce, reduction)
+    return _nn.nll_loss(input, target, weight, ignore_index, reduction)
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
+                  ignore_index: int = -100, reduce=None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """Cross-entropy between the logits ``input`` and class indices or probabilities."""
+    reduction = _reduction(size_average, reduce, reduction)
+    return _nn.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
+                         reduce=None, reduction: str = "mean") -> Tensor:
+    """-(y log x + (1 - y) log(1 - x)) for probabilities x."""
+    reduction = _reduction(size_average, reduce, reduction)
+    return _nn.binary_cross_entropy(input, target, weight, reduction)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None,
+                                     size_average=None, reduce=None, reduction: str = "mean",
+                                     pos_weight=None) -> Tensor:
+    """binary_cross_entropy(sigmoid(x), y), computed stably from the logits x."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _nn.check_reduction(reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.shape!r}) must be the same as input size "
+                         f"({input.shape!r})")
+    # (1 - y) x - w log(sigmoid(x)), w = 1 + (pos_weight - 1) y: stable for all x.
+    log_sig = logsigmoid(input)
+    if pos_weight is None:
+        losses = (1 - target) * input - log_sig
+    else:
+        losses = (1 - target) * input - (target * (pos_weight - 1) + 1) * log_sig
+    if weight is not None:
+        losses = losses * weight
+    return _reduce(losses, reduction)
+
+
+def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
+           reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """target * (log(target) - input), input and (with log_target) target being log-probs."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
+                      "support size.'batchmean' divides only by the batch size, and aligns with "
+                      "the KL div math definition.'mean' will be changed to behave the same as "
+                      "'batchmean' in the next major release.", stacklevel=2)
+    if log_target:
+        losses = target.exp() * (target - input)
+    else:
+        # xlogy(target, target): 0 where target == 0 (its gradient there is nan, as PyTorch's)
+        losses = _where(target > 0, target * target.log(), 0.0) - target * input
+    if reduction == "batchmean":
+        total = losses.sum()
+        return total / input.shape[0] if input.ndim else total
+    return _reduce(losses, reduction)
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                          size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    dim = input1.ndim - 1
+    eps = 1e-12
+    dot = (input1 * input2).sum(dim)
+    square1 = (input1 * input1).sum(dim) + eps
+    square2 = (input2 * input2).sum(dim) + eps
+    cos = dot / (square1 * square2).sqrt()
+    positive = _where(target == 1, 1 - cos, 0.0)
+    negative = _where(target == -1, (cos - margin).clamp(min=0), 0.0)
+    return _reduce(positive + negative, reduction)
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                        size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """max(0, -target * (input1 - input2) + margin)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if not input1.ndim == input2.ndim == target.ndim:
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
+                           f"but got sizes: input1: {input1.shape!r}, input2: {input2.shape!r}, "
+                           f"target: {target.shape!r} ")
+    return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction)
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
+                        p: float = 2, eps: float = 1e-6, swap: bool = False, size_average=None,
+                        reduce=None, reduction: str = "mean") -> Tensor:
+    """max(d(a, p) - d(a, n) + margin, 0) with d the pairwise p-norm distance."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the "
+                           f"same number of dimensions, but got: anchor {anchor.ndim}D, positive "
+                           f"{positive.ndim}D, and negative {negative.ndim}D inputs")
+    d_ap = pairwise_distance(anchor, positive, p, eps)
+    d_an = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_pn = pairwise_distance(positive, negative, p, eps)
+        d_an = _where(d_pn < d_an, d_pn, d_an)
+    return _reduce((d_ap - d_an + margin).clamp(min=0), reduction)
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None,
+                         reduce=None, reduction: str = "mean") -> Tensor:
+    """x where target is 1, max(0, margin - x) where it is -1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    margin_part = _where(target == 1, 0.0, (margin - input).clamp(min=0))
+    self_part = _where(target == -1, 0.0, input)
+    return _reduce(margin_part + self_part, reduction)
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                     reduction: str = "mean") -> Tensor:
+    """log(1 + exp(-target * input))."""
+    reduction = _reduction(size_average, reduce, reduction)
+    return _reduce(-logsigmoid(target * input), reduction)
+
+
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight=None, size_average=None,
+                                reduce=None, reduction: str = "mean") -> Tensor:
+    """-mean_c [y log sigmoid(x) + (1 - y) log sigmoid(-x)] per sample."""
+    reduction = _reduction(size_average, reduce, reduction)
+    losses = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        losses = losses * weight
+    losses = losses.sum(input.ndim - 1) / input.shape[-1]
+    return _reduce(losses, reduction)
+
+
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
+                      weight=None, size_average=None, reduce=None,
+                      reduction: str = "mean") -> Tensor:
+    """sum_{i != y} max(0, margin - x[y] + x[i])^p / C per sample."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    x = input if input.ndim > 1 else input.unsqueeze(0)
+    y = target.reshape(-1)
+    classes = x.shape[1]
+    rows = xp.arange(x.shape[0])
+    picked = x[rows, y.data].unsqueeze(1)
+    hinge = (x - picked + margin).clamp(min=0)
+    if p == 2:
+        hinge = hinge * hinge
+    not_target = _nn.const((xp.arange(classes) != y.data[:, None]).astype(input.data.dtype))
+    hinge = hinge * not_target
+    if weight is not None:
+        hinge = hinge * weight[y.data].unsqueeze(1)
+    losses = hinge.sum(1) / classes
+    if input.ndim == 1:
+        losses = losses.reshape(())
+    return _reduce(losses, reduction)
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
+                     size_average=None, eps: float = 1e-8, reduce=None,
+                     reduction: str = "mean") -> Tensor:
+    """exp(x) - y x (log_input) or x - y log(x + eps), plus Stirling's term if full."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if log_input:
+        losses = input.exp() - target * input
+    else:
+        losses = input - target * (input + eps).log()
+    if full:
+        safe = _where(target > 1, target, 1.0)
+        stirling = safe * safe.log() - safe + (safe * (2 * math.pi)).log() * 0.5
+        losses = losses + _where(target > 1, stirling, 0.0)
+    return _reduce(losses, reduction)
+
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, eps: float = 1e-6,
+                      reduction: str = "mean") -> Tensor:
+    """(log(max(var, eps)) + (input - target)^2 / max(var, eps)) / 2, plus log(2 pi)/2 if full."""
+    if not isinstance(var, Tensor):
+        var = _nn.const(xp.full(tuple(input.shape), float(var), dtype=input.data.dtype))
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):  # one variance per sample
+            var = var.unsqueeze(-1)
+        elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1):
+            raise ValueError("var is of incorrect size")
+    _nn.check_reduction(reduction)
+    if (var.data < 0).any():
+        raise ValueError("var has negative entry/entries")
+    from ..autograd.grad_mode import no_grad
+
+    with no_grad():
+        floor = _where(var < eps, eps - var, 0.0)
+    var = var + floor  # clamp(min=eps) without cutting the gradient, as PyTorch
+    d = input - target
+    losses = (var.log() + d * d / var) * 0.5
+    if full:
+        losses = losses + 0.5 * math.log(2 * math.pi)
+    return _reduce(losses, reduction)

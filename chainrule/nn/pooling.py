@@ -1,0 +1,150 @@
+"""Pooling: max and average pooling over windows, and adaptive pooling to a fixed size."""
+
+from __future__ import annotations
+
+from ..tensor import Tensor
+from . import functional as F
+from .module import Module
+
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+           "AdaptiveMaxPool2d"]
+
+
+class _MaxPoolNd(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
+                 return_indices: bool = False, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+    def forward(self, input: Tensor):
+        return type(self)._function(input, self.kernel_size, self.stride, self.padding,
+                                    self.dilation, ceil_mode=self.ceil_mode,
+                                    return_indices=self.return_indices)
+
+
+class MaxPool1d(_MaxPoolNd):
+    """Maximum over sliding windows of (N, C, L) or (C, L) inputs."""
+
+    _function = staticmethod(F.max_pool1d)
+
+
+class MaxPool2d(_MaxPoolNd):
+    """Maximum over sliding windows of (N, C, H, W) or (C, H, W) inputs."""
+
+    _function = staticmethod(F.max_pool2d)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """Maximum over sliding windows of (N, C, D, H, W) or (C, D, H, W) inputs."""
+
+    _function = staticmethod(F.max_pool3d)
+
+
+class AvgPool1d(Module):
+    """Mean over sliding windows of (N, C, L) or (C, L) inputs."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True) -> None:
+        super().__init__()
+        # As in PyTorch, the 1-d pool keeps its sizes as 1-tuples (and prints them so).
+        single = lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,)
+        self.kernel_size = single(kernel_size)
+        self.stride = single(kernel_size if stride is None else stride)
+        self.padding = single(padding)
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class _AvgPool(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True, divisor_override: int | None = None) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._function(input, self.kernel_size, self.stride, self.padding,
+                                    self.ceil_mode, self.count_include_pad,
+                                    self.divisor_override)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(_AvgPool):
+    """Mean over sliding windows of (N, C, H, W) or (C, H, W) inputs."""
+
+    _function = staticmethod(F.avg_pool2d)
+
+
+class AvgPool3d(_AvgPool):
+    """Mean over sliding windows of (N, C, D, H, W) or (C, D, H, W) inputs."""
+
+    _function = staticmethod(F.avg_pool3d)
+
+
+class _AdaptivePool(Module):
+    def __init__(self, output_size) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._function(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_AdaptivePool):
+    """Mean pooling of (N, C, L) or (C, L) inputs to a fixed length."""
+
+    _function = staticmethod(F.adaptive_avg_pool1d)
+
+
+class AdaptiveAvgPool2d(_AdaptivePool):
+    """Mean pooling to a fixed output size (None keeps that dim's input size)."""
+
+    _function = staticmethod(F.adaptive_avg_pool2d)
+
+
+class AdaptiveAvgPool3d(_AdaptivePool):
+    """Mean pooling of 3-D volumes to a fixed output size."""
+
+    _function = staticmethod(F.adaptive_avg_pool3d)
+
+
+class _AdaptiveMaxPool(_AdaptivePool):
+    def __init__(self, output_size, return_indices: bool = False) -> None:
+        super().__init__(output_size)
+        self.return_indices = return_indices
+
+    def forward(self, input: Tensor):
+        return type(self)._function(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPool):
+    """Max pooling of (N, C, L) or (C, L) inputs to a fixed length."""
+
+    _function = staticmethod(F.adaptive_max_pool1d)
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPool):
+    """Max pooling to a fixed output size (None keeps that dim's input size)."""
+
+    _function = staticmethod(F.adaptive_max_pool2d)
