@@ -1,0 +1,87 @@
+"""The examples run as a user runs them: the digits demo (short) and the tutorial."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+import chainrule
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=300)
+
+
+@pytest.fixture(scope="module")
+def digits_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
+    out = tmp_path_factory.mktemp("digits")
+    return run("-m", "chainrule.examples.digits", "--epochs", "1", "--out", str(out)), out
+
+
+def test_digits_prints_epochs_and_the_accuracy_line_last(digits_run):
+    result, _ = digits_run
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert any(line.startswith("epoch  1/1  loss ") for line in lines)
+    last = lines[-1]
+    assert last.startswith("test accuracy: ")
+    accuracy = float(last.split(": ")[1])
+    assert 0.5 < accuracy <= 1.0  # one epoch already learns most digits
+
+
+def test_digits_writes_files_that_parse(digits_run):
+    result, out = digits_run
+    assert result.returncode == 0, result.stderr
+    state = chainrule.load(out / "model.safetensors")
+    assert set(state) == {"features.0.weight", "features.0.bias", "features.3.weight",
+                          "features.3.bias", "classifier.1.weight", "classifier.1.bias",
+                          "classifier.3.weight", "classifier.3.bias"}
+    assert state["features.0.weight"].shape == (16, 1, 3, 3)
+    assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    svg = ET.parse(out / "graph.svg").getroot()
+    assert svg.tag.endswith("svg")
+    text = (out / "graph.svg").read_text()
+    assert "features.0.weight" in text and "Backward" in text
+    history = json.loads((out / "history.json").read_text())
+    assert [h["epoch"] for h in history] == [1]
+
+
+def test_digits_seeded_runs_are_reproducible(digits_run, tmp_path):
+    first, out = digits_run
+    again = run("-m", "chainrule.examples.digits", "--epochs", "1", "--out", str(tmp_path))
+    assert again.returncode == 0, again.stderr
+    keep = ("train_loss", "train_accuracy", "test_loss", "test_accuracy")
+    h1 = json.loads((out / "history.json").read_text())
+    h2 = json.loads((tmp_path / "history.json").read_text())
+    assert [{k: h[k] for k in keep} for h in h1] == [{k: h[k] for k in keep} for h in h2]
+
+
+def test_digits_help_explains_the_options():
+    result = run("-m", "chainrule.examples.digits", "--help")
+    assert result.returncode == 0
+    for option in ("--epochs", "--batch-size", "--lr", "--seed", "--optimizer", "--out"):
+        assert option in result.stdout
+
+
+def test_tutorial_example_prints_pytorchs_values():
+    result = run("-m", "chainrule.examples.tutorial")
+    assert result.returncode == 0, result.stderr
+    for expected in ("tensor(4.)", "tensor(-2.6146, grad_fn=<MulBackward0>)", "tensor(10.8016)",
+                     "tensor([0., 1., 0.])"):
+        assert expected in result.stdout
+
+
+def test_readme_test_command_is_what_ci_runs():
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("## Quickstart", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    commands = block.strip().splitlines()
+    assert len(commands) == 2
+    assert commands[1] in (ROOT / ".ci" / "run").read_text().splitlines()
