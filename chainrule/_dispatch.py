@@ -252,7 +252,9 @@ def apply_inplace(op, target: Tensor, *args, **params) -> Tensor:
     arrays, needs_grad = _arrays((target,) + args)
     recording = state.enabled and needs_grad
     _check_inplace(target, recording)
-    if not recording:
+    dual = forward_state.level and any(
+        isinstance(x, Tensor) and get_tangent(x) is not None for x in (target,) + args)
+    if not recording and not dual:
         if op.casts:
             arrays = [arrays[0]] + _promote(op, arrays)[1:]
         if type(op.forward) is _ufunc and not params and target.data.flags.writeable:
@@ -286,6 +288,8 @@ def apply_inplace(op, target: Tensor, *args, **params) -> Tensor:
         # The rule reads the old value, which the write below overwrites: save a copy.
         source = Tensor._wrap(target.data.copy(), target.grad_fn, target._output_nr)
         source._requires_grad = target._requires_grad
+        if dual and get_tangent(target) is not None:
+            set_tangent(source, get_tangent(target))
         if target.grad_fn is None and target.requires_grad:
             source = target
     new = apply(op, source, *args, **params)

@@ -1,11 +1,64 @@
-"""Linear algebra: matmul in its 1-D, 2-D and batched forms."""
+"""Linear algebra: products (matmul, einsum, ...), diagonals and triangles, and ``torch.linalg``.
+
+The derivative rules of the factorizations are the standard matrix-calculus results: M. B. Giles,
+"An extended collection of matrix derivative results for forward and reverse mode algorithmic
+differentiation" (2008) for inv, det, solve and cholesky (with the symmetrized form of
+I. Murray, "Differentiation of the Cholesky decomposition", 2016); H.-J. Liao et al.,
+"Differentiable programming tensor networks" (2019) for qr; J. Townsend, "Differentiating the
+singular value decomposition" (2016) for svd; the same eigenvector formula for eigh; G. H. Golub
+and V. Pereyra (1973) for pinv. Like PyTorch's, the eigh and svd rules divide by differences of
+eigenvalues (squared singular values): they hold for distinct ones only.
+"""
 
 from __future__ import annotations
 
+import math
+import string
+import warnings
+
 from .._backend import xp
-from .._dispatch import apply
+from .._dispatch import apply, apply_inplace
 from ..tensor import Tensor
 from ._registry import defop
+from ._shapes import normalize_dim
+from .reduction import _prod_others, amax, amin, result, vector_norm
+
+
+class LinAlgError(RuntimeError):
+    """A linear algebra error (singular or not positive-definite input), as torch.linalg's."""
+
+
+def _const(array) -> Tensor:
+    return Tensor._wrap(xp.asarray(array), None, 0)
+
+
+def _eye(n: int, m: int | None = None, k: int = 0, dtype=None) -> Tensor:
+    return _const(xp.eye(n, m, k, dtype=dtype))
+
+
+def _diag(v) -> Tensor:
+    """Batched diagonal matrices from vectors (the last dim)."""
+    return diag_embed(v)
+
+
+def _solve_left(a, b):
+    """a^{-1} b for matrices b."""
+    return apply(LINALG_SOLVE, a, b, vector=False)
+
+
+def _solve_right(b, a):
+    """b a^{-1} for matrices b."""
+    return apply(LINALG_SOLVE, a.mT, b.mT, vector=False).mT
+
+
+def _add(a, b):
+    """a + b where either may be None (no term)."""
+    if a is None:
+        return b
+    return a if b is None else a + b
+
+
+# ---- products ------------------------------------------------------------------------------------
 
 
 def _mm_rules():
@@ -57,6 +110,22 @@ VM = defop(
 )
 
 
+def _vdot_rule(g, other):
+    if other.data.dtype.kind == "c":
+        raise RuntimeError("the derivative of vdot for complex inputs is not implemented")
+    return g * other
+
+
+VDOT = defop(
+    "vdot",
+    xp.vdot,
+    ("input", "other"),
+    (_vdot_rule, lambda g, input: _vdot_rule(g, input)),
+    promote=True,
+    jvp="multilinear",
+)
+
+
 def matmul(input, other) -> Tensor:
     """Matrix product with NumPy/PyTorch broadcasting of batch dims and 1-D promotion."""
     a, b = input.data.ndim, other.data.ndim
@@ -83,15 +152,1209 @@ def matmul(input, other) -> Tensor:
     return apply(BMM, input, other)
 
 
-def mm(input, other) -> Tensor:
+def mm(input, mat2) -> Tensor:
     """Matrix product of two 2-D tensors."""
-    if input.data.ndim != 2 or other.data.ndim != 2:
+    if input.data.ndim != 2 or mat2.data.ndim != 2:
         raise RuntimeError(
             f"mm: expected 2-D tensors, got {input.data.ndim}-D and "
-            f"{other.data.ndim}-D; use matmul for other shapes"
+            f"{mat2.data.ndim}-D; use matmul for other shapes"
         )
-    return matmul(input, other)
+    return matmul(input, mat2)
 
 
-FUNCTIONS = {"matmul": matmul, "mm": mm}
-METHODS = dict(FUNCTIONS)
+def bmm(input, mat2) -> Tensor:
+    """Batched matrix product of two 3-D tensors with the same batch size (no broadcasting)."""
+    if input.data.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if mat2.data.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    b, _, k = input.data.shape
+    if mat2.data.shape[:2] != (b, k):
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{b}, {k}] but got: {list(mat2.data.shape[:2])}.")
+    return apply(BMM, input, mat2)
+
+
+def mv(input, vec) -> Tensor:
+    """Product of a matrix and a vector."""
+    if input.data.ndim != 2 or vec.data.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.data.ndim}, "
+                           f"{vec.data.ndim}")
+    return matmul(input, vec)
+
+
+def _vector_pair(name: str, input, other) -> None:
+    if input.data.ndim != 1 or other.data.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.data.ndim}D and "
+                           f"{other.data.ndim}D tensors")
+    if input.data.shape != other.data.shape:
+        n, m = input.data.shape[0], other.data.shape[0]
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to "
+                           f"have the same number of elements, but got {n} and {m} elements "
+                           "respectively")
+    if input.data.dtype != other.data.dtype:
+        raise RuntimeError(f"{name} : expected both vectors to have same dtype, but found "
+                           f"{_type_name(input)} and {_type_name(other)}")
+
+
+def _type_name(t) -> str:
+    return t._type_desc().split()[0][len("torch."):-len("Tensor")]
+
+
+def dot(input, other) -> Tensor:
+    """Inner product of two 1-D tensors."""
+    _vector_pair("dot", input, other)
+    return apply(DOT, input, other)
+
+
+def vdot(input, other) -> Tensor:
+    """Inner product of two 1-D tensors, conjugating the first."""
+    _vector_pair("vdot", input, other)
+    return apply(VDOT, input, other)
+
+
+def outer(input, vec2) -> Tensor:
+    """Outer product of two 1-D tensors."""
+    if input.data.ndim != 1:
+        raise RuntimeError(f"outer: Expected 1-D argument self, but got {input.data.ndim}-D")
+    if vec2.data.ndim != 1:
+        raise RuntimeError(f"outer: Expected 1-D argument vec2, but got {vec2.data.ndim}-D")
+    return input.unsqueeze(-1) * vec2
+
+
+def _scaled(x, factor):
+    return x if factor == 1 else x * factor
+
+
+def _addmm(input, mat1, mat2, beta, alpha):
+    product = xp.matmul(mat1, mat2)
+    if alpha != 1:
+        product *= alpha
+    if beta == 0:  # input is ignored, NaN and inf included (PyTorch's convention)
+        return xp.broadcast_to(product, xp.broadcast_shapes(input.shape, product.shape)).copy()
+    return (input * beta if beta != 1 else input) + product
+
+
+def _addmm_jvp(t_input, t_mat1, t_mat2, mat1, mat2, beta, alpha):
+    out = None
+    if t_mat1 is not None:
+        out = t_mat1 @ mat2
+    if t_mat2 is not None:
+        out = _add(out, mat1 @ t_mat2)
+    if out is not None:
+        out = _scaled(out, alpha)
+    if t_input is not None and beta != 0:
+        out = _add(out, _scaled(t_input, beta))
+    return out
+
+
+def _addmm_record(name: str):
+    return defop(
+        name,
+        _addmm,
+        ("input", "mat1", "mat2"),
+        (
+            lambda g, beta: g * beta,
+            lambda g, mat2, alpha: _scaled(g @ mat2.mT, alpha),
+            lambda g, mat1, alpha: _scaled(mat1.mT @ g, alpha),
+        ),
+        promote=True,
+        jvp=_addmm_jvp,
+    )
+
+
+ADDMM = _addmm_record("addmm")
+BADDBMM = _addmm_record("baddbmm")
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
+    """beta * input + alpha * (mat1 @ mat2)."""
+    mm_check = mm  # the shape errors of mm
+    if mat1.data.ndim != 2 or mat2.data.ndim != 2:
+        mm_check(mat1, mat2)
+    if mat1.data.shape[1] != mat2.data.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                           f"({mat1.data.shape[0]}x{mat1.data.shape[1]} and "
+                           f"{mat2.data.shape[0]}x{mat2.data.shape[1]})")
+    return apply(ADDMM, input, mat1, mat2, beta=beta, alpha=alpha)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
+    """beta * input + alpha * (batch1 @ batch2), batched."""
+    if batch1.data.ndim != 3 or batch2.data.ndim != 3 or (
+            batch1.data.shape[0] != batch2.data.shape[0]
+            or batch1.data.shape[2] != batch2.data.shape[1]):
+        bmm(batch1, batch2)
+    return apply(BADDBMM, input, batch1, batch2, beta=beta, alpha=alpha)
+
+
+def _addmm_(self, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
+    return apply_inplace(ADDMM, self, mat1, mat2, beta=beta, alpha=alpha)
+
+
+def _baddbmm_(self, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
+    return apply_inplace(BADDBMM, self, batch1, batch2, beta=beta, alpha=alpha)
+
+
+# ---- einsum, tensordot, kron ------------------------------------------------------------------
+
+
+def _swap_equation(equation: str, which: int) -> str:
+    """'a,b->o' as the equation of its VJP for input ``which``: 'o,b->a' or 'a,o->b'."""
+    inputs, out = equation.split("->")
+    a, b = inputs.split(",")
+    return f"{out},{b}->{a}" if which == 0 else f"{a},{out}->{b}"
+
+
+# A binary contraction whose subscripts are unique within each operand and each appear in one of
+# the other two terms; einsum() reduces any equation to these (plus diagonals and sums), so the
+# gradient of each operand is again such a contraction, of g with the other operand.
+EINSUM = defop(
+    "einsum",
+    lambda input, other, equation: xp.einsum(equation, input, other, optimize=True),
+    ("input", "other"),
+    (
+        lambda g, other, equation: apply(EINSUM, g, other, equation=_swap_equation(equation, 0)),
+        lambda g, input, equation: apply(EINSUM, input, g, equation=_swap_equation(equation, 1)),
+    ),
+    promote=True,
+    jvp="multilinear",
+)
+
+
+def _einsum_terms(equation: str, operands: tuple) -> tuple[list[str], str]:
+    """Each operand's subscripts and the output's, with '...' replaced by letters."""
+    equation = equation.replace(" ", "")
+    lhs, arrow, rhs = equation.partition("->")
+    terms = lhs.split(",")
+    if len(terms) > len(operands):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+    if len(terms) < len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    free = [c for c in string.ascii_letters if c not in equation]
+    counts = []
+    for i, (term, x) in enumerate(zip(terms, operands)):
+        named = len(term.replace("...", ""))
+        ndim = x.data.ndim
+        if "..." not in term and named != ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({named}) "
+                               f"does not match the number of dimensions ({ndim}) for operand "
+                               f"{i} and no ellipsis was given")
+        if named > ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({named}) is "
+                               f"more than the number of dimensions ({ndim}) for operand {i}")
+        counts.append(ndim - named if "..." in term else 0)
+    ellipsis = "".join(free[: max(counts, default=0)])
+    terms = [t.replace("...", ellipsis[len(ellipsis) - n:]) for t, n in zip(terms, counts)]
+    for t in terms:
+        bad = [c for c in t if c not in string.ascii_letters]
+        if bad:
+            raise RuntimeError(f"einsum(): invalid subscript given in the equation string: "
+                               f"{bad[0]!r}")
+    if arrow:
+        out = rhs.replace("...", ellipsis)
+    else:
+        seen = "".join(terms)
+        out = ellipsis + "".join(sorted(c for c in set(seen) if seen.count(c) == 1
+                                        and c not in ellipsis))
+    for c in out:
+        if c not in "".join(terms):
+            raise RuntimeError(f"einsum(): output subscript {c} does not appear in the equation "
+                               "for any input operand")
+        if out.count(c) > 1:
+            raise RuntimeError(f"einsum(): output subscript {c} appears more than once in the "
+                               "output")
+    return terms, out
+
+
+def einsum(equation: str, *operands) -> Tensor:
+    """Sum of products of the operands' elements over the indices the equation names
+    (Einstein summation), with '...' and broadcasting."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    terms, out = _einsum_terms(equation, operands)
+    dtypes = {x.data.dtype for x in operands}
+    if len(dtypes) > 1:
+        first = operands[0]
+        other = next(x for x in operands if x.data.dtype != first.data.dtype)
+        raise RuntimeError(f"expected scalar type {_type_name(first)} but found "
+                           f"{_type_name(other)}")
+    # Sizes, with size-1 dims broadcasting against larger ones (such dims are squeezed away).
+    sizes: dict = {}
+    for i, (t, x) in enumerate(zip(terms, operands)):
+        for c, n in zip(t, x.data.shape):
+            if n != 1 and sizes.get(c, 1) not in (1, n):
+                raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {i} which "
+                                   f"does not broadcast with previously seen size {sizes[c]}")
+            sizes[c] = n if sizes.get(c, 1) == 1 else sizes[c]
+    ops = []
+    for t, x in zip(terms, operands):
+        drop = tuple(d for d, (c, n) in enumerate(zip(t, x.data.shape)) if n == 1
+                     and sizes[c] != 1)
+        if drop:
+            x = x.squeeze(drop)
+            t = "".join(c for d, c in enumerate(t) if d not in drop)
+        ops.append([x, t])
+    for entry in ops:  # repeated subscripts within an operand: take the diagonal
+        x, t = entry
+        while len(set(t)) < len(t):
+            c = next(c for c in t if t.count(c) > 1)
+            p = t.index(c)
+            q = t.index(c, p + 1)
+            x = diagonal(x, 0, p, q)
+            t = "".join(s for d, s in enumerate(t) if d not in (p, q)) + c
+        entry[:] = [x, t]
+    for i, entry in enumerate(ops):  # subscripts nothing else names: sum them out
+        x, t = entry
+        elsewhere = out + "".join(o[1] for j, o in enumerate(ops) if j != i)
+        lonely = tuple(d for d, c in enumerate(t) if c not in elsewhere)
+        if lonely:
+            entry[:] = [x.sum(lonely), "".join(c for c in t if c in elsewhere)]
+    while len(ops) > 1:
+        (a, sa), (b, sb) = ops[0], ops[1]
+        rest = ops[2:]
+        needed = out + "".join(t for _, t in rest)
+        keep = out if not rest else "".join(c for c in dict.fromkeys(sa + sb) if c in needed)
+        ops = [[apply(EINSUM, a, b, equation=f"{sa},{sb}->{keep}"), keep]] + rest
+    x, t = ops[0]
+    return x.permute(tuple(t.index(c) for c in out))
+
+
+def tensordot(a, b, dims=2, out=None) -> Tensor:
+    """Contract the last ``dims`` dims of a with the first of b, or the dims listed in ``dims``."""
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        dims_a = list(range(a.data.ndim - dims, a.data.ndim))
+        dims_b = list(range(dims))
+    else:
+        dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
+    dims_a = [normalize_dim(d, a.data.ndim, "tensordot") for d in dims_a]
+    dims_b = [normalize_dim(d, b.data.ndim, "tensordot") for d in dims_b]
+    if len(dims_a) != len(dims_b):
+        raise RuntimeError("both dimension lists should have same length")
+    for da, db in zip(dims_a, dims_b):
+        if a.data.shape[da] != b.data.shape[db]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{a.data.shape[da]} in dim {da} and second has size "
+                               f"{b.data.shape[db]} in dim {db}")
+    free_a = [d for d in range(a.data.ndim) if d not in dims_a]
+    free_b = [d for d in range(b.data.ndim) if d not in dims_b]
+    k = math.prod(a.data.shape[d] for d in dims_a)
+    left = a.permute(tuple(free_a + dims_a)).reshape(-1, k)
+    right = b.permute(tuple(dims_b + free_b)).reshape(k, -1)
+    shape = tuple(a.data.shape[d] for d in free_a) + tuple(b.data.shape[d] for d in free_b)
+    return mm(left, right).reshape(shape)
+
+
+def kron(input, other) -> Tensor:
+    """Kronecker product."""
+    nd = max(input.data.ndim, other.data.ndim)
+    sa = (1,) * (nd - input.data.ndim) + input.data.shape
+    sb = (1,) * (nd - other.data.ndim) + other.data.shape
+    a = input.reshape(tuple(s for n in sa for s in (n, 1)))
+    b = other.reshape(tuple(s for n in sb for s in (1, n)))
+    return (a * b).reshape(tuple(m * n for m, n in zip(sa, sb)))
+
+
+# ---- diagonals and triangles --------------------------------------------------------------------
+
+
+def _diagonal_view(input, offset: int, dim1: int, dim2: int):
+    """A writable view of the diagonal (PyTorch's layout: the diagonal becomes the last dim).
+
+    Built on the array that owns the memory, so that the view shares its base with ``input``.
+    """
+    s1, s2 = input.strides[dim1], input.strides[dim2]
+    n1, n2 = input.shape[dim1], input.shape[dim2]
+    if offset >= 0:
+        length, start = max(min(n1, n2 - offset), 0), offset * s2
+    else:
+        length, start = max(min(n1 + offset, n2), 0), -offset * s1
+    rest = [d for d in range(input.ndim) if d not in (dim1, dim2)]
+    shape = tuple(input.shape[d] for d in rest) + (length,)
+    strides = tuple(input.strides[d] for d in rest) + (s1 + s2,)
+    owner = input.base if input.base is not None else input
+    if not isinstance(owner, xp.ndarray) or length == 0 or 0 in shape:
+        return xp.diagonal(input, offset, dim1, dim2).copy()
+    at = input.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+    return xp.ndarray(shape, input.dtype, buffer=owner, offset=at + start, strides=strides)
+
+
+def _embed_diagonal(input, offset, dim1, dim2, shape):
+    out = xp.zeros(shape, dtype=input.dtype)
+    _diagonal_view(out, offset, dim1, dim2)[...] = input
+    return out
+
+
+def _diagonal_grad(g, input_shape, offset, dim1, dim2):
+    return apply(DIAG_EMBED, g, offset=offset, dim1=dim1, dim2=dim2, shape=input_shape)
+
+
+DIAGONAL = defop("diagonal", _diagonal_view, ("input",), (_diagonal_grad,), view=True,
+                 jvp="linear")
+DIAGONAL_COPY = defop(
+    "diagonal_copy",
+    lambda input, offset, dim1, dim2: xp.diagonal(input, offset, dim1, dim2).copy(),
+    ("input",),
+    (_diagonal_grad,),
+    backward_name="DiagonalBackward0_copy",
+    jvp="linear",
+)
+DIAG_EMBED = defop(
+    "diag_embed",
+    _embed_diagonal,
+    ("input",),
+    (lambda g, offset, dim1, dim2: apply(DIAGONAL_COPY, g, offset=offset, dim1=dim1,
+                                         dim2=dim2),),
+    jvp="linear",
+)
+
+
+def _diagonal_dims(input, dim1, dim2, name):
+    ndim = input.data.ndim
+    d1, d2 = normalize_dim(dim1, ndim, name), normalize_dim(dim2, ndim, name)
+    if d1 == d2:
+        raise RuntimeError(f"{name}: dimensions cannot be identical {dim1}, {dim2}")
+    return d1, d2
+
+
+def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """A view of the diagonal ``offset`` of the matrices in dims dim1 and dim2 (appended last)."""
+    d1, d2 = _diagonal_dims(input, dim1, dim2, "diagonal")
+    return apply(DIAGONAL, input, offset=offset, dim1=d1, dim2=d2)
+
+
+def diagonal_copy(input, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """A copy of ``diagonal(input, offset, dim1, dim2)``."""
+    d1, d2 = _diagonal_dims(input, dim1, dim2, "diagonal_copy")
+    return apply(DIAGONAL_COPY, input, offset=offset, dim1=d1, dim2=d2)
+
+
+def diag_embed(input, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Matrices (in dims dim1, dim2) whose diagonal ``offset`` holds the last dim of input."""
+    ndim = input.data.ndim + 1
+    d1, d2 = normalize_dim(dim1, ndim, "diag_embed"), normalize_dim(dim2, ndim, "diag_embed")
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = input.data.shape[-1] + abs(offset)
+    batch = iter(input.data.shape[:-1])
+    shape = tuple(n if d in (d1, d2) else next(batch) for d in range(ndim))
+    return apply(DIAG_EMBED, input, offset=offset, dim1=d1, dim2=d2, shape=shape)
+
+
+def diag(input, diagonal: int = 0) -> Tensor:
+    """A square matrix with ``input`` (1-D) on a diagonal, or the diagonal of a matrix (2-D)."""
+    if input.data.ndim == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if input.data.ndim == 2:
+        return diagonal_copy(input, diagonal)
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.data.ndim}D")
+
+
+TRACE = defop(
+    "trace",
+    xp.trace,
+    ("input",),
+    (lambda g, input_shape: g * _eye(*input_shape, dtype=g.data.dtype),),
+    jvp="linear",
+)
+
+
+def trace(input) -> Tensor:
+    """Sum of the main diagonal of a matrix."""
+    if input.data.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.data.ndim}")
+    if input.data.dtype.kind in "biu" and input.data.dtype != xp.int64:
+        input = input.to(xp.int64)
+    return apply(TRACE, input)
+
+
+TRIL = defop(
+    "tril",
+    lambda input, diagonal: xp.tril(input, diagonal),
+    ("input",),
+    (lambda g, diagonal: apply(TRIL, g, diagonal=diagonal),),
+    jvp="linear",
+)
+TRIU = defop(
+    "triu",
+    lambda input, diagonal: xp.triu(input, diagonal),
+    ("input",),
+    (lambda g, diagonal: apply(TRIU, g, diagonal=diagonal),),
+    jvp="linear",
+)
+
+
+def _check_2d(input, name: str) -> None:
+    if input.data.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions.")
+
+
+def tril(input, diagonal: int = 0) -> Tensor:
+    """The lower triangle (on and below diagonal ``diagonal``) of the last two dims."""
+    _check_2d(input, "tril")
+    return apply(TRIL, input, diagonal=diagonal)
+
+
+def triu(input, diagonal: int = 0) -> Tensor:
+    """The upper triangle (on and above diagonal ``diagonal``) of the last two dims."""
+    _check_2d(input, "triu")
+    return apply(TRIU, input, diagonal=diagonal)
+
+
+def _tril_(self, diagonal: int = 0) -> Tensor:
+    _check_2d(self, "tril_")
+    return apply_inplace(TRIL, self, diagonal=diagonal)
+
+
+def _triu_(self, diagonal: int = 0) -> Tensor:
+    _check_2d(self, "triu_")
+    return apply_inplace(TRIU, self, diagonal=diagonal)
+
+
+# ---- torch.linalg: checks ------------------------------------------------------------------------
+
+
+def _check_matrix(A, name: str, square: bool = True) -> None:
+    if A.data.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if A.data.dtype.kind not in "fc":
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{_type_name(A)}")
+    m, n = A.data.shape[-2:]
+    if square and m != n:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {m} by "
+                           f"{n} matrices")
+
+
+def _lapack(name: str, fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except xp.linalg.LinAlgError as err:
+        text = str(err).lower()
+        if "positive definite" in text:
+            raise LinAlgError(f"{name}: The factorization could not be completed because the "
+                              "input is not positive-definite.") from None
+        if "singular" in text:
+            raise LinAlgError(f"{name}: The solver failed because the input matrix is "
+                              "singular.") from None
+        raise LinAlgError(f"{name}: {err}") from None
+
+
+# ---- inv, det, slogdet, solve --------------------------------------------------------------------
+
+
+LINALG_INV = defop(
+    "linalg_inv",
+    lambda A: _lapack("linalg.inv", xp.linalg.inv, A),
+    ("A",),
+    # d(A^-1) = -A^-1 dA A^-1  (Giles 2008)
+    (lambda g, out: -(out.mT @ g @ out.mT),),
+    backward_name="LinalgInvExBackward0",
+    jvp=lambda t_A, out: -(out @ t_A @ out),
+)
+
+
+def inv(A) -> Tensor:
+    """Inverse of a square matrix (batched)."""
+    _check_matrix(A, "linalg.inv")
+    return apply(LINALG_INV, A)
+
+
+def _cofactor(A, det):
+    """d det(A) / dA = det(A) A^{-T} (Giles 2008); for singular matrices the cofactor
+    matrix from the SVD A = U S V^T: det(U) det(V) U diag(prod_{j != i} s_j) V^T."""
+    if (det.data != 0).all():
+        return det.unsqueeze(-1).unsqueeze(-1) * inv(A).mT
+    U, S, Vh = svd(A)
+    sign = _const(xp.linalg.det(U.data) * xp.linalg.det(Vh.data))
+    others = _prod_others(S, S.prod(-1, keepdim=True), -1)
+    return sign.unsqueeze(-1).unsqueeze(-1) * ((U * others.unsqueeze(-2)) @ Vh)
+
+
+def _det(A):
+    with xp.errstate(over="ignore"):
+        return xp.linalg.det(A)
+
+
+LINALG_DET = defop(
+    "linalg_det",
+    _det,
+    ("A",),
+    (lambda g, A, out: g.unsqueeze(-1).unsqueeze(-1) * _cofactor(A, out),),
+    jvp=lambda t_A, A, out: (_cofactor(A, out) * t_A).sum((-2, -1)),
+)
+
+
+def det(A) -> Tensor:
+    """Determinant of a square matrix (batched)."""
+    _check_matrix(A, "linalg.det")
+    return apply(LINALG_DET, A)
+
+
+def _slogdet_rule(grads, A):
+    # d log|det A| = tr(A^{-1} dA)
+    if grads[1] is None:
+        return None
+    return grads[1].unsqueeze(-1).unsqueeze(-1) * inv(A).mT
+
+
+LINALG_SLOGDET = defop(
+    "linalg_slogdet",
+    lambda A: tuple(xp.linalg.slogdet(A)),
+    ("A",),
+    (_slogdet_rule,),
+    n_outputs=2,
+    jvp=lambda t_A, A, out: (out[0].new_zeros(out[0].shape), (inv(A).mT * t_A).sum((-2, -1))),
+)
+
+
+def slogdet(A) -> tuple:
+    """(sign, log|det|) of a square matrix (batched)."""
+    _check_matrix(A, "linalg.slogdet")
+    return result("linalg_slogdet", "sign logabsdet", apply(LINALG_SLOGDET, A))
+
+
+def logdet(input) -> Tensor:
+    """log(det(input)): nan for a negative determinant, -inf for zero."""
+    _check_matrix(input, "logdet")
+    sign, logabsdet = apply(LINALG_SLOGDET, input)
+    from .elementwise import where
+
+    return where(sign == -1, math.nan, logabsdet)
+
+
+def _solve(A, B, vector):
+    if vector:
+        return _lapack("torch.linalg.solve", xp.linalg.solve, A, B[..., None])[..., 0]
+    return _lapack("torch.linalg.solve", xp.linalg.solve, A, B)
+
+
+def _solve_A_rule(g, A, out, vector):
+    # X = A^{-1} B: gB = A^{-T} g, gA = -gB X^T (Giles 2008)
+    gB = apply(LINALG_SOLVE, A.mT, g, vector=vector)
+    if vector:
+        return -(gB.unsqueeze(-1) * out.unsqueeze(-2))
+    return -(gB @ out.mT)
+
+
+def _solve_jvp(t_A, t_B, A, out, vector):
+    rhs = t_B
+    if t_A is not None:
+        term = (t_A @ out.unsqueeze(-1)).squeeze(-1) if vector else t_A @ out
+        rhs = -term if rhs is None else rhs - term
+    return apply(LINALG_SOLVE, A, rhs, vector=vector)
+
+
+LINALG_SOLVE = defop(
+    "linalg_solve",
+    _solve,
+    ("A", "B"),
+    (_solve_A_rule, lambda g, A, vector: apply(LINALG_SOLVE, A.mT, g, vector=vector)),
+    promote=True,
+    backward_name="LinalgSolveExBackward0",
+    jvp=_solve_jvp,
+)
+
+
+def solve(A, B, *, left: bool = True) -> Tensor:
+    """The solution X of A X = B (or X A = B with left=False), batched and broadcast."""
+    _check_matrix(A, "linalg.solve")
+    if A.data.dtype != B.data.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A "
+                           f"of type {_type_name(A)} and B of type {_type_name(B)} instead")
+    n = A.data.shape[-1]
+    vector = B.data.ndim == 1 or (B.data.ndim == A.data.ndim - 1
+                                  and B.data.shape == A.data.shape[:-1])
+    if not left:
+        if vector:
+            return apply(LINALG_SOLVE, A.mT, B, vector=True)
+        return apply(LINALG_SOLVE, A.mT, B.mT, vector=False).mT
+    rows = B.data.shape[-1] if vector else B.data.shape[-2] if B.data.ndim >= 2 else None
+    if rows != n:
+        cols = 1 if vector or B.data.ndim < 2 else B.data.shape[-1]
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"AX = B ({n}x{n} and {rows}x{cols})")
+    return apply(LINALG_SOLVE, A, B, vector=vector)
+
+
+# ---- cholesky, qr --------------------------------------------------------------------------------
+
+
+def _phi(x):
+    """The lower triangle with its diagonal halved."""
+    return x.tril(-1) + diagonal(x, 0, -2, -1).mul(0.5).diag_embed()
+
+
+def _cholesky_rule(g, out, upper):
+    # gA = sym(L^{-T} Phi(L^T gL) L^{-1}) (Murray 2016)
+    L, gL = (out.mT, g.mT) if upper else (out, g)
+    Linv = inv(L)
+    S = Linv.mT @ _phi(L.mT @ gL) @ Linv
+    return (S + S.mT) * 0.5
+
+
+def _cholesky_jvp(t_A, out, upper):
+    # dL = L Phi(L^{-1} dA L^{-T})
+    L = out.mT if upper else out
+    Linv = inv(L)
+    dL = L @ _phi(Linv @ t_A @ Linv.mT)
+    return dL.mT if upper else dL
+
+
+LINALG_CHOLESKY = defop(
+    "linalg_cholesky",
+    lambda A, upper: _lapack("linalg.cholesky", xp.linalg.cholesky, A, upper=upper),
+    ("A",),
+    (_cholesky_rule,),
+    backward_name="LinalgCholeskyExBackward0",
+    jvp=_cholesky_jvp,
+)
+
+
+def cholesky(A, *, upper: bool = False) -> Tensor:
+    """The Cholesky factor L (A = L L^T) of a symmetric positive-definite matrix (batched)."""
+    _check_matrix(A, "linalg.cholesky")
+    return apply(LINALG_CHOLESKY, A, upper=upper)
+
+
+def _qr(A, mode):
+    if mode == "r":
+        R = _lapack("linalg.qr", xp.linalg.qr, A, mode="r")
+        return xp.zeros((0,), dtype=A.dtype), R
+    return tuple(_lapack("linalg.qr", xp.linalg.qr, A, mode=mode))
+
+
+def _copyltu(M):
+    """The symmetric matrix with M's lower triangle."""
+    return M.tril(-1) + M.tril(-1).mT + diagonal(M, 0, -2, -1).diag_embed()
+
+
+def _qr_grad_tall(gQ, gR, Q, R):
+    # m >= n: M = R gR^T - gQ^T Q, gA = (gQ + Q copyltu(M)) R^{-T} (Liao et al. 2019)
+    M = _add(None if gR is None else R @ gR.mT, None if gQ is None else -(gQ.mT @ Q))
+    b = _add(gQ, None if M is None else Q @ _copyltu(M))
+    return _solve_right(b, R.mT)
+
+
+def _qr_rule(grads, A, out, mode):
+    gQ, gR = grads
+    m, n = A.shape[-2:]
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when "
+                           "mode='r'. Please use linalg.qr(A, mode='reduced') if you are going "
+                           "to differentiate through linalg.qr.")
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
+                           "nrows > ncols.")
+    Q, R = out
+    if m >= n:
+        return _qr_grad_tall(gQ, gR, Q, R)
+    # m < n: A = [X | Y], R = [U | V], X = Q U, Y = Q V (Liao et al. 2019)
+    U, Y = R[..., :m], A[..., m:]
+    gU, gV = (None, None) if gR is None else (gR[..., :m], gR[..., m:])
+    gX = _qr_grad_tall(_add(gQ, None if gV is None else Y @ gV.mT), gU, Q, U)
+    gA = gX @ _eye(m, n, dtype=A.data.dtype)
+    if gV is not None:
+        gA = gA + (Q @ gV) @ _eye(n - m, n, m, dtype=A.data.dtype)
+    return gA
+
+
+def _qr_jvp_tall(dA, Q, R):
+    # C = Q^T dA R^{-1}, Omega = tril(C, -1) - tril(C, -1)^T: dR = (C - Omega) R,
+    # dQ = dA R^{-1} - Q (C - Omega)
+    dAR = _solve_right(dA, R)
+    C = Q.mT @ dAR
+    omega = C.tril(-1) - C.tril(-1).mT
+    upper = C - omega
+    return dAR - Q @ upper, upper @ R
+
+
+def _qr_jvp(t_A, A, out, mode):
+    Q, R = out
+    m, n = A.shape[-2:]
+    if mode == "r" or (mode == "complete" and m > n):
+        raise RuntimeError("linalg.qr: forward-mode derivatives need mode='reduced' (or "
+                           "mode='complete' with nrows <= ncols)")
+    if m >= n:
+        return _qr_jvp_tall(t_A, Q, R)
+    dQ, dU = _qr_jvp_tall(t_A[..., :m], Q, R[..., :m])
+    dV = Q.mT @ (t_A[..., m:] - dQ @ R[..., m:])
+    dR = dU @ _eye(m, n, dtype=A.data.dtype) + dV @ _eye(n - m, n, m, dtype=A.data.dtype)
+    return dQ, dR
+
+
+LINALG_QR = defop("linalg_qr", _qr, ("A",), (_qr_rule,), n_outputs=2, jvp=_qr_jvp)
+
+
+def qr(A, mode: str = "reduced") -> tuple:
+    """(Q, R) with A = Q R, Q orthonormal columns and R upper triangular."""
+    _check_matrix(A, "linalg.qr", square=False)
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           "'reduced' (default), 'r', or 'complete'")
+    return result("linalg_qr", "Q R", apply(LINALG_QR, A, mode=mode))
+
+
+# ---- eigh, svd, pinv --------------------------------------------------------------------------
+
+
+def _gaps(w):
+    """E_ij = w_j - w_i, with ones on the diagonal (where the formulas multiply by zero)."""
+    n = w.shape[-1]
+    return w.unsqueeze(-2) - w.unsqueeze(-1) + _eye(n, dtype=w.data.dtype)
+
+
+def _eigh_rule(grads, out):
+    # gA = V (diag(gL) + skew(V^T gV) / E) V^T with E_ij = L_j - L_i (distinct eigenvalues)
+    gL, gV = grads
+    L, V = out
+    inner = None if gL is None else _diag(gL)
+    if gV is not None:
+        VtgV = V.mT @ gV
+        inner = _add(inner, (VtgV - VtgV.mT) * 0.5 / _gaps(L))
+    return V @ inner @ V.mT
+
+
+def _eigh_jvp(t_A, out):
+    # dL = diag(V^T dA V), dV = V ((V^T dA V) / E off the diagonal)
+    L, V = out
+    P = V.mT @ t_A @ V
+    n = L.shape[-1]
+    off = 1 - _eye(n, dtype=L.data.dtype)
+    return diagonal(P, 0, -2, -1), V @ (P * off / _gaps(L))
+
+
+LINALG_EIGH = defop(
+    "linalg_eigh",
+    lambda A, UPLO: tuple(_lapack("linalg.eigh", xp.linalg.eigh, A, UPLO=UPLO)),
+    ("A",),
+    (_eigh_rule,),
+    n_outputs=2,
+    jvp=_eigh_jvp,
+)
+
+
+def eigh(A, UPLO: str = "L") -> tuple:
+    """(eigenvalues ascending, eigenvectors as columns) of a symmetric matrix (batched)."""
+    _check_matrix(A, "linalg.eigh")
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return result("linalg_eigh", "eigenvalues eigenvectors", apply(LINALG_EIGH, A, UPLO=UPLO))
+
+
+def eigvalsh(A, UPLO: str = "L") -> Tensor:
+    """Eigenvalues (ascending) of a symmetric matrix (batched)."""
+    return eigh(A, UPLO)[0]
+
+
+def _svd_rule(grads, A, out):
+    # Townsend 2016, with F_ij = 1 / (s_j^2 - s_i^2) (distinct singular values):
+    # gA = U [(F o (U^T gU - gU^T U)) S + diag(gS) + S (F o (V^T gV - gV^T V))] V^T
+    #      + (I - U U^T) gU S^{-1} V^T + U S^{-1} gV^T (I - V V^T)
+    gU, gS, gVh = grads
+    U, S, Vh = out
+    k = S.shape[-1]
+    if U.shape[-1] != k:  # full_matrices: only the first k columns take part (as PyTorch)
+        U, gU = U[..., :k], None if gU is None else gU[..., :k]
+    if Vh.shape[-2] != k:
+        Vh, gVh = Vh[..., :k, :], None if gVh is None else gVh[..., :k, :]
+    inner = None if gS is None else _diag(gS)
+    S2 = S * S
+    F = 1 / _gaps(S2) * (1 - _eye(k, dtype=S.data.dtype))
+    out_grad = None
+    if gU is not None:
+        UtgU = U.mT @ gU
+        inner = _add(inner, (F * (UtgU - UtgU.mT)) * S.unsqueeze(-2))
+        if U.shape[-2] > k:
+            out_grad = ((gU - U @ UtgU) / S.unsqueeze(-2)) @ Vh
+    if gVh is not None:
+        gV, V = gVh.mT, Vh.mT
+        VtgV = V.mT @ gV
+        inner = _add(inner, S.unsqueeze(-1) * (F * (VtgV - VtgV.mT)))
+        if V.shape[-2] > k:
+            out_grad = _add(out_grad, (U / S.unsqueeze(-2)) @ (gV - V @ VtgV).mT)
+    return _add(None if inner is None else U @ inner @ Vh, out_grad)
+
+
+def _svd_jvp(t_A, A, out):
+    # dP = U^T dA V: dS = diag(dP), U^T dU = F o (dP S + S dP^T), V^T dV = F o (S dP + dP^T S),
+    # plus the parts outside the span of U (V) for non-square A.
+    U, S, Vh = out
+    k = S.shape[-1]
+    Uk, Vk = U[..., :k], Vh[..., :k, :].mT
+    dP = Uk.mT @ t_A @ Vk
+    Sr, Sc = S.unsqueeze(-2), S.unsqueeze(-1)
+    F = 1 / _gaps(S * S) * (1 - _eye(k, dtype=S.data.dtype))
+    dU = Uk @ (F * (dP * Sr + Sc * dP.mT))
+    dV = Vk @ (F * (Sc * dP + dP.mT * Sr))
+    m, n = A.shape[-2:]
+    if m > k:
+        dU = dU + (t_A @ Vk - Uk @ (Uk.mT @ t_A @ Vk)) / Sr
+    if n > k:
+        dV = dV + (t_A.mT @ Uk - Vk @ (Vk.mT @ t_A.mT @ Uk)) / Sr
+    dtype = A.data.dtype
+    if U.shape[-1] != k:  # full_matrices: the extra columns get zero tangents (as PyTorch)
+        dU = dU @ _eye(k, m, dtype=dtype)
+    if Vh.shape[-2] != k:
+        dV = dV @ _eye(k, n, dtype=dtype)
+    return dU, diagonal(dP, 0, -2, -1), dV.mT
+
+
+LINALG_SVD = defop(
+    "linalg_svd",
+    lambda A, full_matrices: tuple(_lapack("linalg.svd", xp.linalg.svd, A,
+                                           full_matrices=full_matrices)),
+    ("A",),
+    (_svd_rule,),
+    n_outputs=3,
+    jvp=_svd_jvp,
+)
+
+
+def svd(A, full_matrices: bool = True) -> tuple:
+    """(U, S, Vh) with A = U diag(S) Vh, singular values descending."""
+    _check_matrix(A, "linalg.svd", square=False)
+    return result("linalg_svd", "U S Vh", apply(LINALG_SVD, A, full_matrices=full_matrices))
+
+
+def svdvals(A) -> Tensor:
+    """Singular values, descending (batched)."""
+    _check_matrix(A, "linalg.svdvals", square=False)
+    return apply(LINALG_SVD, A, full_matrices=False)[1]
+
+
+def torch_svd(input, some: bool = True, compute_uv: bool = True) -> tuple:
+    """(U, S, V) with input = U diag(S) V^T (the legacy torch.svd)."""
+    _check_matrix(input, "svd", square=False)
+    U, S, Vh = apply(LINALG_SVD, input, full_matrices=not some)
+    if not compute_uv:
+        U, Vh = U.new_zeros(U.shape), Vh.new_zeros(Vh.shape)
+    return result("svd", "U S V", (U, S, Vh.mT))
+
+
+def _pinv(A, atol, rtol, hermitian):
+    m, n = A.shape[-2:]
+    if hermitian:
+        w, V = xp.linalg.eigh(A)
+        s = xp.abs(w)
+    else:
+        U, s, Vh = xp.linalg.svd(A, full_matrices=False)
+    top = s.max(axis=-1, keepdims=True, initial=0)
+    cutoff = xp.maximum(atol, rtol * top)
+    with xp.errstate(divide="ignore"):
+        if hermitian:
+            winv = xp.where(s > cutoff, 1 / w, 0).astype(A.dtype)
+            return (V * winv[..., None, :]) @ xp.swapaxes(V, -1, -2)
+        sinv = xp.where(s > cutoff, 1 / s, 0).astype(A.dtype)
+    return xp.swapaxes(Vh, -1, -2) @ (sinv[..., :, None] * xp.swapaxes(U, -1, -2))
+
+
+def _pinv_rule(g, A, out):
+    # Golub & Pereyra 1973: gA = -P^T g P^T + (I - A P) g^T P P^T + P^T P g^T (I - P A)
+    P = out
+    gT = g.mT
+    X = gT @ (P @ P.mT)
+    Y = (P.mT @ P) @ gT
+    return -(P.mT @ g @ P.mT) + (X - A @ (P @ X)) + (Y - (Y @ P) @ A)
+
+
+def _pinv_jvp(t_A, A, out):
+    # dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P
+    P = out
+    dAT = t_A.mT
+    X = (P @ P.mT) @ dAT
+    Y = dAT @ (P.mT @ P)
+    return -(P @ t_A @ P) + (X - (X @ A) @ P) + (Y - P @ (A @ Y))
+
+
+LINALG_PINV = defop("linalg_pinv", _pinv, ("A",), (_pinv_rule,), jvp=_pinv_jvp)
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian: bool = False, rcond=None) -> Tensor:
+    """Moore-Penrose pseudo-inverse; singular values at or below max(atol, rtol * s_max) count
+    as zero."""
+    _check_matrix(A, "linalg.pinv", square=False)
+    if rcond is not None:
+        rtol = rcond
+    if isinstance(atol, Tensor) or isinstance(rtol, Tensor):
+        raise NotImplementedError("pinv: tensor atol/rtol are not implemented; pass floats")
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else (
+            xp.finfo(A.data.dtype).eps * max(A.data.shape[-2:]))
+    return apply(LINALG_PINV, A, atol=0.0 if atol is None else float(atol), rtol=float(rtol),
+                 hermitian=hermitian)
+
+
+def pinverse(input, rcond: float = 1e-15) -> Tensor:
+    """Moore-Penrose pseudo-inverse (the legacy torch.pinverse)."""
+    return pinv(input, rtol=rcond)
+
+
+def lstsq(A, B, rcond=None, *, driver=None) -> tuple:
+    """The least-squares solution of A X = B: (solution, residuals, rank, singular_values), as
+    PyTorch's default CPU driver 'gelsy' (residuals and singular values empty)."""
+    _check_matrix(A, "linalg.lstsq", square=False)
+    vector = B.data.ndim == A.data.ndim - 1
+    P = pinv(A, rtol=rcond)
+    X = (P @ B.unsqueeze(-1)).squeeze(-1) if vector else P @ B
+    s = xp.linalg.svd(A.data, compute_uv=False)
+    rtol = rcond if rcond is not None else xp.finfo(A.data.dtype).eps * max(A.data.shape[-2:])
+    tol = rtol * s.max(axis=-1, keepdims=True, initial=0)
+    rank = _const((s > tol).sum(axis=-1).astype(xp.int64))
+    residuals = X.reshape(-1)[:0]  # empty, as 'gelsy' leaves it (but part of the graph)
+    singular_values = _const(xp.zeros((0,), dtype=A.data.dtype))
+    return result("linalg_lstsq", "solution residuals rank singular_values",
+                  (X, residuals, rank, singular_values))
+
+
+# ---- matrix_exp, cross ---------------------------------------------------------------------------
+
+# Padé approximants and their ranges (N. J. Higham, "The scaling and squaring method for the
+# matrix exponential revisited", SIAM J. Matrix Anal. Appl. 26, 2005, Table 2.3).
+_PADE = {
+    3: (120.0, 60.0, 12.0, 1.0),
+    5: (30240.0, 15120.0, 3360.0, 420.0, 30.0, 1.0),
+    7: (17297280.0, 8648640.0, 1995840.0, 277200.0, 25200.0, 1512.0, 56.0, 1.0),
+    9: (17643225600.0, 8821612800.0, 2075673600.0, 302702400.0, 30270240.0, 2162160.0,
+        110880.0, 3960.0, 90.0, 1.0),
+    13: (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+         129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+         40840800.0, 960960.0, 16380.0, 182.0, 1.0),
+}
+_THETA = {3: 1.495585217958292e-2, 5: 2.539398330063230e-1, 7: 9.504178996162932e-1,
+          9: 2.097847961257068e0, 13: 5.371920351148152e0}
+
+
+def _matrix_exp(A):
+    n = A.shape[-1]
+    if A.size == 0:
+        return A.copy()
+    eye = xp.eye(n, dtype=A.dtype)
+    norm = float(xp.abs(A).sum(axis=-2).max())  # the largest 1-norm in the batch
+    degree = next((m for m in (3, 5, 7, 9) if norm <= _THETA[m]), 13)
+    s = 0
+    if degree == 13 and norm > _THETA[13]:
+        s = int(math.ceil(math.log2(norm / _THETA[13])))
+        A = A / A.dtype.type(2.0**s)
+    b = _PADE[degree]
+    A2 = A @ A
+    if degree < 13:
+        powers = [eye, A2]
+        while len(powers) <= degree // 2:
+            powers.append(powers[-1] @ A2)
+        U = A @ sum(b[2 * j + 1] * p for j, p in enumerate(powers))
+        V = sum(b[2 * j] * p for j, p in enumerate(powers))
+    else:
+        A4 = A2 @ A2
+        A6 = A4 @ A2
+        U = A @ (A6 @ (b[13] * A6 + b[11] * A4 + b[9] * A2) + b[7] * A6 + b[5] * A4
+                 + b[3] * A2 + b[1] * eye)
+        V = A6 @ (b[12] * A6 + b[10] * A4 + b[8] * A2) + b[6] * A6 + b[4] * A4 + b[2] * A2 \
+            + b[0] * eye
+    R = xp.linalg.solve(V - U, V + U)
+    for _ in range(s):
+        R = R @ R
+    return R.astype(A.dtype, copy=False)
+
+
+def _frechet_exp(A, E):
+    """The Fréchet derivative of exp at A in direction E: the top-right block of
+    exp([[A, E], [0, A]]) (Najfeld & Havel 1995)."""
+    n = A.shape[-1]
+    dtype = A.data.dtype
+    top, bottom = _eye(n, 2 * n, dtype=dtype), _eye(n, 2 * n, n, dtype=dtype)
+    block = top.mT @ A @ top + top.mT @ E @ bottom + bottom.mT @ A @ bottom
+    return apply(LINALG_MATRIX_EXP, block)[..., :n, n:]
+
+
+LINALG_MATRIX_EXP = defop(
+    "linalg_matrix_exp",
+    _matrix_exp,
+    ("A",),
+    # gA = L(A^T, g), the Fréchet derivative at A^T applied to g
+    (lambda g, A: _frechet_exp(A.mT, g),),
+    jvp=lambda t_A, A: _frechet_exp(A, t_A),
+)
+
+
+def matrix_exp(A) -> Tensor:
+    """The matrix exponential of a square matrix (batched)."""
+    _check_matrix(A, "linalg.matrix_exp")
+    return apply(LINALG_MATRIX_EXP, A)
+
+
+def _cross(input, other, dim):
+    a, b = xp.broadcast_arrays(input, other)
+    return xp.cross(a, b, axis=dim)
+
+
+LINALG_CROSS = defop(
+    "linalg_cross",
+    _cross,
+    ("input", "other"),
+    (
+        lambda g, other, dim: apply(LINALG_CROSS, other, g, dim=dim),
+        lambda g, input, dim: apply(LINALG_CROSS, g, input, dim=dim),
+    ),
+    promote=True,
+    jvp="multilinear",
+)
+
+
+def linalg_cross(input, other, *, dim: int = -1) -> Tensor:
+    """Cross product of 3-vectors along ``dim`` (broadcast)."""
+    ndim = input.data.ndim
+    if other.data.ndim != ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    d = normalize_dim(dim, ndim, "linalg.cross")
+    sa, sb = input.data.shape[d], other.data.shape[d]
+    if sa != 3 or sb != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {sa} "
+                           f"and {sb}")
+    return apply(LINALG_CROSS, input, other, dim=d)
+
+
+def cross(input, other, dim: int | None = None) -> Tensor:
+    """Cross product along ``dim`` (default: the first dim of size 3)."""
+    if dim is None:
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
+                      "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
+                      "default value of dim will change to agree with that of linalg.cross in a "
+                      "future release.", UserWarning, stacklevel=2)
+        shape = xp.broadcast_shapes(input.data.shape, other.data.shape)
+        dim = next((d for d, s in enumerate(shape) if s == 3), -1)
+    return linalg_cross(input, other, dim=dim)
+
+
+# ---- norms and small composites -----------------------------------------------------------------
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Matrix norm over the two dims ``dim``: 'fro', 'nuc', 2, -2, 1, -1, inf, -inf."""
+    if dtype is not None:
+        A = A.to(dtype)
+    _check_matrix(A, "linalg.matrix_norm", square=False)
+    d0, d1 = (normalize_dim(d, A.data.ndim, "linalg.matrix_norm") for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
+    if ord == "fro":
+        return vector_norm(A, 2, (d0, d1), keepdim)
+    if ord in ("nuc", 2, -2):
+        rest = tuple(d for d in range(A.data.ndim) if d not in (d0, d1))
+        s = svdvals(A.permute(rest + (d0, d1)))
+        out = s.sum(-1) if ord == "nuc" else amax(s, -1) if ord == 2 else amin(s, -1)
+        if keepdim:
+            for d in sorted((d0, d1)):
+                out = out.unsqueeze(d)
+        return out
+    if ord in (1, -1, math.inf, -math.inf):
+        summed, over = (d0, d1) if ord in (1, -1) else (d1, d0)
+        out = A.abs().sum(summed, keepdim=True)
+        out = amax(out, over, keepdim=True) if ord > 0 else amin(out, over, keepdim=True)
+        return out if keepdim else out.squeeze((d0, d1))
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """A vector norm (1-D, or one dim) or a matrix norm (2-D, or two dims)."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is not None and len(dim) == 2:
+        return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
+    if dim is None and ord is not None:
+        if A.data.ndim == 2:
+            return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+        if A.data.ndim != 1:
+            raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must "
+                               f"be 1D or 2D. Got {A.data.ndim}D.")
+    if isinstance(ord, str):
+        raise RuntimeError(f"linalg.vector_norm: ord {ord!r} is a matrix norm: pass two dims")
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+def vecdot(x, y, *, dim: int = -1) -> Tensor:
+    """Dot products of vectors along ``dim`` (broadcast)."""
+    return (x * y).sum(dim)
+
+
+def linalg_diagonal(A, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """A view of the diagonals of the matrices in dims dim1 and dim2."""
+    return diagonal(A, offset, dim1, dim2)
+
+
+def multi_dot(tensors) -> Tensor:
+    """The product of a chain of matrices (the first and last may be vectors)."""
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    out = tensors[0]
+    for t in tensors[1:]:
+        out = matmul(out, t)
+    return out
+
+
+def matrix_power(A, n: int) -> Tensor:
+    """A to the integer power n (n < 0: of the inverse)."""
+    _check_matrix(A, "linalg.matrix_power")
+    if n == 0:  # the identity, still part of the graph (with zero gradient), as PyTorch
+        return A.clone().copy_(_eye(A.data.shape[-1], dtype=A.data.dtype))
+    if n < 0:
+        A, n = inv(A), -n
+    out = None
+    base = A
+    while n:  # binary powering
+        if n & 1:
+            out = base if out is None else out @ base
+        n >>= 1
+        if n:
+            base = base @ base
+    return out
+
+
+# ---- public tables ------------------------------------------------------------------------------
+
+FUNCTIONS = {
+    f.__name__: f
+    for f in (matmul, mm, bmm, mv, dot, vdot, outer, addmm, baddbmm, einsum, tensordot, kron,
+              diagonal, diagonal_copy, diag_embed, diag, trace, tril, triu, logdet, pinverse,
+              cross)
+}
+FUNCTIONS.update(ger=outer, det=det, slogdet=slogdet, inverse=inv, matrix_exp=matrix_exp,
+                 svd=torch_svd)
+
+METHODS = {
+    name: FUNCTIONS[name]
+    for name in ("matmul", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "addmm", "baddbmm",
+                 "kron", "diagonal", "diag_embed", "diag", "trace", "tril", "triu", "det",
+                 "logdet", "slogdet", "inverse", "pinverse", "matrix_exp", "svd", "cross")
+}
+METHODS.update(addmm_=_addmm_, baddbmm_=_baddbmm_, tril_=_tril_, triu_=_triu_)
+
+# torch.linalg (re-exported by chainrule.linalg)
+LINALG = {
+    "matmul": matmul,
+    "inv": inv,
+    "det": det,
+    "slogdet": slogdet,
+    "solve": solve,
+    "cholesky": cholesky,
+    "qr": qr,
+    "eigh": eigh,
+    "eigvalsh": eigvalsh,
+    "svd": svd,
+    "svdvals": svdvals,
+    "pinv": pinv,
+    "lstsq": lstsq,
+    "matrix_exp": matrix_exp,
+    "cross": linalg_cross,
+    "norm": norm,
+    "vector_norm": vector_norm,
+    "matrix_norm": matrix_norm,
+    "vecdot": vecdot,
+    "diagonal": linalg_diagonal,
+    "multi_dot": multi_dot,
+    "matrix_power": matrix_power,
+}

@@ -13,9 +13,11 @@ from collections import namedtuple
 
 from .._backend import as_dtype, xp
 from .._dispatch import apply, apply_inplace
+from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from ._registry import defop
 from ._shapes import normalize_dim, normalize_dims
+from .elementwise import sign, where
 
 _inf = math.inf
 
@@ -23,10 +25,11 @@ _inf = math.inf
 
 
 def _dims(input, dim, name: str) -> tuple[int, ...]:
-    """``dim`` (None, an int, a tuple or list) as a tuple of dims; a 0-d tensor has none."""
+    """``dim`` (None, an int, a tuple or list; empty means all, as in PyTorch) as a tuple of
+    dims; a 0-d tensor has none."""
     ndim = input.data.ndim
-    if isinstance(dim, list):
-        dim = tuple(dim)
+    if isinstance(dim, (list, tuple)):
+        dim = tuple(dim) or None
     dims = normalize_dims(dim, ndim, name)
     return () if ndim == 0 else dims
 
@@ -63,22 +66,6 @@ def _const(array) -> Tensor:
 def _positions(shape: tuple, dim: int):
     """0, 1, ... along ``dim``, shaped to broadcast against an array of ``shape``."""
     return xp.arange(shape[dim]).reshape((-1,) + (1,) * (len(shape) - dim - 1))
-
-
-def _flip(x, dim: int):
-    return x[(slice(None),) * dim + (slice(None, None, -1),)]
-
-
-def _where(condition, input, other):
-    from .elementwise import where
-
-    return where(condition, input, other)
-
-
-def _sign(x):
-    from .elementwise import sign
-
-    return sign(x)
 
 
 def _int_to_long(input, dtype):
@@ -119,7 +106,7 @@ def result(name: str, fields: str, values) -> tuple:
     return cls(*values)
 
 
-# ---- gather / scatter along one dim (the gradient of selecting reductions) ------------------------
+# ---- gather / scatter along one dim (the gradient of selecting reductions) -----------------------
 
 
 def _select_along(input, indices, dim):
@@ -131,7 +118,7 @@ def _select_along_backward(grad, indices, dim, shape, accumulate):
     if not accumulate:
         xp.put_along_axis(out, indices, grad, axis=dim)
         return out
-    index = list(xp.ogrid[tuple(slice(s) for s in indices.shape)])
+    index = list(xp.ogrid[tuple(slice(s) for s in grad.shape)])
     index[dim] = indices
     xp.add.at(out, tuple(index), grad)
     return out
@@ -272,13 +259,13 @@ def _prod_others(input, out, dim: int):
     zero = input == 0
     if not zero.data.any():
         return out / input
-    nonzero = _where(zero, 1.0, input)
+    nonzero = where(zero, 1.0, input)
     count = zero.sum(dim, keepdim=True)
     p = prod(nonzero, dim, keepdim=True)
-    z = _where(zero, input, 0.0).sum(dim, keepdim=True)  # the zero if there is one (value 0)
-    one = _where(zero, p, p * z / nonzero)
-    two = _where(zero, p * (z - input), 0.0)
-    return _where(count == 0, p / nonzero, _where(count == 1, one, _where(count == 2, two, 0.0)))
+    z = where(zero, input, 0.0).sum(dim, keepdim=True)  # the zero if there is one (value 0)
+    one = where(zero, p, p * z / nonzero)
+    two = where(zero, p * (z - input), 0.0)
+    return where(count == 0, p / nonzero, where(count == 1, one, where(count == 2, two, 0.0)))
 
 
 def _prod_all_weight(input, out):
@@ -328,7 +315,7 @@ def prod(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 def _ties(input, out, dim, keepdim):
     """Where the input equals the reduced extreme, divided by the number of ties: PyTorch splits
     the gradient of amax/amin/max()/min()/median() evenly among equal extremes."""
-    mask = input == _kept(out, input.shape, dim, keepdim)
+    mask = (input == _kept(out, input.shape, dim, keepdim)).to(input.dtype)
     return mask / mask.sum(dim, keepdim=True)
 
 
@@ -398,18 +385,14 @@ MIN_DIM = defop("min_dim", _min_dim, ("input",), (_select_grad,), backward_name=
                 n_outputs=2, jvp=_select_jvp)
 
 
-def _all_if_empty(dim):
-    return None if isinstance(dim, (tuple, list)) and not dim else dim
-
-
 def amax(input, dim=(), keepdim: bool = False) -> Tensor:
     """Maximum over ``dim`` (all dims for ``()``); the gradient is split evenly among ties."""
-    return apply(AMAX, input, dim=_dims(input, _all_if_empty(dim), "amax"), keepdim=keepdim)
+    return apply(AMAX, input, dim=_dims(input, dim, "amax"), keepdim=keepdim)
 
 
 def amin(input, dim=(), keepdim: bool = False) -> Tensor:
     """Minimum over ``dim`` (all dims for ``()``); the gradient is split evenly among ties."""
-    return apply(AMIN, input, dim=_dims(input, _all_if_empty(dim), "amin"), keepdim=keepdim)
+    return apply(AMIN, input, dim=_dims(input, dim, "amin"), keepdim=keepdim)
 
 
 def _extreme(name: str, whole, over_dim, binary: str):
@@ -520,8 +503,8 @@ def _std_weight(input, out, dim, correction, keepdim):
     # d std / d x = (x - mean) / ((N - correction) std), taken as 0 where std == 0 (as PyTorch)
     out = _kept(out, input.shape, dim, keepdim)
     zero = out == 0
-    return _where(zero, 0.0, _centered(input, dim) * _scale(input, dim, correction)
-                  / _where(zero, 1.0, out))
+    return where(zero, 0.0, _centered(input, dim) * _scale(input, dim, correction)
+                  / where(zero, 1.0, out))
 
 
 def _mean_part(g, input, dim, keepdim):
@@ -657,16 +640,16 @@ def _norm_weight(input, out, ord, dim, keepdim):
     if ord == 0:
         return input.new_zeros(input.shape)
     if ord == 1:
-        return _sign(input)
+        return sign(input)
     out = _kept(out, input.shape, dim, keepdim)
     if ord in (_inf, -_inf):
         mask = input.abs() == out
-        return _sign(input) * mask / mask.sum(dim, keepdim=True)
+        return sign(input) * mask / mask.sum(dim, keepdim=True)
     zero = out == 0
-    safe = _where(zero, 1.0, out)
+    safe = where(zero, 1.0, out)
     if ord == 2:
-        return _where(zero, 0.0, input / safe)
-    return _where(zero, 0.0, input * input.abs() ** (ord - 2) / safe ** (ord - 1))
+        return where(zero, 0.0, input / safe)
+    return where(zero, 0.0, input * input.abs() ** (ord - 2) / safe ** (ord - 1))
 
 
 LINALG_VECTOR_NORM = defop(
@@ -709,7 +692,7 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
         raise RuntimeError(f"norm: invalid norm type {p!r}; use a number, 'fro' or 'nuc'")
     if isinstance(dim, int):
         dim = (dim,)
-    return vector_norm(input, p, _all_if_empty(dim), keepdim, dtype=dtype)
+    return vector_norm(input, p, dim, keepdim, dtype=dtype)
 
 
 def _logsumexp(input, dim, keepdim):
@@ -744,20 +727,27 @@ def logsumexp(input, dim, keepdim: bool = False) -> Tensor:
 # ---- scans --------------------------------------------------------------------------------------
 
 
-def _rcumsum(g, dim: int):
-    """Sums from each position to the end along ``dim``."""
-    return _flip(_flip(g, dim).cumsum(dim), dim)
-
-
 def _scan_dim(input, dim):
     return _dim(input, dim, "cumsum") if input.data.ndim else 0
 
 
-CUMSUM = defop(
-    "cumsum",
-    lambda input, dim: xp.cumsum(input, axis=dim) if input.ndim else input.copy(),
+def _cumsum(input, dim):
+    return xp.cumsum(input, axis=dim) if input.ndim else input.copy()
+
+
+def _rcumsum(g, dim: int):
+    """Sums from each position to the end along ``dim``."""
+    return apply(CUMSUM_REVERSE, g, dim=dim)
+
+
+# cumsum and its reverse are each other's transpose.
+CUMSUM = defop("cumsum", _cumsum, ("input",), (_rcumsum,), jvp="linear")
+CUMSUM_REVERSE = defop(
+    "cumsum_reverse",
+    lambda input, dim: xp.flip(_cumsum(xp.flip(input, dim), dim), dim) if input.ndim
+    else input.copy(),
     ("input",),
-    (lambda g, dim: _rcumsum(g, dim) if g.data.ndim else g,),
+    (lambda g, dim: apply(CUMSUM, g, dim=dim),),
     jvp="linear",
 )
 
@@ -774,18 +764,24 @@ def _first_zero(input, dim):
 def _cumprod_grad(g, input, out, dim):
     # No zeros: d out_j / d x_i = out_j / x_i for i <= j, so grad = reverse_cumsum(g * out) / x.
     # With the first zero of a slice at k: that formula still holds before k (out_j = 0 from k
-    # on); at k the gradient is sum_{j >= k} g_j prod_{l <= j, l != k} x_l, a cumprod of x with
-    # x_k set to 1; after k it is 0 (every such product contains x_k).
+    # on). With y = x but y_k = 1: at k the gradient is sum_{j >= k} g_j cumprod(y)_j; after k it
+    # is x_k times the gradient of cumprod(y) (every product there contains x_k): zero, but with
+    # the right derivative, which is needed (and computed) only when building a graph.
     if not input.data.ndim:
         return g
     if not (input.data == 0).any():
         return _rcumsum(g * out, dim) / input
     pos, first = _first_zero(input, dim)
     before, at = _const(pos < first), _const(pos == first)
-    y = _where(at, 1.0, input)
-    g_before = _rcumsum(g * out, dim) / _where(before, input, 1.0)
-    g_at = (g * y.cumprod(dim) * _const(pos >= first)).sum(dim, keepdim=True)
-    return _where(before, g_before, _where(at, g_at, 0.0))
+    y = where(at, 1.0, input)
+    y_out = y.cumprod(dim)
+    g_before = _rcumsum(g * out, dim) / where(before, input, 1.0)
+    g_at = (g * y_out * _const(pos >= first)).sum(dim, keepdim=True)
+    g_after = 0.0
+    if is_grad_enabled():
+        x_k = where(at, input, 0.0).sum(dim, keepdim=True)
+        g_after = x_k * _cumprod_grad(g, y, y_out, dim)
+    return where(before, g_before, where(at, g_at, g_after))
 
 
 def _cumprod_jvp(t_input, input, out, dim):
@@ -795,9 +791,9 @@ def _cumprod_jvp(t_input, input, out, dim):
         return out * (t_input / input).cumsum(dim)
     pos, first = _first_zero(input, dim)
     before, at = _const(pos < first), _const(pos == first)
-    t_before = out * (t_input / _where(before, input, 1.0)).cumsum(dim)
+    t_before = out * (t_input / where(before, input, 1.0)).cumsum(dim)
     t_at = (t_input * at).sum(dim, keepdim=True)
-    return _where(before, t_before, t_at * _where(at, 1.0, input).cumprod(dim))
+    return where(before, t_before, t_at * where(at, 1.0, input).cumprod(dim))
 
 
 CUMPROD = defop(
@@ -890,9 +886,14 @@ def _sort(input, dim, descending):
     return xp.take_along_axis(input, indices, axis=dim), indices
 
 
-SORT = defop("sort", _sort, ("input",), (lambda grads, input_shape, out, dim: _scatter(
-    grads[0], out[1].data, dim, input_shape),), n_outputs=2,
-    jvp=lambda t_input, out, dim: (_gather(t_input, out[1].data, dim), None))
+def _sort_record(name: str, backward_name: str):
+    return defop(name, _sort, ("input",), (lambda grads, input_shape, out, dim: _scatter(
+        grads[0], out[1].data, dim, input_shape),), n_outputs=2, backward_name=backward_name,
+        jvp=lambda t_input, out, dim: (_gather(t_input, out[1].data, dim), None))
+
+
+SORT = _sort_record("sort", "SortBackward0")
+SORT_STABLE = _sort_record("sort_stable", "SortBackward1")  # PyTorch's sort(stable=...)
 
 
 def _argsort_forward(input, dim, descending):
@@ -906,9 +907,10 @@ def _sort_dim(input, dim) -> int:
     return _dim(input, dim, "sort") if input.data.ndim else 0
 
 
-def sort(input, dim: int = -1, descending: bool = False, stable: bool = False) -> tuple:
-    """(values, indices) sorted along ``dim`` (stable: equal elements keep their order)."""
-    values, indices = apply(SORT, input, dim=_sort_dim(input, dim), descending=descending)
+def sort(input, dim: int = -1, descending: bool = False, stable: bool | None = None) -> tuple:
+    """(values, indices) sorted along ``dim``; always stable (equal elements keep their order)."""
+    record = SORT if stable is None else SORT_STABLE
+    values, indices = apply(record, input, dim=_sort_dim(input, dim), descending=descending)
     return result("sort", "values indices", (values, indices))
 
 
@@ -1066,13 +1068,19 @@ def quantile(input, q, dim: int | None = None, keepdim: bool = False, *,
     elif interpolation == "midpoint":
         pos = (xp.floor(pos) + xp.ceil(pos)) / 2
     low, high = xp.floor(pos).astype(xp.int64), xp.ceil(pos).astype(xp.int64)
-    lead = (slice(None),) * d
-    below, above = ordered[lead + (low,)], ordered[lead + (high,)]
-    weight = _const((pos - low).astype(x.data.dtype).reshape((-1,) + (1,) * (x.data.ndim - d - 1)))
+    along = (-1,) + (1,) * (x.data.ndim - d - 1)  # shaped to run along dim d
+    shape = ordered.data.shape[:d] + (len(pos),) + ordered.data.shape[d + 1:]
+
+    def take(indices):
+        indices = xp.broadcast_to(indices.reshape(along), shape)
+        return apply(SELECT_ALONG_DIM, ordered, indices=indices, dim=d)
+
+    below, above = take(low), take(high)
+    weight = _const((pos - low).astype(x.data.dtype).reshape(along))
     out = below + weight * (above - below)
-    if x.data.dtype.kind == "f":  # NaN anywhere in a slice makes its quantiles NaN
-        last = ordered[lead + (slice(n - 1, n),)]
-        out = _where(_const(xp.isnan(last.data)), last, out)
+    if x.data.dtype.kind == "f":  # NaN anywhere in a slice makes its quantiles NaN (sorted last)
+        last = take(xp.full(len(pos), n - 1))
+        out = where(_const(xp.isnan(last.data)), last, out)
     out = out.permute((d,) + tuple(i for i in range(out.data.ndim) if i != d))
     if keepdim:
         shape = (1,) * input.data.ndim if dim is None else tuple(
