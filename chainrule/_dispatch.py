@@ -217,7 +217,7 @@ def _link_view(result: Tensor, base: Tensor, op, params: dict) -> None:
     result._requires_grad = base._requires_grad
     root_view = base._extra.get("view") if base._extra else None
     root, steps = root_view if root_view else (base, ())
-    result._extra = {"view": (root, steps + ((op, params),))}
+    result._extra_dict()["view"] = (root, steps + ((op, params),))
 
 
 def _check_inplace(target: Tensor, recording: bool) -> None:
@@ -325,3 +325,6 @@ def commit(target: Tensor, new: Tensor, op) -> None:
         replay = apply(step_op, replay, **step_params)
     target.grad_fn, target._output_nr = replay.grad_fn, replay._output_nr
     target._requires_grad = replay._requires_grad
+    if forward_state.level and get_tangent(new_root) is not None:
+        set_tangent(root, get_tangent(new_root))
+        set_tangent(target, get_tangent(replay))

@@ -72,7 +72,8 @@ def exercised() -> dict[str, set]:
 
 def _expected(name: str) -> set:
     op = REGISTRY[name]
-    rules = {(name, i) for i, rule in enumerate(op.vjp) if rule is not None}
+    rules = {(name, i) for i, rule in enumerate(op.vjp)
+             if rule is not None and not rule.__qualname__.startswith("not_implemented")}
     return {(name, "forward")} | (rules if op.differentiable else set())
 
 

@@ -29,12 +29,13 @@ def ZERO(g):
 
 
 def not_implemented(what: str) -> Callable:
-    """A rule that raises RuntimeError naming the missing derivative."""
+    """A rule that raises NotImplementedError (a RuntimeError, as PyTorch's) naming the missing
+    derivative."""
 
-    def rule(g):
-        raise RuntimeError(f"the derivative for '{what}' is not implemented")
+    def not_implemented_rule():
+        raise NotImplementedError(f"the derivative for '{what}' is not implemented")
 
-    return rule
+    return not_implemented_rule
 
 
 class Op:

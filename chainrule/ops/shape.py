@@ -344,7 +344,9 @@ def _getitem(input, index):
 
 def _index_backward(grad, index, shape):
     out = xp.zeros(shape, dtype=grad.dtype)
-    if _is_basic(index):
+    if _is_basic(index) or not any(
+        type(k) is _ndarray and k.dtype.kind != "b" for k in index
+    ):  # no integer array: no position is hit twice, a plain write suffices
         out[index] = grad
     else:
         xp.add.at(out, index, grad)
@@ -739,7 +741,7 @@ def _scatter_reduce(input, index, src, dim, reduce, include_self):
 
 
 def _touched(g, index, dim):
-    """1 where some index points, 0 elsewhere (g's dtype and shape)."""
+    """True where some index points (a bool tensor of g's shape)."""
     hits = apply(SCATTER_ADD, g.new_zeros(g.shape), index, g.new_ones(index.shape), dim=dim)
     return hits != 0
 
@@ -764,7 +766,7 @@ def _reduce_factors(g, input, index, src, out, dim, reduce, include_self):
         masked_self = where(zero_self, 1.0, input)
         masked_src = where(zero_src, 1.0, src)
         nonzero_prod = apply(
-            SCATTER_REDUCE_PROD,
+            SCATTER_REDUCE_NONLINEAR,
             masked_self,
             index,
             masked_src,
@@ -837,7 +839,7 @@ SCATTER_REDUCE = defop(
     (_linear_reduce_input_grad, None, _linear_reduce_src_grad),
     jvp="linear",
 )
-SCATTER_REDUCE_PROD = _variant(
+SCATTER_REDUCE_NONLINEAR = _variant(
     SCATTER_REDUCE, vjp=(_reduce_input_grad, None, _reduce_src_grad), jvp=_reduce_jvp
 )
 
@@ -884,6 +886,13 @@ INDEX_SELECT = defop(
     ),
     jvp="linear",
 )
+
+
+def _index_add_source_grad(g, index, dim, alpha):
+    picked = apply(INDEX_SELECT, g, index, dim=dim)
+    return picked if alpha == 1 else picked * alpha
+
+
 INDEX_ADD = defop(
     "index_add",
     _index_add,
@@ -891,9 +900,7 @@ INDEX_ADD = defop(
     (
         lambda g: g,
         None,
-        lambda g, index, dim, alpha: (lambda s: s if alpha == 1 else s * alpha)(
-            apply(INDEX_SELECT, g, index, dim=dim)
-        ),
+        _index_add_source_grad,
     ),
     jvp="linear",
 )
@@ -1921,7 +1928,7 @@ def _scatter_call(input, dim, index, src, value, reduce, op: str) -> tuple:
             )
         if not isinstance(src, Tensor):
             src = Tensor._wrap(xp.full(index.data.shape, src, dtype=input.data.dtype), None, 0)
-        record = SCATTER_REDUCE if modes[reduce] == "sum" else SCATTER_REDUCE_PROD
+        record = SCATTER_REDUCE if modes[reduce] == "sum" else SCATTER_REDUCE_NONLINEAR
         return record, (index, src), {"dim": dim, "reduce": modes[reduce], "include_self": True}
     if isinstance(src, Tensor):
         _check_same_dtype(op, input, src)
@@ -1960,7 +1967,7 @@ def _scatter_reduce_call(input, dim, index, src, reduce, op) -> tuple:
         )
     dim = _check_scatter(op, input, dim, index, src)
     _check_same_dtype(op, input, src)
-    return SCATTER_REDUCE if reduce in ("sum", "mean") else SCATTER_REDUCE_PROD, dim
+    return SCATTER_REDUCE if reduce in ("sum", "mean") else SCATTER_REDUCE_NONLINEAR, dim
 
 
 def scatter_reduce(
