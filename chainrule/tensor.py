@@ -232,10 +232,6 @@ class Tensor:
     def is_contiguous(self) -> bool:
         return self.data.flags.c_contiguous
 
-    def contiguous(self) -> Tensor:
-        """This tensor (NumPy arrays here are always usable as they are)."""
-        return self
-
     def stride(self, dim: int | None = None):
         """Strides in elements."""
         strides = tuple(s // self.data.itemsize for s in self.data.strides)
