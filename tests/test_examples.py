@@ -34,7 +34,14 @@ def test_digits_prints_epochs_and_the_accuracy_line_last(digits_run):
     last = lines[-1]
     assert last.startswith("test accuracy: ")
     accuracy = float(last.split(": ")[1])
-    assert 0.5 < accuracy <= 1.0  # one epoch already learns most digits
+    assert 0.3 < accuracy <= 1.0  # one annealed epoch is far above chance (0.1)
+
+
+def test_digits_default_run_reaches_the_promised_accuracy(tmp_path):
+    result = run("-m", "chainrule.examples.digits", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    last = result.stdout.strip().splitlines()[-1]
+    assert float(last.split(": ")[1]) >= 0.97
 
 
 def test_digits_writes_files_that_parse(digits_run):
@@ -44,7 +51,7 @@ def test_digits_writes_files_that_parse(digits_run):
     assert set(state) == {"features.0.weight", "features.0.bias", "features.3.weight",
                           "features.3.bias", "classifier.1.weight", "classifier.1.bias",
                           "classifier.3.weight", "classifier.3.bias"}
-    assert state["features.0.weight"].shape == (16, 1, 3, 3)
+    assert state["features.0.weight"].shape == (32, 1, 3, 3)
     assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     svg = ET.parse(out / "graph.svg").getroot()
     assert svg.tag.endswith("svg")

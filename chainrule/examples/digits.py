@@ -26,11 +26,11 @@ class DigitsNet(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.features = nn.Sequential(
-            nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),  # 16 x 4 x 4
-            nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),  # 32 x 2 x 2
+            nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),  # 32 x 4 x 4
+            nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),  # 64 x 2 x 2
         )
         self.classifier = nn.Sequential(
-            nn.Flatten(), nn.Linear(32 * 2 * 2, 64), nn.ReLU(), nn.Linear(64, 10))
+            nn.Flatten(), nn.Linear(64 * 2 * 2, 128), nn.ReLU(), nn.Linear(128, 10))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.classifier(self.features(x))
@@ -47,7 +47,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "(default: 12)")
     parser.add_argument("--batch-size", type=int, default=32, help="images per step (default: 32)")
     parser.add_argument("--lr", type=float, default=None,
-                        help="learning rate (default: 0.003 for adam, 0.05 for sgd)")
+                        help="initial learning rate, decayed to 0 along a cosine (default: 0.002 "
+                             "for adam, 0.05 for sgd)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed for the split, the initial weights and the shuffling; the same "
                              "seed gives the same run (default: 0)")
@@ -60,7 +61,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.epochs < 1 or args.batch_size < 1:
         parser.error("--epochs and --batch-size must be at least 1")
     if args.lr is None:
-        args.lr = 0.003 if args.optimizer == "adam" else 0.05
+        args.lr = 0.002 if args.optimizer == "adam" else 0.05
     return args
 
 
@@ -142,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True,
                         generator=torch.Generator().manual_seed(args.seed))
+    # The learning rate decays to zero along a cosine over the whole run: steady final epochs.
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, args.epochs * len(loader))
     try:
         from tqdm import tqdm
     except ImportError:
@@ -163,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
                 loss.backward()
             optimizer.step()
             optimizer.zero_grad()
+            schedule.step()
             total += loss.item() * len(labels)
             seen += len(labels)
         train_loss, train_acc = evaluate(model, train_set)

@@ -77,7 +77,14 @@ __all__ = [
     "relu", "relu6", "rms_norm", "rrelu", "scaled_dot_product_attention", "selu", "sigmoid",
     "silu", "smooth_l1_loss", "soft_margin_loss", "softmax", "softmin", "softplus", "softshrink",
     "softsign", "tanh", "tanhshrink", "threshold", "triplet_margin_loss", "unfold",
-    "upsample", "upsample_bilinear", "upsample_nearest",
+    "upsample", "upsample_bilinear", "upsample_nearest", "relu_", "elu_", "selu_", "celu_",
+    "leaky_relu_", "hardtanh_", "rrelu_", "threshold_", "max_pool1d_with_indices",
+    "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool3d",
+    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d_with_indices", "alpha_dropout", "feature_alpha_dropout",
+    "channel_shuffle", "local_response_norm", "lp_pool1d", "lp_pool2d", "lp_pool3d",
+    "max_unpool1d", "max_unpool2d", "max_unpool3d", "pdist", "triplet_margin_with_distance_loss",
+    "gumbel_softmax",
 ]
 
 
@@ -517,6 +524,8 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
     """(input - target)^2, reduced."""
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
+    if weight is None:
+        return _nn.mse_loss(input, target, reduction)
     d = input - target
     return _weighted(d * d, weight, reduction, True)
 
@@ -751,3 +760,245 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
     if full:
         losses = losses + 0.5 * math.log(2 * math.pi)
     return _reduce(losses, reduction)
+
+
+# ---- in-place forms and aliases ----------------------------------------------------------------
+
+
+def relu_(input: Tensor) -> Tensor:
+    """relu, in place."""
+    return input.relu_()
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """elu, in place."""
+    return elu(input, alpha, True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """selu, in place."""
+    return selu(input, True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """celu, in place."""
+    return celu(input, alpha, True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """leaky_relu, in place."""
+    return leaky_relu(input, negative_slope, True)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """hardtanh, in place."""
+    return hardtanh(input, min_val, max_val, True)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+           training: bool = False) -> Tensor:
+    """rrelu, in place."""
+    return rrelu(input, lower, upper, training, True)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """threshold, in place."""
+    return globals()["threshold"](input, threshold, value, True)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=True):
+    """max_pool1d returning (values, indices)."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=True):
+    """max_pool2d returning (values, indices)."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=True):
+    """max_pool3d returning (values, indices)."""
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
+    """Max pooling of the last three dims to output_size."""
+    return _adaptive_max_pool(input, output_size, 3, return_indices, "adaptive_max_pool3d")
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices: bool = True):
+    """adaptive_max_pool1d returning (values, indices)."""
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices: bool = True):
+    """adaptive_max_pool2d returning (values, indices)."""
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices: bool = True):
+    """adaptive_max_pool3d returning (values, indices)."""
+    return adaptive_max_pool3d(input, output_size, True)
+
+
+# ---- more of the API ---------------------------------------------------------------------------
+
+_ALPHA = 1.7580993408473766  # SELU's scale * alpha: the value dropped units take, negated
+
+
+def _alpha_dropout(input: Tensor, p: float, training: bool, inplace: bool, feature: bool):
+    if p < 0 or p > 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return input
+    if p == 1:
+        out = input * 0.0
+        return input.copy_(out) if inplace else out
+    from .._creation import rand
+
+    shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else tuple(input.shape)
+    keep = rand(*shape, dtype=input.dtype).numpy() >= p
+    # Kept units are scaled by a and shifted, dropped ones set, so that the mean and variance
+    # of SELU activations are preserved (PyTorch's alpha dropout).
+    a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
+    scale = (keep * a).astype(input.data.dtype)
+    shift = ((keep - 1.0) * (_ALPHA * a) + _ALPHA * a * p).astype(input.data.dtype)
+    out = input * scale + shift
+    return input.copy_(out) if inplace else out
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                  inplace: bool = False) -> Tensor:
+    """Dropout that keeps SELU's self-normalising mean and variance."""
+    return _alpha_dropout(input, p, training, inplace, False)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                          inplace: bool = False) -> Tensor:
+    """alpha_dropout of whole channels."""
+    return _alpha_dropout(input, p, training, inplace, True)
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """Interleave the channels of ``groups`` groups: (N, g * k, ...) -> channel order k-major."""
+    n, c = input.shape[:2]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {groups} groups.")
+    rest = tuple(input.shape[2:])
+    x = input.reshape(n, groups, c // groups, *rest).transpose(1, 2)
+    return x.reshape(n, c, *rest)
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Tensor:
+    """x / (k + alpha * mean of x^2 over ``size`` neighbouring channels)^beta."""
+    if input.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} "
+                         "dimensions)")
+    if input.numel() == 0:
+        return input
+    c = input.shape[1]
+    sq = input * input
+    lead = (slice(None),)
+    padded = pad(sq.transpose(1, -1), (size // 2, (size - 1) // 2)).transpose(1, -1)
+    total = padded[lead + (slice(0, c),)]
+    for j in range(1, size):
+        total = total + padded[lead + (slice(j, j + c),)]
+    div = (total * (alpha / size) + k) ** beta
+    return input / div
+
+
+def _lp_pool(input: Tensor, norm_type: float, kernel_size, stride, ceil_mode: bool, nd: int):
+    kernel = _nn._ntuple(kernel_size, nd, "lp_pool")
+    pool = {1: avg_pool1d, 2: avg_pool2d, 3: avg_pool3d}[nd]
+    out = pool(input.pow(norm_type), kernel, stride, 0, ceil_mode)
+    return (out.sign() * _relu(out.abs())).mul(math.prod(kernel)).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size, stride=None,
+              ceil_mode: bool = False) -> Tensor:
+    """The p-norm over sliding windows of the last dim."""
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1)
+
+
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None,
+              ceil_mode: bool = False) -> Tensor:
+    """The p-norm over sliding 2-D windows."""
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
+
+
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size, stride=None,
+              ceil_mode: bool = False) -> Tensor:
+    """The p-norm over sliding 3-D windows."""
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3)
+
+
+def _max_unpool(input: Tensor, indices: Tensor, kernel_size, stride, padding, output_size,
+                nd: int) -> Tensor:
+    kernel = _nn._ntuple(kernel_size, nd, "max_unpool")
+    stride = kernel if stride is None else _nn._ntuple(stride, nd, "max_unpool")
+    padding = _nn._ntuple(padding, nd, "max_unpool")
+    size = tuple(input.shape[-nd:])
+    default = tuple((n - 1) * s - 2 * p + k for n, s, p, k in zip(size, stride, padding, kernel))
+    if output_size is None:
+        out = default
+    else:
+        out = tuple(int(o) for o in tuple(output_size)[-nd:])
+    # Scattering the values to their indices is max pooling's gradient: the same record.
+    return _nn.apply(_nn.MAX_POOL_BACKWARD, input, indices, input_size=out, disjoint=True)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The inverse of max_pool1d: values put back at their indices, zeros elsewhere."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The inverse of max_pool2d: values put back at their indices, zeros elsewhere."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The inverse of max_pool3d: values put back at their indices, zeros elsewhere."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3)
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """The p-norm distances between all pairs of rows i < j, in row-major order."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    i, j = xp.triu_indices(input.shape[0], 1)
+    return _nn.vector_norm(input[i] - input[j], p, 1)
+
+
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function=None, margin: float = 1.0,
+                                      swap: bool = False, reduction: str = "mean") -> Tensor:
+    """max(d(a, p) - d(a, n) + margin, 0) for any distance function d."""
+    distance = pairwise_distance if distance_function is None else distance_function
+    d_ap = distance(anchor, positive)
+    d_an = distance(anchor, negative)
+    if swap:
+        d_pn = distance(positive, negative)
+        d_an = _where(d_pn < d_an, d_pn, d_an)
+    return _reduce((d_ap - d_an + margin).clamp(min=0), reduction)
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1) -> Tensor:
+    """softmax((logits + Gumbel noise) / tau); with hard, one-hot forward and soft gradient."""
+    from .._creation import rand
+
+    uniform = rand(*logits.shape, dtype=logits.dtype).numpy()
+    gumbels = -xp.log(-xp.log1p(-uniform))  # -log(Exp(1) samples)
+    soft = _nn.softmax((logits + _nn.const(gumbels.astype(logits.data.dtype))) / tau, dim)
+    if not hard:
+        return soft
+    index = soft.detach().numpy().argmax(axis=dim)
+    hard_values = (xp.expand_dims(index, dim) == xp.arange(soft.shape[dim]).reshape(
+        (-1,) + (1,) * (soft.ndim - 1 - dim % soft.ndim)))
+    return _nn.const(hard_values.astype(soft.data.dtype)) - soft.detach() + soft

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .._dispatch import apply, apply_inplace
 from ..tensor import Tensor
-from . import elementwise, linalg, reduction, shape
+from . import elementwise, linalg, nn, reduction, shape
 from ._registry import REGISTRY, Op, defop
 from .elementwise import (
     ADD,
@@ -27,7 +27,7 @@ from .elementwise import (
 
 __all__ = ["REGISTRY", "Op", "defop", "FUNCTIONS"]
 
-FAMILIES = (elementwise, reduction, linalg, shape)
+FAMILIES = (elementwise, reduction, linalg, shape, nn)
 FUNCTIONS: dict = {}
 for _family in FAMILIES:
     FUNCTIONS.update(_family.FUNCTIONS)
