@@ -124,3 +124,30 @@ def result_type(arrays, scalars=()):
                                       for a in arrays):
         result = xp.dtype(xp.complex128)  # complex wide enough for the float64 operand
     return result
+
+
+def _tune_allocator() -> None:
+    """Keep freed gradient-sized buffers in the process (glibc only; CHAINRULE_MALLOC=default
+    opts out).
+
+    Training frees and reallocates the same megabyte-sized arrays every step. glibc returns them
+    to the kernel (mmap or heap trimming) and the next step pays a page fault per 4 KiB page:
+    measured here, a third of an MLP step at batch 16. A fixed mmap threshold of 64 MiB and a trim
+    threshold of 256 MiB keep such buffers for reuse; larger arrays are still returned at once.
+    """
+    import ctypes
+    import os
+    import sys
+
+    if os.environ.get("CHAINRULE_MALLOC") == "default" or not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        m_trim_threshold, m_mmap_threshold = -1, -3
+        libc.mallopt(m_mmap_threshold, 64 * 2**20)
+        libc.mallopt(m_trim_threshold, 256 * 2**20)
+    except (OSError, AttributeError):
+        pass
+
+
+_tune_allocator()
