@@ -1,7 +1,13 @@
-"""The reverse walk: topological order by dependency counting, no recursion, no op knowledge."""
+"""The reverse walk: nodes run newest first, no recursion, no knowledge of particular ops.
+
+Every edge points from a node to an older one (an op's inputs exist before it does), so running
+the pending nodes in decreasing sequence number runs each node after all of its consumers: its
+gradient buffer is complete, with no dependency counting.
+"""
 
 from __future__ import annotations
 
+from heapq import heappop, heappush
 from sys import getrefcount
 
 from .grad_mode import state
@@ -10,10 +16,9 @@ from .graph import AccumulateGrad, call_post_hooks, run_tensor_hooks
 __all__ = ["execute"]
 
 
-def _discover(root_nodes: list) -> tuple[dict, list]:
-    """Count each reachable node's incoming edges; also return the nodes children-first."""
-    deps: dict = {}
-    order: list = []
+def _reach(root_nodes: list, target_nodes: set) -> set:
+    """The nodes on some path from a root to a target (for autograd.grad's pruning)."""
+    order: list = []  # children before parents
     visited = set()
     for root in root_nodes:
         if root in visited:
@@ -23,32 +28,18 @@ def _discover(root_nodes: list) -> tuple[dict, list]:
         while stack:
             node, edges = stack[-1]
             for edge in edges:
-                if edge is None:
-                    continue
-                child = edge[0]
-                deps[child] = deps.get(child, 0) + 1
-                if child not in visited:
-                    visited.add(child)
-                    stack.append((child, iter(child.next_edges)))
+                if edge is not None and edge[0] not in visited:
+                    visited.add(edge[0])
+                    stack.append((edge[0], iter(edge[0].next_edges)))
                     break
             else:
                 stack.pop()
                 order.append(node)
-    return deps, order
-
-
-def _prune(order: list, target_nodes: set) -> tuple[set, dict]:
-    """Keep only nodes on a path to a target; recount dependencies among them."""
     reach = set()
-    for node in order:  # children come before parents
+    for node in order:
         if node in target_nodes or any(e is not None and e[0] in reach for e in node.next_edges):
             reach.add(node)
-    deps: dict = {}
-    for node in reach:
-        for edge in node.next_edges:
-            if edge is not None and edge[0] in reach:
-                deps[edge[0]] = deps.get(edge[0], 0) + 1
-    return reach, deps
+    return reach
 
 
 def _add_into(buffer, grad) -> bool:
@@ -77,72 +68,67 @@ def execute(roots: list, root_grads: list, targets: list | None, retain_graph: b
     gradients reaching each target edge are returned, and no ``.grad`` changes.
     """
     root_nodes = list(dict.fromkeys(node for node, _ in roots))
-    deps, order = _discover(root_nodes)
-    reach = None
-    captured = None
-    if targets is not None:
+    capture = targets is not None
+    if capture:
         target_index: dict = {}
         for i, edge in enumerate(targets):
             target_index.setdefault(edge, []).append(i)
-        reach, deps = _prune(order, {node for node, _ in targets})
+        reach = _reach(root_nodes, {node for node, _ in targets})
         captured = [None] * len(targets)
+    else:
+        reach = captured = None
+    prune = reach is not None
 
     buffers: dict = {}
+    pending: list = []
     for (node, nr), grad in zip(roots, root_grads):
-        buf = buffers.setdefault(node, [None] * node.n_outputs)
+        buf = buffers.get(node)
+        if buf is None:
+            buffers[node] = buf = [None] * node.n_outputs
+            heappush(pending, (-node.seq, node))
         buf[nr] = grad if buf[nr] is None else buf[nr] + grad
     # Gradient arrays the caller still holds must never become a leaf's .grad buffer.
     stored = {_owner(g) for g in root_grads}
-    ready = [node for node in root_nodes if deps.get(node, 0) == 0]
-    capture = targets is not None
-    prune = reach is not None
     prev_enabled = state.enabled
     state.enabled = create_graph
     try:
-        while ready:
-            node = ready.pop()
-            grads = buffers.pop(node, None)
-            if grads is None:  # nothing reached this node: all of its gradients are zero
-                outs = (None,) * len(node.next_edges)
-            else:
-                if node._pre_hooks or node._retain:
-                    grads = run_tensor_hooks(node, grads)
-                    stored.update(_owner(g) for g in grads if g is not None)
-                if capture:
-                    for nr, grad in enumerate(grads):
-                        for i in target_index.get((node, nr), ()):
-                            captured[i] = grad
-                if type(node) is AccumulateGrad:
-                    if accumulate and grads[0] is not None:
-                        key = _owner(grads[0])
-                        node.accumulate(grads[0], create_graph, key not in stored)
-                        stored.add(key)
-                    continue
-                if prune and not any(e is not None and e[0] in reach for e in node.next_edges):
-                    continue
-                outs = node.apply(grads)
-                if node._hooks:
-                    outs = call_post_hooks(node, outs, grads)
-                if not retain_graph:
-                    node.release()
+        while pending:
+            node = heappop(pending)[1]
+            grads = buffers.pop(node)
+            if node._pre_hooks or node._retain:
+                grads = run_tensor_hooks(node, grads)
+                stored.update(_owner(g) for g in grads if g is not None)
+            if capture:
+                for nr, grad in enumerate(grads):
+                    for i in target_index.get((node, nr), ()):
+                        captured[i] = grad
+            if type(node) is AccumulateGrad:
+                if accumulate and grads[0] is not None:
+                    key = _owner(grads[0])
+                    node.accumulate(grads[0], create_graph, key not in stored)
+                    stored.add(key)
+                continue
+            if prune and not any(e is not None and e[0] in reach for e in node.next_edges):
+                continue
+            outs = node.apply(grads)
+            if node._hooks:
+                outs = call_post_hooks(node, outs, grads)
+            if not retain_graph:
+                node.release()
             for edge, grad in zip(node.next_edges, outs):
-                if edge is None:
+                if edge is None or grad is None:
                     continue
                 child, nr = edge
                 if prune and child not in reach:
                     continue
-                if grad is not None:
-                    buf = buffers.get(child)
-                    if buf is None:
-                        buffers[child] = buf = [None] * child.n_outputs
-                    if buf[nr] is None:
-                        buf[nr] = grad
-                    elif create_graph or not _add_into(buf[nr], grad):
-                        buf[nr] = buf[nr] + grad
-                remaining = deps[child] - 1
-                deps[child] = remaining
-                if remaining == 0:
-                    ready.append(child)
+                buf = buffers.get(child)
+                if buf is None:
+                    buffers[child] = buf = [None] * child.n_outputs
+                    heappush(pending, (-child.seq, child))
+                if buf[nr] is None:
+                    buf[nr] = grad
+                elif create_graph or not _add_into(buf[nr], grad):
+                    buf[nr] = buf[nr] + grad
     finally:
         state.enabled = prev_enabled
     return captured

@@ -8,7 +8,7 @@ from typing import Any
 from .forward_ad import get_tangent, set_tangent
 from .forward_ad import state as forward_state
 from .grad_mode import no_grad, state
-from .graph import FREED_MESSAGE, Node, SavedInput, SavedOutput, _fit
+from .graph import FREED_MESSAGE, Node, SavedInput, SavedOutput, _fit, next_seq
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
@@ -53,6 +53,7 @@ class BackwardCFunction(FunctionCtx):
     non_differentiable: tuple = ()
 
     def __init__(self) -> None:
+        self.seq = next_seq()
         self.next_edges: tuple = ()
         self.meta: tuple = ()
         self.needs_input_grad: tuple = ()
@@ -191,6 +192,7 @@ class Function(metaclass=_FunctionMeta):
         outputs = (output,) if single else output
         if record:  # before the outputs are wrapped: a dirty input's history changes there
             ctx.next_edges = tuple(a._edge() if n else None for a, n in zip(args, needs))
+            ctx.seq = next_seq()  # newer than the leaves' AccumulateGrad nodes just made
             ctx.meta = tuple((a.data.shape, a.data.dtype) if n else None
                              for a, n in zip(args, needs))
         outputs = _wrap_outputs(ctx, args, outputs, record)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import weakref
 from collections.abc import Callable
 
@@ -39,6 +40,8 @@ class RemovableHandle:
 
 
 _next_hook_key = [0]
+# Creation order of nodes: the engine runs pending nodes newest first.
+next_seq = itertools.count().__next__
 
 
 def add_hook(hooks: dict, fn: Callable) -> RemovableHandle:
@@ -104,10 +107,11 @@ class SavedOutput:
 class Node:
     """A recorded op: its rules, what they read, and the edges to its inputs' nodes."""
 
-    __slots__ = ("op", "params", "saved", "next_edges", "meta", "_pre_hooks", "_retain",
+    __slots__ = ("op", "params", "saved", "next_edges", "meta", "seq", "_pre_hooks", "_retain",
                  "_hooks", "__weakref__")
 
     def __init__(self, op, params: dict, next_edges: tuple, meta: tuple) -> None:
+        self.seq = next_seq()
         self.op = op
         self.params = params
         self.saved: dict | None = {}
@@ -213,13 +217,14 @@ def _fit(grad, meta):
 class AccumulateGrad:
     """The node at a leaf tensor: accumulates the incoming gradient into ``.grad``."""
 
-    __slots__ = ("_variable", "_pre_hooks", "_retain", "_post_hooks", "__weakref__")
+    __slots__ = ("_variable", "seq", "_pre_hooks", "_retain", "_post_hooks", "__weakref__")
 
     next_functions: tuple = ()
     next_edges: tuple = ()
     n_outputs = 1
 
     def __init__(self, tensor) -> None:
+        self.seq = next_seq()
         self._variable = weakref.ref(tensor)
         self._pre_hooks: dict | None = None
         self._retain = None
