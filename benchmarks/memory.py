@@ -101,7 +101,11 @@ def _forward_backward(
 def _spawn(impl_name: str, tiny: bool) -> dict[str, Any]:
     """Run ``child`` in a fresh interpreter; thread settings pass through the environment."""
     cmd = [sys.executable, "-m", "benchmarks.memory", impl_name] + (["--tiny"] if tiny else [])
-    proc = subprocess.run(cmd, check=False, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    # chainrule keeps freed buffers for reuse (its glibc tuning); freed set-up memory would then
+    # be resident at the baseline and hide the run's peak, so W5 measures with glibc's defaults.
+    env = dict(os.environ, CHAINRULE_MALLOC="default")
+    proc = subprocess.run(cmd, check=False, cwd=ROOT, capture_output=True, text=True, timeout=900,
+                          env=env)
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
         note = f"exit code {proc.returncode}: {proc.stderr.strip()[-800:]}"
