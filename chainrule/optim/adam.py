@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from .. import tensor, zeros_like
 from .optimizer import (
     Optimizer,
     _addcdiv_,
-    _addcmul_,
     _check_adam_family,
     _check_flags,
+    _decay,
     _evaluate,
-    _lerp_,
     _maximum_,
     _step,
+    _update_moments,
+    _with_grads,
 )
 
 __all__ = ["Adam", "AdamW"]
@@ -43,31 +43,12 @@ class Adam(Optimizer):
         loss = _evaluate(closure)
         for group in self.param_groups:
             lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-            weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                if group["maximize"]:
-                    grad = -grad
-                state = self.state[p]
-                if not state:
-                    state["step"] = tensor(0.0)
-                    state["exp_avg"] = zeros_like(p)
-                    state["exp_avg_sq"] = zeros_like(p)
-                    if amsgrad:
-                        state["max_exp_avg_sq"] = zeros_like(p)
+            amsgrad = group["amsgrad"]
+            buffers = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if amsgrad else ())
+            for p, grad, state, step in _with_grads(self, group, *buffers):
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                step = state["step"].add_(1).item()
-
-                if weight_decay != 0:
-                    if group["decoupled_weight_decay"]:
-                        p.mul_(1 - lr * weight_decay)
-                    else:
-                        grad = grad + p * weight_decay
-                _lerp_(exp_avg, grad, 1 - beta1)
-                exp_avg_sq.mul_(beta2)
-                _addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
+                grad = _decay(p, grad, group)
+                _update_moments(exp_avg, exp_avg_sq, grad, beta1, beta2)
 
                 step_size = lr / (1 - beta1**step)
                 bias_correction2_sqrt = (1 - beta2**step) ** 0.5

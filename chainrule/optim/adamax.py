@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from .. import tensor, zeros_like
 from .optimizer import (
     Optimizer,
     _addcdiv_,
     _check_adam_family,
     _check_flags,
+    _decay,
     _evaluate,
     _lerp_,
     _maximum_,
     _step,
+    _with_grads,
 )
 
 __all__ = ["Adamax"]
@@ -39,23 +40,9 @@ class Adamax(Optimizer):
         loss = _evaluate(closure)
         for group in self.param_groups:
             lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-            weight_decay = group["weight_decay"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                if group["maximize"]:
-                    grad = -grad
-                state = self.state[p]
-                if not state:
-                    state["step"] = tensor(0.0)
-                    state["exp_avg"] = zeros_like(p)
-                    state["exp_inf"] = zeros_like(p)
-                step = state["step"].add_(1).item()
+            for p, grad, state, step in _with_grads(self, group, "exp_avg", "exp_inf"):
                 exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
-
-                if weight_decay != 0:
-                    grad = grad + p * weight_decay
+                grad = _decay(p, grad, group)
                 _lerp_(exp_avg, grad, 1 - beta1)
                 exp_inf.mul_(beta2)
                 _maximum_(exp_inf, grad.abs() + eps)

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from .. import tensor, zeros_like
 from .optimizer import (
     Optimizer,
     _addcdiv_,
-    _addcmul_,
     _check_adam_family,
     _check_flags,
+    _decay,
     _evaluate,
-    _lerp_,
     _step,
+    _update_moments,
+    _with_grads,
 )
 
 __all__ = ["NAdam"]
@@ -44,27 +44,12 @@ class NAdam(Optimizer):
         loss = _evaluate(closure)
         for group in self.param_groups:
             lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-            weight_decay, momentum_decay = group["weight_decay"], group["momentum_decay"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                if group["maximize"]:
-                    grad = -grad
-                state = self.state[p]
-                if not state:
-                    state["step"] = tensor(0.0)
-                    state["mu_product"] = tensor(1.0)
-                    state["exp_avg"] = zeros_like(p)
-                    state["exp_avg_sq"] = zeros_like(p)
-                step = state["step"].add_(1).item()
+            momentum_decay = group["momentum_decay"]
+            updates = _with_grads(self, group, "exp_avg", "exp_avg_sq",
+                                  scalars={"mu_product": 1.0})
+            for p, grad, state, step in updates:
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-
-                if weight_decay != 0:
-                    if group["decoupled_weight_decay"]:
-                        p.mul_(1 - lr * weight_decay)
-                    else:
-                        grad = grad + p * weight_decay
+                grad = _decay(p, grad, group)
                 # The momentum schedule of Dozat's paper: mu_t = beta1 (1 - 0.96^(t psi) / 2).
                 mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
                 mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
@@ -72,9 +57,7 @@ class NAdam(Optimizer):
                 mu_product = state["mu_product"].mul_(mu).item()
                 mu_product_next = mu_product * mu_next
 
-                _lerp_(exp_avg, grad, 1 - beta1)
-                exp_avg_sq.mul_(beta2)
-                _addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
+                _update_moments(exp_avg, exp_avg_sq, grad, beta1, beta2)
                 denom = (exp_avg_sq / (1 - beta2**step)).sqrt() + eps
                 _addcdiv_(p, grad, denom, -lr * (1 - mu) / (1 - mu_product))
                 _addcdiv_(p, exp_avg, denom, -lr * mu_next / (1 - mu_product_next))

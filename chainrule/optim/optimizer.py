@@ -208,6 +208,48 @@ class Optimizer:
         return "\n".join(lines) + "\n)"
 
 
+def _with_grads(optimizer: Optimizer, group: dict, *buffers: str, scalars: dict | None = None):
+    """Each parameter of ``group`` that has a gradient, as ``(param, grad, state, step)``: the
+    gradient negated under maximize; on first use the state gets a float32 ``step``, the
+    ``scalars`` as tensors and the ``buffers`` as zeros, in PyTorch's key order; the step counted.
+    """
+    from .. import tensor, zeros_like
+
+    for p in group["params"]:
+        grad = p.grad
+        if grad is None:
+            continue
+        if group.get("maximize"):
+            grad = -grad
+        state = optimizer.state[p]
+        if not state:
+            state["step"] = tensor(0.0)
+            for name, value in (scalars or {}).items():
+                state[name] = tensor(value)
+            for name in buffers:
+                state[name] = zeros_like(p)
+        yield p, grad, state, state["step"].add_(1).item()
+
+
+def _decay(p: Tensor, grad: Tensor, group: dict) -> Tensor:
+    """Weight decay: shrink the parameter (decoupled, AdamW-style) or add it to the gradient."""
+    weight_decay = group["weight_decay"]
+    if weight_decay == 0:
+        return grad
+    if group.get("decoupled_weight_decay"):
+        p.mul_(1 - group["lr"] * weight_decay)
+        return grad
+    return grad + p * weight_decay
+
+
+def _update_moments(exp_avg: Tensor, exp_avg_sq: Tensor, grad: Tensor, beta1: float,
+                    beta2: float) -> None:
+    """Adam's moving averages of the gradient and of its square, in place."""
+    _lerp_(exp_avg, grad, 1 - beta1)
+    exp_avg_sq.mul_(beta2)
+    _addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
+
+
 def _cast_state(param: Tensor, value, key: str | None = None):
     """A copy of a saved state value, floating tensors in the parameter's dtype ('step' as is)."""
     if isinstance(value, Tensor):

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from .. import tensor, zeros_like
-from .optimizer import Optimizer, _addcdiv_, _addcmul_, _check_flags, _evaluate, _lerp_, _step
+from .optimizer import (
+    Optimizer,
+    _addcdiv_,
+    _addcmul_,
+    _check_flags,
+    _decay,
+    _evaluate,
+    _lerp_,
+    _step,
+    _with_grads,
+)
 
 __all__ = ["RMSprop"]
 
@@ -39,27 +48,12 @@ class RMSprop(Optimizer):
         loss = _evaluate(closure)
         for group in self.param_groups:
             lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
-            weight_decay, momentum, centered = (group["weight_decay"], group["momentum"],
-                                                group["centered"])
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                if group["maximize"]:
-                    grad = -grad
-                state = self.state[p]
-                if not state:
-                    state["step"] = tensor(0.0)
-                    state["square_avg"] = zeros_like(p)
-                    if momentum > 0:
-                        state["momentum_buffer"] = zeros_like(p)
-                    if centered:
-                        state["grad_avg"] = zeros_like(p)
-                state["step"].add_(1)
+            momentum, centered = group["momentum"], group["centered"]
+            buffers = (("square_avg",) + (("momentum_buffer",) if momentum > 0 else ())
+                       + (("grad_avg",) if centered else ()))
+            for p, grad, state, _ in _with_grads(self, group, *buffers):
                 square_avg = state["square_avg"]
-
-                if weight_decay != 0:
-                    grad = grad + p * weight_decay
+                grad = _decay(p, grad, group)
                 square_avg.mul_(alpha)
                 _addcmul_(square_avg, grad, grad, 1 - alpha)
                 if centered:
