@@ -90,3 +90,7 @@ Tensor.__isub__ = Tensor.sub_
 Tensor.__imul__ = Tensor.mul_
 Tensor.__itruediv__ = Tensor.div_
 Tensor.__ipow__ = Tensor.pow_
+
+# Operators the elementwise family defines itself (//, %, shifts, bool-checked -, 2 / x).
+for _name, _fn in elementwise.DUNDERS.items():
+    setattr(Tensor, _name, _fn)
