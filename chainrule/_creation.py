@@ -31,11 +31,11 @@ def _finish(array, requires_grad: bool) -> Tensor:
 def _infer(data):
     """A NumPy array for Python data, with PyTorch's dtype inference."""
     if isinstance(data, Tensor):
-        return data.data
+        return data._data
     if isinstance(data, xp.ndarray) or isinstance(data, xp.generic):
         return xp.asarray(data)
     if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
-        data = [d.data if isinstance(d, Tensor) else d for d in data] if not any(
+        data = [d._data if isinstance(d, Tensor) else d for d in data] if not any(
             isinstance(d, (list, tuple)) for d in data) else [_infer(d) for d in data]
     array = xp.asarray(data)
     if array.dtype.kind == "f":
@@ -196,7 +196,7 @@ def _state_tensor(rng) -> Tensor:
 
 
 def _load_state(rng, state: Tensor) -> None:
-    words = [int(w) for w in state.data.view(xp.uint64)]
+    words = [int(w) for w in state._data.view(xp.uint64)]
     full_state = rng.bit_generator.state
     full_state["state"] = {"state": (words[0] << 64) | words[1], "inc": (words[2] << 64) | words[3]}
     rng.bit_generator.state = full_state

@@ -75,7 +75,7 @@ def _shape_error(op, arrays: list, err: Exception) -> Exception:
 
 
 def _arrays(inputs: tuple) -> tuple[list, bool]:
-    arrays = [x.data if isinstance(x, Tensor) else x for x in inputs]
+    arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     return arrays, any(isinstance(x, Tensor) and x._requires_grad for x in inputs)
 
 
@@ -85,7 +85,7 @@ def apply(op, *inputs, **params):
     needs_grad = False
     for x in inputs:
         if isinstance(x, Tensor):
-            arrays.append(x.data)
+            arrays.append(x._data)
             if x._requires_grad:
                 needs_grad = True
         else:
@@ -129,11 +129,11 @@ def _forward(op, inputs: tuple, params: dict, results: tuple) -> None:
     finally:
         forward_state.level = 1
     for result, tangent in zip(results, out if len(results) > 1 else (out,)):
-        if tangent is not None and result.data.dtype.kind in "fc":
-            if tangent.data.shape != result.data.shape:
-                tangent = tangent.expand(result.data.shape)
-            if tangent.data.dtype != result.data.dtype:
-                tangent = tangent.to(result.data.dtype)
+        if tangent is not None and result._data.dtype.kind in "fc":
+            if tangent._data.shape != result._data.shape:
+                tangent = tangent.expand(result._data.shape)
+            if tangent._data.dtype != result._data.dtype:
+                tangent = tangent.to(result._data.dtype)
             set_tangent(result, tangent)
 
 
@@ -178,7 +178,7 @@ def _record(op, inputs: tuple, params: dict, results: tuple) -> None:
         if isinstance(x, Tensor) and x._requires_grad:
             fn = x.grad_fn
             edges.append((fn, x._output_nr) if fn is not None else (accumulator_of(x), 0))
-            data = x.data
+            data = x._data
             meta.append((data.shape, data.dtype))
         else:
             edges.append(None)
@@ -196,7 +196,7 @@ def _record(op, inputs: tuple, params: dict, results: tuple) -> None:
                     x = inputs[r]
                     saved[names[r]] = SavedInput(x) if isinstance(x, Tensor) else x
     for nr, result in enumerate(results):
-        if result.data.dtype.kind in "fc":
+        if result._data.dtype.kind in "fc":
             result._requires_grad = True
             result.grad_fn = node
             result._output_nr = nr
@@ -207,8 +207,8 @@ def _record(op, inputs: tuple, params: dict, results: tuple) -> None:
 
 def _link_view(result: Tensor, base: Tensor, op, params: dict) -> None:
     """Make ``result`` a view of ``base``: one version counter, and the steps to replay it."""
-    owner = base.data.base if base.data.base is not None else base.data
-    if result.data.base is not owner and result.data is not owner:
+    owner = base._data.base if base._data.base is not None else base._data
+    if result._data.base is not owner and result._data is not owner:
         return  # NumPy had to copy: not a view
     if base._version is None:
         base._version = [0]
@@ -233,11 +233,11 @@ def _check_inplace(target: Tensor, recording: bool) -> None:
 
 
 def _write(target: Tensor, array, op) -> None:
-    if _category(array.dtype) > _category(target.data.dtype):
+    if _category(array.dtype) > _category(target._data.dtype):
         raise RuntimeError(
             f"{op.name}_: result type {array.dtype} can't be cast to the desired output type "
-            f"{target.data.dtype}; use the out-of-place {op.name} or convert the tensor first")
-    target.data[...] = array
+            f"{target._data.dtype}; use the out-of-place {op.name} or convert the tensor first")
+    target._data[...] = array
 
 
 def bump_version(target: Tensor) -> None:
@@ -257,9 +257,9 @@ def apply_inplace(op, target: Tensor, *args, **params) -> Tensor:
     if not recording and not dual:
         if op.casts:
             arrays = [arrays[0]] + _promote(op, arrays)[1:]
-        if type(op.forward) is _ufunc and not params and target.data.flags.writeable:
+        if type(op.forward) is _ufunc and not params and target._data.flags.writeable:
             try:  # straight into the target's storage: no temporary, no copy
-                op.forward(*arrays, out=target.data)
+                op.forward(*arrays, out=target._data)
             except TypeError:  # NumPy refuses to cast the result to the target's dtype
                 out = op.forward(*arrays)
                 _write(target, out, op)  # raises PyTorch's error
@@ -268,7 +268,7 @@ def apply_inplace(op, target: Tensor, *args, **params) -> Tensor:
                     raise _shape_error(op, arrays, err) from None
                 shape = xp.broadcast_shapes(*[a.shape for a in arrays if type(a) is _ndarray])
                 raise RuntimeError(
-                    f"{op.name}_: output with shape {list(target.data.shape)} doesn't match the "
+                    f"{op.name}_: output with shape {list(target._data.shape)} doesn't match the "
                     f"broadcast shape {list(shape)}") from None
             bump_version(target)
             return target
@@ -276,9 +276,9 @@ def apply_inplace(op, target: Tensor, *args, **params) -> Tensor:
             out = op.forward(*arrays, **params)
         except ValueError as err:
             raise _shape_error(op, arrays, err) from None
-        if out.shape != target.data.shape:
+        if out.shape != target._data.shape:
             raise RuntimeError(
-                f"{op.name}_: output with shape {list(target.data.shape)} doesn't match the "
+                f"{op.name}_: output with shape {list(target._data.shape)} doesn't match the "
                 f"broadcast shape {list(out.shape)}")
         _write(target, xp.asarray(out), op)
         bump_version(target)
@@ -286,17 +286,17 @@ def apply_inplace(op, target: Tensor, *args, **params) -> Tensor:
     source = target
     if any(0 in reads for reads in op.reads):
         # The rule reads the old value, which the write below overwrites: save a copy.
-        source = Tensor._wrap(target.data.copy(), target.grad_fn, target._output_nr)
+        source = Tensor._wrap(target._data.copy(), target.grad_fn, target._output_nr)
         source._requires_grad = target._requires_grad
         if dual and get_tangent(target) is not None:
             set_tangent(source, get_tangent(target))
         if target.grad_fn is None and target.requires_grad:
             source = target
     new = apply(op, source, *args, **params)
-    if new.data.shape != target.data.shape:
+    if new._data.shape != target._data.shape:
         raise RuntimeError(
-            f"{op.name}_: output with shape {list(target.data.shape)} doesn't match the "
-            f"broadcast shape {list(new.data.shape)}")
+            f"{op.name}_: output with shape {list(target._data.shape)} doesn't match the "
+            f"broadcast shape {list(new._data.shape)}")
     commit(target, new, op)
     return target
 
@@ -307,7 +307,7 @@ def commit(target: Tensor, new: Tensor, op) -> None:
 
     view = target._extra.get("view") if target._extra else None
     if view is None:
-        _write(target, new.data, op)
+        _write(target, new._data, op)
         bump_version(target)
         target.grad_fn, target._output_nr = new.grad_fn, new._output_nr
         target._requires_grad = new._requires_grad
@@ -316,7 +316,7 @@ def commit(target: Tensor, new: Tensor, op) -> None:
         return
     root, steps = view
     new_root = apply(VIEW_SCATTER, root, new, steps=steps)
-    _write(root, new_root.data, op)
+    _write(root, new_root._data, op)
     bump_version(root)
     root.grad_fn, root._output_nr = new_root.grad_fn, new_root._output_nr
     root._requires_grad = new_root._requires_grad

@@ -39,12 +39,12 @@ def type_desc(array) -> str:
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it."""
 
-    __slots__ = ("data", "_requires_grad", "grad", "grad_fn", "_output_nr", "_version", "_extra",
+    __slots__ = ("_data", "_requires_grad", "grad", "grad_fn", "_output_nr", "_version", "_extra",
                  "__weakref__")
     __array_priority__ = 1000  # NumPy defers binary operators to Tensor
 
     def __init__(self, data=None, *, requires_grad: bool = False) -> None:
-        self.data = xp.asarray([] if data is None else data, dtype=get_default_dtype().np)
+        self._data = xp.asarray([] if data is None else data, dtype=get_default_dtype().np)
         self._requires_grad = False
         self.grad = None
         self.grad_fn = None
@@ -57,7 +57,7 @@ class Tensor:
     @staticmethod
     def _wrap(array, grad_fn, output_nr: int) -> Tensor:
         t = _new(Tensor)
-        t.data = array
+        t._data = array
         t._requires_grad = grad_fn is not None
         t.grad = None
         t.grad_fn = grad_fn
@@ -65,6 +65,22 @@ class Tensor:
         t._version = None
         t._extra = None
         return t
+
+    # ---- data -------------------------------------------------------------------------------
+
+    @property
+    def data(self) -> Tensor:
+        """The values as a tensor outside the graph, sharing storage (PyTorch's unchecked alias:
+        changes through it are not seen by version counters; prefer ``detach()``)."""
+        return Tensor._wrap(self._data, None, 0)
+
+    @data.setter
+    def data(self, value) -> None:
+        array = value._data if isinstance(value, Tensor) else xp.asarray(value)
+        if array.dtype.kind not in "fc" and self._requires_grad:
+            raise RuntimeError(f"data set to a tensor that requires gradients must be floating "
+                               f"point or complex dtype, got {from_np(array.dtype)}")
+        self._data = array
 
     # ---- autograd state ---------------------------------------------------------------------
 
@@ -78,7 +94,7 @@ class Tensor:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
                                "want to use a computed variable in a subgraph that doesn't require "
                                "differentiation use var_no_grad = var.detach().")
-        if value and self.data.dtype.kind not in "fc":
+        if value and self._data.dtype.kind not in "fc":
             raise RuntimeError("only Tensors of floating point and complex dtype can require "
                                f"gradients (got {self.dtype}); convert with .float() first")
         self._requires_grad = bool(value)
@@ -162,7 +178,7 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """The same data, cut from the graph (shares storage and version counter)."""
-        t = Tensor._wrap(self.data, None, 0)
+        t = Tensor._wrap(self._data, None, 0)
         if self._version is None:
             self._version = [0]
         t._version = self._version
@@ -182,19 +198,19 @@ class Tensor:
 
     @property
     def shape(self) -> Size:
-        return Size(self.data.shape)
+        return Size(self._data.shape)
 
     def size(self, dim: int | None = None):
         """The shape, or one dim's size."""
         if dim is None:
-            return Size(self.data.shape)
+            return Size(self._data.shape)
         from .ops._shapes import normalize_dim
 
-        return self.data.shape[normalize_dim(dim, self.data.ndim, "size")]
+        return self._data.shape[normalize_dim(dim, self._data.ndim, "size")]
 
     @property
     def dtype(self):
-        return from_np(self.data.dtype)
+        return from_np(self._data.dtype)
 
     @property
     def device(self):
@@ -208,41 +224,41 @@ class Tensor:
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self._data.ndim
 
     def dim(self) -> int:
         """Number of dims."""
-        return self.data.ndim
+        return self._data.ndim
 
     ndimension = dim
 
     def numel(self) -> int:
         """Number of elements."""
-        return self.data.size
+        return self._data.size
 
     nelement = numel
 
     def element_size(self) -> int:
         """Bytes per element."""
-        return self.data.itemsize
+        return self._data.itemsize
 
     def is_floating_point(self) -> bool:
-        return self.data.dtype.kind == "f"
+        return self._data.dtype.kind == "f"
 
     def is_contiguous(self) -> bool:
-        return self.data.flags.c_contiguous
+        return self._data.flags.c_contiguous
 
     def stride(self, dim: int | None = None):
         """Strides in elements."""
-        strides = tuple(s // self.data.itemsize for s in self.data.strides)
+        strides = tuple(s // self._data.itemsize for s in self._data.strides)
         return strides if dim is None else strides[dim]
 
     def data_ptr(self) -> int:
-        return self.data.ctypes.data
+        return self._data.ctypes.data
 
     @property
     def T(self) -> Tensor:
-        return self.permute(tuple(range(self.data.ndim - 1, -1, -1)))
+        return self.permute(tuple(range(self._data.ndim - 1, -1, -1)))
 
     @property
     def mT(self) -> Tensor:
@@ -255,18 +271,18 @@ class Tensor:
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
-        return self.data
+        return self._data
 
     def item(self):
         """The value of a one-element tensor as a Python number."""
-        if self.data.size != 1:
-            raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted to "
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to "
                                "Scalar")
-        return self.data.item()
+        return self._data.item()
 
     def tolist(self):
         """Nested Python lists of Python numbers."""
-        return self.data.tolist()
+        return self._data.tolist()
 
     def to(self, *args, **kwargs) -> Tensor:
         """Convert dtype (devices other than 'cpu' are not available)."""
@@ -293,7 +309,7 @@ class Tensor:
     def type(self, dtype=None):
         """Convert to ``dtype``, or without argument the legacy type name."""
         if dtype is None:
-            return type_desc(self.data).split()[0]
+            return type_desc(self._data).split()[0]
         return self.to(dtype)
 
     def float(self) -> Tensor:
@@ -321,30 +337,30 @@ class Tensor:
         if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
-        if dtype is not None and dtype != self.data.dtype:
-            return self.data.astype(dtype)
-        return self.data.copy() if copy else self.data
+        if dtype is not None and dtype != self._data.dtype:
+            return self._data.astype(dtype)
+        return self._data.copy() if copy else self._data
 
     def __len__(self) -> int:
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self._data.shape[0]
 
     def __iter__(self):
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self.data.shape[0]))
+        return (self[i] for i in range(self._data.shape[0]))
 
     def _scalar(self, kind: str):
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return self.data.item()
+        return self._data.item()
 
     def __bool__(self) -> bool:
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous "
-                               f"(shape {list(self.data.shape)}); use .any() or .all()")
-        return bool(self.data.item())
+                               f"(shape {list(self._data.shape)}); use .any() or .all()")
+        return bool(self._data.item())
 
     def __float__(self) -> float:
         return float(self._scalar("float"))
@@ -353,10 +369,10 @@ class Tensor:
         return int(self._scalar("int"))
 
     def __index__(self) -> int:
-        if self.data.dtype.kind not in "iub" or self.data.size != 1:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an "
                             "index")
-        return int(self.data.item())
+        return int(self._data.item())
 
     def __hash__(self) -> int:
         return id(self)
@@ -369,14 +385,14 @@ class Tensor:
             suffixes.append("requires_grad=True")
         dtype = self.dtype
         show_dtype = dtype not in (get_default_dtype(), as_dtype("int64"), as_dtype("bool"))
-        return _printing.format_tensor(self.data, dtype_name=dtype.name, show_dtype=show_dtype,
+        return _printing.format_tensor(self._data, dtype_name=dtype.name, show_dtype=show_dtype,
                                        suffixes=suffixes)
 
     __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
-        if self.data.ndim == 0:
-            return format(self.data.item(), spec)
+        if self._data.ndim == 0:
+            return format(self._data.item(), spec)
         return format(repr(self), spec)
 
     # ---- creation helpers -------------------------------------------------------------------
@@ -384,17 +400,17 @@ class Tensor:
     def new_zeros(self, *size, dtype=None) -> Tensor:
         from .ops._shapes import size_tuple
 
-        dt = as_dtype(dtype).np if dtype is not None else self.data.dtype
+        dt = as_dtype(dtype).np if dtype is not None else self._data.dtype
         return Tensor._wrap(xp.zeros(size_tuple(size), dtype=dt), None, 0)
 
     def new_ones(self, *size, dtype=None) -> Tensor:
         from .ops._shapes import size_tuple
 
-        dt = as_dtype(dtype).np if dtype is not None else self.data.dtype
+        dt = as_dtype(dtype).np if dtype is not None else self._data.dtype
         return Tensor._wrap(xp.ones(size_tuple(size), dtype=dt), None, 0)
 
     def new_full(self, size, fill_value, *, dtype=None) -> Tensor:
-        dt = as_dtype(dtype).np if dtype is not None else self.data.dtype
+        dt = as_dtype(dtype).np if dtype is not None else self._data.dtype
         return Tensor._wrap(xp.full(tuple(size), fill_value, dtype=dt), None, 0)
 
     def new_tensor(self, data, *, dtype=None, requires_grad: bool = False) -> Tensor:
@@ -407,7 +423,7 @@ class Tensor:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
                                "the deepcopy protocol at the moment; deepcopy x.detach() instead")
         if id(self) not in memo:
-            t = Tensor._wrap(self.data.copy(), None, 0)
+            t = Tensor._wrap(self._data.copy(), None, 0)
             t._requires_grad = self._requires_grad
             if self.grad is not None:
                 t.grad = self.grad.__deepcopy__(memo)
@@ -415,7 +431,7 @@ class Tensor:
         return memo[id(self)]
 
     def _type_desc(self) -> str:
-        return type_desc(self.data)
+        return type_desc(self._data)
 
 
 _new = object.__new__

@@ -627,3 +627,23 @@ def test_backward_on_a_tensor_that_does_not_require_grad(m):
         with m.no_grad():
             y = (m.ones(2, requires_grad=True) * 2).sum()
         y.backward()
+
+
+def test_data_is_a_tensor_alias_outside_the_graph(like_torch):
+    def scenario(m):
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        alias = x.data
+        flags = (alias.requires_grad, alias.grad_fn is None, x.requires_grad)
+        alias.mul_(2)  # writes through to x, unseen by autograd
+        y = (x * x).sum()
+        y.backward()
+        x.data = m.tensor([5.0, 6.0, 7.0])
+        return flags, x.grad, x.detach().clone(), x.requires_grad
+
+    like_torch(*run(scenario))
+
+
+def test_parameter_prints_like_torch():
+    for lib in (cr, torch):
+        p = lib.nn.Parameter(lib.tensor([1.0, 2.0]))
+        assert str(p) == repr(p) == "Parameter containing:\ntensor([1., 2.], requires_grad=True)"

@@ -45,14 +45,14 @@ def _root_grads(outputs: tuple, grads, create_graph: bool) -> list:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
                                "a grad_fn")
         if g is None:
-            if out.data.size != 1:
+            if out._data.size != 1:
                 raise RuntimeError(f"grad can be implicitly created only for scalar outputs (got "
-                                   f"an output of shape {list(out.data.shape)}); pass gradient= "
+                                   f"an output of shape {list(out._data.shape)}); pass gradient= "
                                    "with the output's shape")
             g = ones_like(out)
         elif not isinstance(g, Tensor):
             raise TypeError(f"gradients must be tensors or None, got {type(g).__name__}")
-        elif g.data.shape != out.data.shape:
+        elif g._data.shape != out._data.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                f"{g.shape} and output[{i}] has a shape of {out.shape}.")
         result.append(g if create_graph else g.detach())

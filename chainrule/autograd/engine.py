@@ -44,19 +44,19 @@ def _reach(root_nodes: list, target_nodes: set) -> set:
 
 def _add_into(buffer, grad) -> bool:
     """Add ``grad`` into ``buffer`` in place if nothing else can see the buffer's array."""
-    data = buffer.data
+    data = buffer._data
     # 3 references: the buffer list, this frame and getrefcount's argument; the same for the
     # array: the tensor's slot, this frame and the argument (a view of it would hold one more).
     if (getrefcount(buffer) > 3 or getrefcount(data) > 3 or data.base is not None
-            or data.shape != grad.data.shape or data.dtype != grad.data.dtype
+            or data.shape != grad._data.shape or data.dtype != grad._data.dtype
             or not data.flags.writeable):
         return False
-    data += grad.data
+    data += grad._data
     return True
 
 
 def _owner(tensor) -> int:
-    data = tensor.data
+    data = tensor._data
     return id(data.base if data.base is not None else data)
 
 

@@ -102,15 +102,15 @@ def _check_forward(func, inputs, wrt, numerical, atol, rtol, raise_exception) ->
         x = inputs[i]
         for j in range(x.numel()):
             seed = zeros_like(x)
-            seed.data.reshape(-1)[j] = 1
+            seed._data.reshape(-1)[j] = 1
             with dual_level():
                 args = list(inputs)
                 args[i] = make_dual(x, seed)
-                outs = [o for o in _as_tuple(func(*args)) if hasattr(o, "data")]
+                outs = [o for o in _as_tuple(func(*args)) if hasattr(o, "_data")]
                 tangents = [unpack_dual(o).tangent for o in outs]
             for o, t in enumerate(tangents):
                 column = numerical[o][k][j]
-                got = xp.zeros_like(column) if t is None else t.data.astype(xp.float64).ravel()
+                got = xp.zeros_like(column) if t is None else t._data.astype(xp.float64).ravel()
                 if not xp.allclose(got, column, rtol=rtol, atol=atol):
                     if not raise_exception:
                         return False

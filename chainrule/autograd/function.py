@@ -112,7 +112,7 @@ class BackwardCFunction(FunctionCtx):
             except (ValueError, RuntimeError):
                 raise RuntimeError(
                     f"Function {self.name()} returned an invalid gradient at index {i} - got "
-                    f"{list(g.data.shape)} but expected shape compatible with {list(meta[0])}"
+                    f"{list(g._data.shape)} but expected shape compatible with {list(meta[0])}"
                 ) from None
         return tuple(out)
 
@@ -193,7 +193,7 @@ class Function(metaclass=_FunctionMeta):
         if record:  # before the outputs are wrapped: a dirty input's history changes there
             ctx.next_edges = tuple(a._edge() if n else None for a, n in zip(args, needs))
             ctx.seq = next_seq()  # newer than the leaves' AccumulateGrad nodes just made
-            ctx.meta = tuple((a.data.shape, a.data.dtype) if n else None
+            ctx.meta = tuple((a._data.shape, a._data.dtype) if n else None
                              for a, n in zip(args, needs))
         outputs = _wrap_outputs(ctx, args, outputs, record)
         _save(ctx, outputs)
@@ -222,7 +222,7 @@ def _set_output_tangents(cls, ctx, outputs: tuple, tangents: list) -> None:
         forward_state.level = fw_level
     result = result if isinstance(result, tuple) else (result,)
     for out, tangent in zip(outputs, result):
-        if tangent is not None and hasattr(out, "data"):
+        if tangent is not None and hasattr(out, "_data"):
             set_tangent(out, tangent)
 
 
@@ -246,8 +246,8 @@ def _wrap_outputs(ctx, args, outputs, record: bool) -> tuple:
             bump_version(out)
         elif id(out) in input_ids:
             out = out.detach()  # an input returned as is: a new tensor sharing its data
-        ctx._out_meta.append((out.data.shape, out.data.dtype))
-        if record and id(outputs[nr]) not in non_diff and out.data.dtype.kind in "fc":
+        ctx._out_meta.append((out._data.shape, out._data.dtype))
+        if record and id(outputs[nr]) not in non_diff and out._data.dtype.kind in "fc":
             out.grad_fn = ctx
             out._output_nr = nr
             out._requires_grad = True

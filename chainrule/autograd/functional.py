@@ -110,7 +110,7 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
         rows = []
         for j in range(flat.numel()):
             seed = zeros(flat.numel(), dtype=out.dtype)
-            seed.data[j] = 1
+            seed._data[j] = 1
             rows.append(_grads((flat,), ins, (seed,), create_graph, strict, "jacobian"))
         per_input = []
         for k, x in enumerate(ins):

@@ -34,15 +34,15 @@ def _numerical(func: Callable, inputs: tuple, wrt: list[int], eps: float) -> lis
     """Central differences: jac[out][inp] has shape (input numel, output numel)."""
     # Grad mode stays on: func may itself differentiate (gradgradcheck's does).
     outs = _outputs(func, inputs)
-    jac = [[xp.zeros((inputs[i].data.size, o.data.size)) for i in wrt] for o in outs]
+    jac = [[xp.zeros((inputs[i]._data.size, o._data.size)) for i in wrt] for o in outs]
     for k, i in enumerate(wrt):
-        data = inputs[i].data
+        data = inputs[i]._data
         for j, idx in enumerate(xp.ndindex(data.shape)):
             orig = data[idx].item()
             data[idx] = orig + eps
-            plus = [o.data.astype(xp.float64).ravel() for o in _outputs(func, inputs)]
+            plus = [o._data.astype(xp.float64).ravel() for o in _outputs(func, inputs)]
             data[idx] = orig - eps
-            minus = [o.data.astype(xp.float64).ravel() for o in _outputs(func, inputs)]
+            minus = [o._data.astype(xp.float64).ravel() for o in _outputs(func, inputs)]
             data[idx] = orig
             for o in range(len(outs)):
                 jac[o][k][j] = (plus[o] - minus[o]) / (2 * eps)
@@ -54,23 +54,23 @@ def _analytical(func: Callable, inputs: tuple, wrt: list[int]) -> list:
     from . import grad as autograd_grad
 
     outs = _outputs(func, inputs)
-    jac = [[xp.zeros((inputs[i].data.size, o.data.size)) for i in wrt] for o in outs]
+    jac = [[xp.zeros((inputs[i]._data.size, o._data.size)) for i in wrt] for o in outs]
     for o, out in enumerate(outs):
         if not out.requires_grad:
             continue
-        for j in range(out.data.size):
-            seed = xp.zeros(out.data.size, dtype=out.data.dtype)
+        for j in range(out._data.size):
+            seed = xp.zeros(out._data.size, dtype=out._data.dtype)
             seed[j] = 1
             grads = autograd_grad(out, [inputs[i] for i in wrt],
-                                  Tensor._wrap(seed.reshape(out.data.shape), None, 0),
+                                  Tensor._wrap(seed.reshape(out._data.shape), None, 0),
                                   retain_graph=True, allow_unused=True)
             for k, g in enumerate(grads):
                 if g is not None:
-                    if g.data.shape != inputs[wrt[k]].data.shape:
+                    if g._data.shape != inputs[wrt[k]]._data.shape:
                         raise GradcheckError(
-                            f"gradient for input {wrt[k]} has shape {list(g.data.shape)}, "
-                            f"expected {list(inputs[wrt[k]].data.shape)}")
-                    jac[o][k][:, j] = g.data.ravel()
+                            f"gradient for input {wrt[k]} has shape {list(g._data.shape)}, "
+                            f"expected {list(inputs[wrt[k]]._data.shape)}")
+                    jac[o][k][:, j] = g._data.ravel()
     return jac
 
 
@@ -87,7 +87,7 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5,
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
                          "none of the them have requires_grad=True.")
     for i in wrt:
-        if inputs[i].data.dtype != xp.float64:
+        if inputs[i]._data.dtype != xp.float64:
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
                           "point. This check will likely fail if all the inputs are not of "
                           "double precision floating point.", stacklevel=2)
@@ -131,8 +131,8 @@ def gradgradcheck(func: Callable, inputs, grad_outputs: Sequence | None = None, 
     if grad_outputs is None:
         rng = xp.random.default_rng(0)
         grad_outputs = tuple(
-            Tensor._wrap(rng.standard_normal(o.data.shape).astype(o.data.dtype), None, 0
-                         ).requires_grad_(o.data.dtype.kind == "f")
+            Tensor._wrap(rng.standard_normal(o._data.shape).astype(o._data.dtype), None, 0
+                         ).requires_grad_(o._data.dtype.kind == "f")
             for o in outs if o.requires_grad)
     grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)

@@ -88,7 +88,7 @@ class SavedOutput:
     def __init__(self, tensor) -> None:
         if tensor._version is None:
             tensor._version = [0]
-        self.array = tensor.data
+        self.array = tensor._data
         self.counter = tensor._version
         self.version = self.counter[0]
         self.output_nr = tensor._output_nr
@@ -188,7 +188,7 @@ class Node:
                 continue
             grad = rule(*[env[a] for a in args])
             if grad is not None:
-                data = grad.data
+                data = grad._data
                 if data.shape != meta[0]:
                     grad = grad.sum_to_size(meta[0])
                 if data.dtype != meta[1]:
@@ -206,7 +206,7 @@ def _fit(grad, meta):
     if grad is None:
         return None
     shape, dtype = meta
-    data = grad.data
+    data = grad._data
     if data.shape != shape:
         grad = grad.sum_to_size(shape)
     if data.dtype != dtype:
@@ -259,7 +259,7 @@ class AccumulateGrad:
         elif create_graph or old.requires_grad:
             tensor.grad = old + grad
         else:
-            old.data += grad.data
+            old._data += grad._data
         if self._post_hooks:
             for hook in tuple(self._post_hooks.values()):
                 hook(tensor)

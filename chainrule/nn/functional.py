@@ -257,7 +257,7 @@ def rms_norm(input: Tensor, normalized_shape, weight=None, eps=None) -> Tensor:
                            f"[*, {', '.join(map(str, shape))}], but got input of size"
                            f"{list(input.shape)}")
     if eps is None:
-        eps = float(xp.finfo(input.data.dtype).eps)
+        eps = float(xp.finfo(input._data.dtype).eps)
     dims = tuple(range(input.ndim - len(shape), input.ndim))
     out = input * ((input * input).mean(dims, keepdim=True) + eps) ** -0.5
     return out if weight is None else out * weight
@@ -274,7 +274,7 @@ def _adaptive_max_pool(input: Tensor, output_size, nd: int, return_indices: bool
         output_size = (output_size,) * nd
     size = tuple(input.shape[-nd:])
     out = tuple(n if o is None else int(o) for n, o in zip(size, output_size))
-    indices = _nn.const(_adaptive_max_indices(input.data, size, out))
+    indices = _nn.const(_adaptive_max_indices(input._data, size, out))
     result = _nn.gather_at(input, indices, nd)
     return (result, indices) if return_indices else result
 
@@ -376,7 +376,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
             out = out[(slice(None),) * axis + (_nearest_index(n, o, scale, mode),)]
         else:
             matrix = _interp_matrix(n, o, scale, align_corners, mode == "bicubic")
-            out = _nn.along(out, axis, matrix.astype(input.data.dtype))
+            out = _nn.along(out, axis, matrix.astype(input._data.dtype))
     return out
 
 
@@ -483,7 +483,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                                "set when is_causal=True")
         attn_mask = _nn.const(xp.tril(xp.ones((length, source), dtype=bool)))
     if attn_mask is not None:
-        if attn_mask.data.dtype == xp.bool_:
+        if attn_mask._data.dtype == xp.bool_:
             scores = _where(attn_mask, scores, -math.inf)
         else:
             scores = scores + attn_mask
@@ -707,14 +707,14 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     y = target.reshape(-1)
     classes = x.shape[1]
     rows = xp.arange(x.shape[0])
-    picked = x[rows, y.data].unsqueeze(1)
+    picked = x[rows, y._data].unsqueeze(1)
     hinge = (x - picked + margin).clamp(min=0)
     if p == 2:
         hinge = hinge * hinge
-    not_target = _nn.const((xp.arange(classes) != y.data[:, None]).astype(input.data.dtype))
+    not_target = _nn.const((xp.arange(classes) != y._data[:, None]).astype(input._data.dtype))
     hinge = hinge * not_target
     if weight is not None:
-        hinge = hinge * weight[y.data].unsqueeze(1)
+        hinge = hinge * weight[y._data].unsqueeze(1)
     losses = hinge.sum(1) / classes
     if input.ndim == 1:
         losses = losses.reshape(())
@@ -741,14 +741,14 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
                       reduction: str = "mean") -> Tensor:
     """(log(max(var, eps)) + (input - target)^2 / max(var, eps)) / 2, plus log(2 pi)/2 if full."""
     if not isinstance(var, Tensor):
-        var = _nn.const(xp.full(tuple(input.shape), float(var), dtype=input.data.dtype))
+        var = _nn.const(xp.full(tuple(input.shape), float(var), dtype=input._data.dtype))
     if tuple(var.shape) != tuple(input.shape):
         if tuple(input.shape[:-1]) == tuple(var.shape):  # one variance per sample
             var = var.unsqueeze(-1)
         elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1):
             raise ValueError("var is of incorrect size")
     _nn.check_reduction(reduction)
-    if (var.data < 0).any():
+    if (var._data < 0).any():
         raise ValueError("var has negative entry/entries")
     from ..autograd.grad_mode import no_grad
 
@@ -864,8 +864,8 @@ def _alpha_dropout(input: Tensor, p: float, training: bool, inplace: bool, featu
     # Kept units are scaled by a and shifted, dropped ones set, so that the mean and variance
     # of SELU activations are preserved (PyTorch's alpha dropout).
     a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
-    scale = (keep * a).astype(input.data.dtype)
-    shift = ((keep - 1.0) * (_ALPHA * a) + _ALPHA * a * p).astype(input.data.dtype)
+    scale = (keep * a).astype(input._data.dtype)
+    shift = ((keep - 1.0) * (_ALPHA * a) + _ALPHA * a * p).astype(input._data.dtype)
     out = input * scale + shift
     return input.copy_(out) if inplace else out
 
@@ -995,10 +995,10 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
 
     uniform = rand(*logits.shape, dtype=logits.dtype).numpy()
     gumbels = -xp.log(-xp.log1p(-uniform))  # -log(Exp(1) samples)
-    soft = _nn.softmax((logits + _nn.const(gumbels.astype(logits.data.dtype))) / tau, dim)
+    soft = _nn.softmax((logits + _nn.const(gumbels.astype(logits._data.dtype))) / tau, dim)
     if not hard:
         return soft
     index = soft.detach().numpy().argmax(axis=dim)
     hard_values = (xp.expand_dims(index, dim) == xp.arange(soft.shape[dim]).reshape(
         (-1,) + (1,) * (soft.ndim - 1 - dim % soft.ndim)))
-    return _nn.const(hard_values.astype(soft.data.dtype)) - soft.detach() + soft
+    return _nn.const(hard_values.astype(soft._data.dtype)) - soft.detach() + soft

@@ -41,7 +41,7 @@ def _rng(generator):
 
 def _fill(tensor: Tensor, values) -> Tensor:
     with no_grad():
-        tensor.data[...] = values
+        tensor._data[...] = values
         if tensor._version is not None:
             tensor._version[0] += 1
     return tensor
@@ -49,19 +49,19 @@ def _fill(tensor: Tensor, values) -> Tensor:
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with U(a, b)."""
-    return _fill(tensor, _rng(generator).uniform(a, b, tensor.data.shape))
+    return _fill(tensor, _rng(generator).uniform(a, b, tensor._data.shape))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill with N(mean, std²)."""
-    return _fill(tensor, _rng(generator).normal(mean, std, tensor.data.shape))
+    return _fill(tensor, _rng(generator).normal(mean, std, tensor._data.shape))
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
                   b: float = 2.0, generator=None) -> Tensor:
     """Fill with N(mean, std²) truncated to [a, b] (by resampling)."""
     rng = _rng(generator)
-    values = rng.normal(mean, std, tensor.data.shape)
+    values = rng.normal(mean, std, tensor._data.shape)
     bad = (values < a) | (values > b)
     while bad.any():
         values[bad] = rng.normal(mean, std, int(bad.sum()))
@@ -86,7 +86,7 @@ def eye_(tensor: Tensor) -> Tensor:
     """Fill a 2-D tensor with the identity."""
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    return _fill(tensor, xp.eye(*tensor.data.shape))
+    return _fill(tensor, xp.eye(*tensor._data.shape))
 
 
 def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
@@ -152,7 +152,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     q *= xp.sign(xp.diag(r))
     if rows < cols:
         q = q.T
-    return _fill(tensor, gain * q.reshape(tensor.data.shape))
+    return _fill(tensor, gain * q.reshape(tensor._data.shape))
 
 
 def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
@@ -164,7 +164,7 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     if shape[0] % groups != 0:
         raise ValueError("dim 0 must be divisible by groups")
     per_group = shape[0] // groups
-    values = xp.zeros(tensor.data.shape)
+    values = xp.zeros(tensor._data.shape)
     centre = tuple(k // 2 for k in shape[2:])
     for g in range(groups):
         for d in range(min(per_group, shape[1])):

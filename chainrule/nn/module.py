@@ -269,9 +269,9 @@ class Module:
             for m in self.modules():
                 for p in m._parameters.values():
                     if p is not None:
-                        p.data = convert(p).data
+                        p._data = convert(p)._data
                         if p.grad is not None:
-                            p.grad.data = convert(p.grad).data
+                            p.grad._data = convert(p.grad)._data
                 for name, b in m._buffers.items():
                     if b is not None:
                         m._buffers[name] = convert(b)

@@ -16,8 +16,8 @@ class Parameter(Tensor):
         if data is None:
             array = xp.zeros((0,), dtype=get_default_dtype().np)
         else:
-            array = data.data if isinstance(data, Tensor) else xp.asarray(data)
-        self.data = array
+            array = data._data if isinstance(data, Tensor) else xp.asarray(data)
+        self._data = array
         self._requires_grad = False
         self.grad = None
         self.grad_fn = None
@@ -29,15 +29,18 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + _printing.format_tensor(
-            self.data, dtype_name=self.dtype.name, show_dtype=self._show_dtype(),
+            self._data, dtype_name=self.dtype.name, show_dtype=self._show_dtype(),
             suffixes=["requires_grad=True"] if self._requires_grad else [])
 
+    __str__ = __repr__
+
     def _show_dtype(self) -> bool:
-        return self.data.dtype not in (get_default_dtype().np, xp.int64, xp.bool_)
+        return self._data.dtype not in (get_default_dtype().np, xp.int64, xp.bool_)
 
     def __deepcopy__(self, memo: dict) -> Parameter:
         if id(self) not in memo:
-            memo[id(self)] = Parameter(Tensor._wrap(self.data.copy(), None, 0), self._requires_grad)
+            copy = Tensor._wrap(self._data.copy(), None, 0)
+            memo[id(self)] = Parameter(copy, self._requires_grad)
         return memo[id(self)]
 
 
@@ -45,8 +48,8 @@ class Buffer(Tensor):
     """Marks a tensor to be registered as a module buffer when assigned as an attribute."""
 
     def __init__(self, data: Tensor | None = None, *, persistent: bool = True) -> None:
-        array = data.data if isinstance(data, Tensor) else xp.asarray(data)
-        self.data = array
+        array = data._data if isinstance(data, Tensor) else xp.asarray(data)
+        self._data = array
         self._requires_grad = False
         self.grad = None
         self.grad_fn = None

@@ -25,10 +25,10 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
         return Tensor._wrap(xp.asarray(0.0, dtype=xp.float32), None, 0)
     norm_type = float(norm_type)
     # As PyTorch: the norm of the per-gradient norms, in the gradients' dtype.
-    norms = xp.array([xp.linalg.norm(g.data.ravel(), ord=norm_type) for g in grads],
-                     dtype=grads[0].data.dtype)
+    norms = xp.array([xp.linalg.norm(g._data.ravel(), ord=norm_type) for g in grads],
+                     dtype=grads[0]._data.dtype)
     total = xp.linalg.norm(norms, ord=norm_type)
-    total_t = Tensor._wrap(xp.asarray(total, dtype=grads[0].data.dtype), None, 0)
+    total_t = Tensor._wrap(xp.asarray(total, dtype=grads[0]._data.dtype), None, 0)
     if error_if_nonfinite and not math.isfinite(float(total)):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` "
                            "is non-finite, so it cannot be clipped. To disable this error and "
@@ -66,5 +66,5 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     with no_grad():
         for p in parameters:
             n = p.numel()
-            p.data[...] = vec.data[offset:offset + n].reshape(p.data.shape)
+            p._data[...] = vec._data[offset:offset + n].reshape(p._data.shape)
             offset += n

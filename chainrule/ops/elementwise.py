@@ -1087,7 +1087,7 @@ _BOOL = xp.dtype(xp.bool_)
 
 
 def _is_bool(x) -> bool:
-    return x.__class__ is bool or (isinstance(x, Tensor) and x.data.dtype is _BOOL)
+    return x.__class__ is bool or (isinstance(x, Tensor) and x._data.dtype is _BOOL)
 
 
 def _check_subtraction(input, other) -> None:
@@ -1389,10 +1389,10 @@ def frac(input) -> Tensor:
 def _scalar_bounds(kernel: str, input, *bounds):
     """input cast to the dtype PyTorch gives it with number bounds (an int tensor and a float
     bound give the default float dtype); bool results are refused, as in PyTorch."""
-    target = result_type([input.data], [b for b in bounds if b is not None])
+    target = result_type([input._data], [b for b in bounds if b is not None])
     if target.kind == "b":
         raise _unsupported(kernel, target)
-    return input if target == input.data.dtype else input.to(target)
+    return input if target == input._data.dtype else input.to(target)
 
 
 def _tensor_bounds(name: str, min, max) -> bool:
@@ -1469,9 +1469,9 @@ def hypot(input, other) -> Tensor:
 
 
 def _same_dtype(name: str, input: Tensor, other: Tensor) -> None:
-    if other.data.dtype != input.data.dtype:
-        raise RuntimeError(f"expected dtype {_C_NAMES.get(input.data.dtype.name)} for `{name}` "
-                           f"but got dtype {_C_NAMES.get(other.data.dtype.name)}")
+    if other._data.dtype != input._data.dtype:
+        raise RuntimeError(f"expected dtype {_C_NAMES.get(input._data.dtype.name)} for `{name}` "
+                           f"but got dtype {_C_NAMES.get(other._data.dtype.name)}")
 
 
 def lerp(input, end, weight) -> Tensor:
@@ -1481,9 +1481,9 @@ def lerp(input, end, weight) -> Tensor:
     tensor_weight = isinstance(weight, Tensor)
     if tensor_weight:
         _same_dtype("weight", input, weight)
-    if input.data.dtype.kind not in "fc":
+    if input._data.dtype.kind not in "fc":
         kernel = "lerp_kernel_tensor" if tensor_weight else "lerp_kernel_scalar"
-        raise _unsupported(kernel, input.data.dtype)
+        raise _unsupported(kernel, input._data.dtype)
     if tensor_weight:
         return apply(LERP_TENSOR, input, end, weight)
     return apply(LERP, input, end, weight=weight)
@@ -1496,7 +1496,7 @@ def addcmul(input, tensor1, tensor2, *, value=1) -> Tensor:
 
 def addcdiv(input, tensor1, tensor2, *, value=1) -> Tensor:
     """input + value * tensor1 / tensor2, broadcast."""
-    if tensor1.data.dtype.kind in "biu" and tensor2.data.dtype.kind in "biu":
+    if tensor1._data.dtype.kind in "biu" and tensor2._data.dtype.kind in "biu":
         raise RuntimeError(
             "Integer division with addcdiv is no longer supported, and in a future  release "
             "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
@@ -1511,13 +1511,13 @@ def addcdiv(input, tensor1, tensor2, *, value=1) -> Tensor:
 
 
 def _masked_fill_op(mask, value):
-    if mask.data.dtype.kind != "b":
+    if mask._data.dtype.kind != "b":
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_C_NAMES.get(mask.data.dtype.name, mask.data.dtype.name)}")
+                           f"{_C_NAMES.get(mask._data.dtype.name, mask._data.dtype.name)}")
     if isinstance(value, Tensor):
-        if value.data.ndim:
+        if value._data.ndim:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
-                               f"tensor with {value.data.ndim} dimension(s).")
+                               f"tensor with {value._data.ndim} dimension(s).")
         return MASKED_FILL_TENSOR
     return MASKED_FILL
 

@@ -111,7 +111,7 @@ VM = defop(
 
 
 def _vdot_rule(g, other):
-    if other.data.dtype.kind == "c":
+    if other._data.dtype.kind == "c":
         raise RuntimeError("the derivative of vdot for complex inputs is not implemented")
     return g * other
 
@@ -128,16 +128,16 @@ VDOT = defop(
 
 def matmul(input, other) -> Tensor:
     """Matrix product with NumPy/PyTorch broadcasting of batch dims and 1-D promotion."""
-    a, b = input.data.ndim, other.data.ndim
+    a, b = input._data.ndim, other._data.ndim
     if a == 0 or b == 0:
         raise RuntimeError(
             f"matmul: both arguments to matmul need to be at least 1D, but they are {a}D and {b}D"
         )
-    ka = input.data.shape[-1]
-    kb = other.data.shape[-2] if b > 1 else other.data.shape[0]
+    ka = input._data.shape[-1]
+    kb = other._data.shape[-2] if b > 1 else other._data.shape[0]
     if ka != kb:
-        shape_a = "x".join(map(str, input.data.shape[-2:] if a > 1 else (1, ka)))
-        shape_b = "x".join(map(str, other.data.shape[-2:] if b > 1 else (kb, 1)))
+        shape_a = "x".join(map(str, input._data.shape[-2:] if a > 1 else (1, ka)))
+        shape_b = "x".join(map(str, other._data.shape[-2:] if b > 1 else (kb, 1)))
         raise RuntimeError(
             f"matmul: mat1 and mat2 shapes cannot be multiplied ({shape_a} and {shape_b})"
         )
@@ -154,45 +154,45 @@ def matmul(input, other) -> Tensor:
 
 def mm(input, mat2) -> Tensor:
     """Matrix product of two 2-D tensors."""
-    if input.data.ndim != 2 or mat2.data.ndim != 2:
+    if input._data.ndim != 2 or mat2._data.ndim != 2:
         raise RuntimeError(
-            f"mm: expected 2-D tensors, got {input.data.ndim}-D and "
-            f"{mat2.data.ndim}-D; use matmul for other shapes"
+            f"mm: expected 2-D tensors, got {input._data.ndim}-D and "
+            f"{mat2._data.ndim}-D; use matmul for other shapes"
         )
     return matmul(input, mat2)
 
 
 def bmm(input, mat2) -> Tensor:
     """Batched matrix product of two 3-D tensors with the same batch size (no broadcasting)."""
-    if input.data.ndim != 3:
+    if input._data.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
-    if mat2.data.ndim != 3:
+    if mat2._data.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
-    b, _, k = input.data.shape
-    if mat2.data.shape[:2] != (b, k):
+    b, _, k = input._data.shape
+    if mat2._data.shape[:2] != (b, k):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{b}, {k}] but got: {list(mat2.data.shape[:2])}.")
+                           f"[{b}, {k}] but got: {list(mat2._data.shape[:2])}.")
     return apply(BMM, input, mat2)
 
 
 def mv(input, vec) -> Tensor:
     """Product of a matrix and a vector."""
-    if input.data.ndim != 2 or vec.data.ndim != 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.data.ndim}, "
-                           f"{vec.data.ndim}")
+    if input._data.ndim != 2 or vec._data.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input._data.ndim}, "
+                           f"{vec._data.ndim}")
     return matmul(input, vec)
 
 
 def _vector_pair(name: str, input, other) -> None:
-    if input.data.ndim != 1 or other.data.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input.data.ndim}D and "
-                           f"{other.data.ndim}D tensors")
-    if input.data.shape != other.data.shape:
-        n, m = input.data.shape[0], other.data.shape[0]
+    if input._data.ndim != 1 or other._data.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input._data.ndim}D and "
+                           f"{other._data.ndim}D tensors")
+    if input._data.shape != other._data.shape:
+        n, m = input._data.shape[0], other._data.shape[0]
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to "
                            f"have the same number of elements, but got {n} and {m} elements "
                            "respectively")
-    if input.data.dtype != other.data.dtype:
+    if input._data.dtype != other._data.dtype:
         raise RuntimeError(f"{name} : expected both vectors to have same dtype, but found "
                            f"{_type_name(input)} and {_type_name(other)}")
 
@@ -215,10 +215,10 @@ def vdot(input, other) -> Tensor:
 
 def outer(input, vec2) -> Tensor:
     """Outer product of two 1-D tensors."""
-    if input.data.ndim != 1:
-        raise RuntimeError(f"outer: Expected 1-D argument self, but got {input.data.ndim}-D")
-    if vec2.data.ndim != 1:
-        raise RuntimeError(f"outer: Expected 1-D argument vec2, but got {vec2.data.ndim}-D")
+    if input._data.ndim != 1:
+        raise RuntimeError(f"outer: Expected 1-D argument self, but got {input._data.ndim}-D")
+    if vec2._data.ndim != 1:
+        raise RuntimeError(f"outer: Expected 1-D argument vec2, but got {vec2._data.ndim}-D")
     return input.unsqueeze(-1) * vec2
 
 
@@ -270,20 +270,20 @@ BADDBMM = _addmm_record("baddbmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * (mat1 @ mat2)."""
     mm_check = mm  # the shape errors of mm
-    if mat1.data.ndim != 2 or mat2.data.ndim != 2:
+    if mat1._data.ndim != 2 or mat2._data.ndim != 2:
         mm_check(mat1, mat2)
-    if mat1.data.shape[1] != mat2.data.shape[0]:
+    if mat1._data.shape[1] != mat2._data.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
-                           f"({mat1.data.shape[0]}x{mat1.data.shape[1]} and "
-                           f"{mat2.data.shape[0]}x{mat2.data.shape[1]})")
+                           f"({mat1._data.shape[0]}x{mat1._data.shape[1]} and "
+                           f"{mat2._data.shape[0]}x{mat2._data.shape[1]})")
     return apply(ADDMM, input, mat1, mat2, beta=beta, alpha=alpha)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * (batch1 @ batch2), batched."""
-    if batch1.data.ndim != 3 or batch2.data.ndim != 3 or (
-            batch1.data.shape[0] != batch2.data.shape[0]
-            or batch1.data.shape[2] != batch2.data.shape[1]):
+    if batch1._data.ndim != 3 or batch2._data.ndim != 3 or (
+            batch1._data.shape[0] != batch2._data.shape[0]
+            or batch1._data.shape[2] != batch2._data.shape[1]):
         bmm(batch1, batch2)
     return apply(BADDBMM, input, batch1, batch2, beta=beta, alpha=alpha)
 
@@ -335,7 +335,7 @@ def _einsum_terms(equation: str, operands: tuple) -> tuple[list[str], str]:
     counts = []
     for i, (term, x) in enumerate(zip(terms, operands)):
         named = len(term.replace("...", ""))
-        ndim = x.data.ndim
+        ndim = x._data.ndim
         if "..." not in term and named != ndim:
             raise RuntimeError(f"einsum(): the number of subscripts in the equation ({named}) "
                                f"does not match the number of dimensions ({ndim}) for operand "
@@ -373,23 +373,23 @@ def einsum(equation: str, *operands) -> Tensor:
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     terms, out = _einsum_terms(equation, operands)
-    dtypes = {x.data.dtype for x in operands}
+    dtypes = {x._data.dtype for x in operands}
     if len(dtypes) > 1:
         first = operands[0]
-        other = next(x for x in operands if x.data.dtype != first.data.dtype)
+        other = next(x for x in operands if x._data.dtype != first._data.dtype)
         raise RuntimeError(f"expected scalar type {_type_name(first)} but found "
                            f"{_type_name(other)}")
     # Sizes, with size-1 dims broadcasting against larger ones (such dims are squeezed away).
     sizes: dict = {}
     for i, (t, x) in enumerate(zip(terms, operands)):
-        for c, n in zip(t, x.data.shape):
+        for c, n in zip(t, x._data.shape):
             if n != 1 and sizes.get(c, 1) not in (1, n):
                 raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {i} which "
                                    f"does not broadcast with previously seen size {sizes[c]}")
             sizes[c] = n if sizes.get(c, 1) == 1 else sizes[c]
     ops = []
     for t, x in zip(terms, operands):
-        drop = tuple(d for d, (c, n) in enumerate(zip(t, x.data.shape)) if n == 1
+        drop = tuple(d for d, (c, n) in enumerate(zip(t, x._data.shape)) if n == 1
                      and sizes[c] != 1)
         if drop:
             x = x.squeeze(drop)
@@ -427,33 +427,33 @@ def tensordot(a, b, dims=2, out=None) -> Tensor:
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
-        dims_a = list(range(a.data.ndim - dims, a.data.ndim))
+        dims_a = list(range(a._data.ndim - dims, a._data.ndim))
         dims_b = list(range(dims))
     else:
         dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
-    dims_a = [normalize_dim(d, a.data.ndim, "tensordot") for d in dims_a]
-    dims_b = [normalize_dim(d, b.data.ndim, "tensordot") for d in dims_b]
+    dims_a = [normalize_dim(d, a._data.ndim, "tensordot") for d in dims_a]
+    dims_b = [normalize_dim(d, b._data.ndim, "tensordot") for d in dims_b]
     if len(dims_a) != len(dims_b):
         raise RuntimeError("both dimension lists should have same length")
     for da, db in zip(dims_a, dims_b):
-        if a.data.shape[da] != b.data.shape[db]:
+        if a._data.shape[da] != b._data.shape[db]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
-                               f"{a.data.shape[da]} in dim {da} and second has size "
-                               f"{b.data.shape[db]} in dim {db}")
-    free_a = [d for d in range(a.data.ndim) if d not in dims_a]
-    free_b = [d for d in range(b.data.ndim) if d not in dims_b]
-    k = math.prod(a.data.shape[d] for d in dims_a)
+                               f"{a._data.shape[da]} in dim {da} and second has size "
+                               f"{b._data.shape[db]} in dim {db}")
+    free_a = [d for d in range(a._data.ndim) if d not in dims_a]
+    free_b = [d for d in range(b._data.ndim) if d not in dims_b]
+    k = math.prod(a._data.shape[d] for d in dims_a)
     left = a.permute(tuple(free_a + dims_a)).reshape(-1, k)
     right = b.permute(tuple(dims_b + free_b)).reshape(k, -1)
-    shape = tuple(a.data.shape[d] for d in free_a) + tuple(b.data.shape[d] for d in free_b)
+    shape = tuple(a._data.shape[d] for d in free_a) + tuple(b._data.shape[d] for d in free_b)
     return mm(left, right).reshape(shape)
 
 
 def kron(input, other) -> Tensor:
     """Kronecker product."""
-    nd = max(input.data.ndim, other.data.ndim)
-    sa = (1,) * (nd - input.data.ndim) + input.data.shape
-    sb = (1,) * (nd - other.data.ndim) + other.data.shape
+    nd = max(input._data.ndim, other._data.ndim)
+    sa = (1,) * (nd - input._data.ndim) + input._data.shape
+    sb = (1,) * (nd - other._data.ndim) + other._data.shape
     a = input.reshape(tuple(s for n in sa for s in (n, 1)))
     b = other.reshape(tuple(s for n in sb for s in (1, n)))
     return (a * b).reshape(tuple(m * n for m, n in zip(sa, sb)))
@@ -514,7 +514,7 @@ DIAG_EMBED = defop(
 
 
 def _diagonal_dims(input, dim1, dim2, name):
-    ndim = input.data.ndim
+    ndim = input._data.ndim
     d1, d2 = normalize_dim(dim1, ndim, name), normalize_dim(dim2, ndim, name)
     if d1 == d2:
         raise RuntimeError(f"{name}: dimensions cannot be identical {dim1}, {dim2}")
@@ -535,39 +535,39 @@ def diagonal_copy(input, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tenso
 
 def diag_embed(input, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """Matrices (in dims dim1, dim2) whose diagonal ``offset`` holds the last dim of input."""
-    ndim = input.data.ndim + 1
+    ndim = input._data.ndim + 1
     d1, d2 = normalize_dim(dim1, ndim, "diag_embed"), normalize_dim(dim2, ndim, "diag_embed")
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    n = input.data.shape[-1] + abs(offset)
-    batch = iter(input.data.shape[:-1])
+    n = input._data.shape[-1] + abs(offset)
+    batch = iter(input._data.shape[:-1])
     shape = tuple(n if d in (d1, d2) else next(batch) for d in range(ndim))
     return apply(DIAG_EMBED, input, offset=offset, dim1=d1, dim2=d2, shape=shape)
 
 
 def diag(input, diagonal: int = 0) -> Tensor:
     """A square matrix with ``input`` (1-D) on a diagonal, or the diagonal of a matrix (2-D)."""
-    if input.data.ndim == 1:
+    if input._data.ndim == 1:
         return diag_embed(input, diagonal, 0, 1)
-    if input.data.ndim == 2:
+    if input._data.ndim == 2:
         return diagonal_copy(input, diagonal)
-    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.data.ndim}D")
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input._data.ndim}D")
 
 
 TRACE = defop(
     "trace",
     xp.trace,
     ("input",),
-    (lambda g, input_shape: g * _eye(*input_shape, dtype=g.data.dtype),),
+    (lambda g, input_shape: g * _eye(*input_shape, dtype=g._data.dtype),),
     jvp="linear",
 )
 
 
 def trace(input) -> Tensor:
     """Sum of the main diagonal of a matrix."""
-    if input.data.ndim != 2:
-        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.data.ndim}")
-    if input.data.dtype.kind in "biu" and input.data.dtype != xp.int64:
+    if input._data.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input._data.ndim}")
+    if input._data.dtype.kind in "biu" and input._data.dtype != xp.int64:
         input = input.to(xp.int64)
     return apply(TRACE, input)
 
@@ -589,7 +589,7 @@ TRIU = defop(
 
 
 def _check_2d(input, name: str) -> None:
-    if input.data.ndim < 2:
+    if input._data.ndim < 2:
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions.")
 
 
@@ -619,12 +619,12 @@ def _triu_(self, diagonal: int = 0) -> Tensor:
 
 
 def _check_matrix(A, name: str, square: bool = True) -> None:
-    if A.data.ndim < 2:
+    if A._data.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
-    if A.data.dtype.kind not in "fc":
+    if A._data.dtype.kind not in "fc":
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{_type_name(A)}")
-    m, n = A.data.shape[-2:]
+    m, n = A._data.shape[-2:]
     if square and m != n:
         raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {m} by "
                            f"{n} matrices")
@@ -667,10 +667,10 @@ def inv(A) -> Tensor:
 def _cofactor(A, det):
     """d det(A) / dA = det(A) A^{-T} (Giles 2008); for singular matrices the cofactor
     matrix from the SVD A = U S V^T: det(U) det(V) U diag(prod_{j != i} s_j) V^T."""
-    if (det.data != 0).all():
+    if (det._data != 0).all():
         return det.unsqueeze(-1).unsqueeze(-1) * inv(A).mT
     U, S, Vh = svd(A)
-    sign = _const(xp.linalg.det(U.data) * xp.linalg.det(Vh.data))
+    sign = _const(xp.linalg.det(U._data) * xp.linalg.det(Vh._data))
     others = _prod_others(S, S.prod(-1, keepdim=True), -1)
     return sign.unsqueeze(-1).unsqueeze(-1) * ((U * others.unsqueeze(-2)) @ Vh)
 
@@ -763,19 +763,19 @@ LINALG_SOLVE = defop(
 def solve(A, B, *, left: bool = True) -> Tensor:
     """The solution X of A X = B (or X A = B with left=False), batched and broadcast."""
     _check_matrix(A, "linalg.solve")
-    if A.data.dtype != B.data.dtype:
+    if A._data.dtype != B._data.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A "
                            f"of type {_type_name(A)} and B of type {_type_name(B)} instead")
-    n = A.data.shape[-1]
-    vector = B.data.ndim == 1 or (B.data.ndim == A.data.ndim - 1
-                                  and B.data.shape == A.data.shape[:-1])
+    n = A._data.shape[-1]
+    vector = B._data.ndim == 1 or (B._data.ndim == A._data.ndim - 1
+                                  and B._data.shape == A._data.shape[:-1])
     if not left:
         if vector:
             return apply(LINALG_SOLVE, A.mT, B, vector=True)
         return apply(LINALG_SOLVE, A.mT, B.mT, vector=False).mT
-    rows = B.data.shape[-1] if vector else B.data.shape[-2] if B.data.ndim >= 2 else None
+    rows = B._data.shape[-1] if vector else B._data.shape[-2] if B._data.ndim >= 2 else None
     if rows != n:
-        cols = 1 if vector or B.data.ndim < 2 else B.data.shape[-1]
+        cols = 1 if vector or B._data.ndim < 2 else B._data.shape[-1]
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                            f"AX = B ({n}x{n} and {rows}x{cols})")
     return apply(LINALG_SOLVE, A, B, vector=vector)
@@ -857,9 +857,9 @@ def _qr_rule(grads, A, out, mode):
     U, Y = R[..., :m], A[..., m:]
     gU, gV = (None, None) if gR is None else (gR[..., :m], gR[..., m:])
     gX = _qr_grad_tall(_add(gQ, None if gV is None else Y @ gV.mT), gU, Q, U)
-    gA = gX @ _eye(m, n, dtype=A.data.dtype)
+    gA = gX @ _eye(m, n, dtype=A._data.dtype)
     if gV is not None:
-        gA = gA + (Q @ gV) @ _eye(n - m, n, m, dtype=A.data.dtype)
+        gA = gA + (Q @ gV) @ _eye(n - m, n, m, dtype=A._data.dtype)
     return gA
 
 
@@ -883,7 +883,7 @@ def _qr_jvp(t_A, A, out, mode):
         return _qr_jvp_tall(t_A, Q, R)
     dQ, dU = _qr_jvp_tall(t_A[..., :m], Q, R[..., :m])
     dV = Q.mT @ (t_A[..., m:] - dQ @ R[..., m:])
-    dR = dU @ _eye(m, n, dtype=A.data.dtype) + dV @ _eye(n - m, n, m, dtype=A.data.dtype)
+    dR = dU @ _eye(m, n, dtype=A._data.dtype) + dV @ _eye(n - m, n, m, dtype=A._data.dtype)
     return dQ, dR
 
 
@@ -905,7 +905,7 @@ def qr(A, mode: str = "reduced") -> tuple:
 def _gaps(w):
     """E_ij = w_j - w_i, with ones on the diagonal (where the formulas multiply by zero)."""
     n = w.shape[-1]
-    return w.unsqueeze(-2) - w.unsqueeze(-1) + _eye(n, dtype=w.data.dtype)
+    return w.unsqueeze(-2) - w.unsqueeze(-1) + _eye(n, dtype=w._data.dtype)
 
 
 def _eigh_rule(grads, out):
@@ -924,7 +924,7 @@ def _eigh_jvp(t_A, out):
     L, V = out
     P = V.mT @ t_A @ V
     n = L.shape[-1]
-    off = 1 - _eye(n, dtype=L.data.dtype)
+    off = 1 - _eye(n, dtype=L._data.dtype)
     return diagonal(P, 0, -2, -1), V @ (P * off / _gaps(L))
 
 
@@ -964,7 +964,7 @@ def _svd_rule(grads, A, out):
         Vh, gVh = Vh[..., :k, :], None if gVh is None else gVh[..., :k, :]
     inner = None if gS is None else _diag(gS)
     S2 = S * S
-    F = 1 / _gaps(S2) * (1 - _eye(k, dtype=S.data.dtype))
+    F = 1 / _gaps(S2) * (1 - _eye(k, dtype=S._data.dtype))
     out_grad = None
     if gU is not None:
         UtgU = U.mT @ gU
@@ -988,7 +988,7 @@ def _svd_jvp(t_A, A, out):
     Uk, Vk = U[..., :k], Vh[..., :k, :].mT
     dP = Uk.mT @ t_A @ Vk
     Sr, Sc = S.unsqueeze(-2), S.unsqueeze(-1)
-    F = 1 / _gaps(S * S) * (1 - _eye(k, dtype=S.data.dtype))
+    F = 1 / _gaps(S * S) * (1 - _eye(k, dtype=S._data.dtype))
     dU = Uk @ (F * (dP * Sr + Sc * dP.mT))
     dV = Vk @ (F * (Sc * dP + dP.mT * Sr))
     m, n = A.shape[-2:]
@@ -996,7 +996,7 @@ def _svd_jvp(t_A, A, out):
         dU = dU + (t_A @ Vk - Uk @ (Uk.mT @ t_A @ Vk)) / Sr
     if n > k:
         dV = dV + (t_A.mT @ Uk - Vk @ (Vk.mT @ t_A.mT @ Uk)) / Sr
-    dtype = A.data.dtype
+    dtype = A._data.dtype
     if U.shape[-1] != k:  # full_matrices: the extra columns get zero tangents (as PyTorch)
         dU = dU @ _eye(k, m, dtype=dtype)
     if Vh.shape[-2] != k:
@@ -1084,7 +1084,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian: bool = False, rcond=None) -> Ten
         raise NotImplementedError("pinv: tensor atol/rtol are not implemented; pass floats")
     if rtol is None:
         rtol = 0.0 if atol is not None and atol > 0 else (
-            xp.finfo(A.data.dtype).eps * max(A.data.shape[-2:]))
+            xp.finfo(A._data.dtype).eps * max(A._data.shape[-2:]))
     return apply(LINALG_PINV, A, atol=0.0 if atol is None else float(atol), rtol=float(rtol),
                  hermitian=hermitian)
 
@@ -1098,15 +1098,15 @@ def lstsq(A, B, rcond=None, *, driver=None) -> tuple:
     """The least-squares solution of A X = B: (solution, residuals, rank, singular_values), as
     PyTorch's default CPU driver 'gelsy' (residuals and singular values empty)."""
     _check_matrix(A, "linalg.lstsq", square=False)
-    vector = B.data.ndim == A.data.ndim - 1
+    vector = B._data.ndim == A._data.ndim - 1
     P = pinv(A, rtol=rcond)
     X = (P @ B.unsqueeze(-1)).squeeze(-1) if vector else P @ B
-    s = xp.linalg.svd(A.data, compute_uv=False)
-    rtol = rcond if rcond is not None else xp.finfo(A.data.dtype).eps * max(A.data.shape[-2:])
+    s = xp.linalg.svd(A._data, compute_uv=False)
+    rtol = rcond if rcond is not None else xp.finfo(A._data.dtype).eps * max(A._data.shape[-2:])
     tol = rtol * s.max(axis=-1, keepdims=True, initial=0)
     rank = _const((s > tol).sum(axis=-1).astype(xp.int64))
     residuals = X.reshape(-1)[:0]  # empty, as 'gelsy' leaves it (but part of the graph)
-    singular_values = _const(xp.zeros((0,), dtype=A.data.dtype))
+    singular_values = _const(xp.zeros((0,), dtype=A._data.dtype))
     return result("linalg_lstsq", "solution residuals rank singular_values",
                   (X, residuals, rank, singular_values))
 
@@ -1165,7 +1165,7 @@ def _frechet_exp(A, E):
     """The Fréchet derivative of exp at A in direction E: the top-right block of
     exp([[A, E], [0, A]]) (Najfeld & Havel 1995)."""
     n = A.shape[-1]
-    dtype = A.data.dtype
+    dtype = A._data.dtype
     top, bottom = _eye(n, 2 * n, dtype=dtype), _eye(n, 2 * n, n, dtype=dtype)
     block = top.mT @ A @ top + top.mT @ E @ bottom + bottom.mT @ A @ bottom
     return apply(LINALG_MATRIX_EXP, block)[..., :n, n:]
@@ -1207,11 +1207,11 @@ LINALG_CROSS = defop(
 
 def linalg_cross(input, other, *, dim: int = -1) -> Tensor:
     """Cross product of 3-vectors along ``dim`` (broadcast)."""
-    ndim = input.data.ndim
-    if other.data.ndim != ndim:
+    ndim = input._data.ndim
+    if other._data.ndim != ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     d = normalize_dim(dim, ndim, "linalg.cross")
-    sa, sb = input.data.shape[d], other.data.shape[d]
+    sa, sb = input._data.shape[d], other._data.shape[d]
     if sa != 3 or sb != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {sa} "
                            f"and {sb}")
@@ -1225,7 +1225,7 @@ def cross(input, other, dim: int | None = None) -> Tensor:
                       "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
                       "default value of dim will change to agree with that of linalg.cross in a "
                       "future release.", UserWarning, stacklevel=2)
-        shape = xp.broadcast_shapes(input.data.shape, other.data.shape)
+        shape = xp.broadcast_shapes(input._data.shape, other._data.shape)
         dim = next((d for d, s in enumerate(shape) if s == 3), -1)
     return linalg_cross(input, other, dim=dim)
 
@@ -1238,13 +1238,13 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
     if dtype is not None:
         A = A.to(dtype)
     _check_matrix(A, "linalg.matrix_norm", square=False)
-    d0, d1 = (normalize_dim(d, A.data.ndim, "linalg.matrix_norm") for d in dim)
+    d0, d1 = (normalize_dim(d, A._data.ndim, "linalg.matrix_norm") for d in dim)
     if d0 == d1:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
     if ord == "fro":
         return vector_norm(A, 2, (d0, d1), keepdim)
     if ord in ("nuc", 2, -2):
-        rest = tuple(d for d in range(A.data.ndim) if d not in (d0, d1))
+        rest = tuple(d for d in range(A._data.ndim) if d not in (d0, d1))
         s = svdvals(A.permute(rest + (d0, d1)))
         out = s.sum(-1) if ord == "nuc" else amax(s, -1) if ord == 2 else amin(s, -1)
         if keepdim:
@@ -1266,11 +1266,11 @@ def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     if dim is not None and len(dim) == 2:
         return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
     if dim is None and ord is not None:
-        if A.data.ndim == 2:
+        if A._data.ndim == 2:
             return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
-        if A.data.ndim != 1:
+        if A._data.ndim != 1:
             raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must "
-                               f"be 1D or 2D. Got {A.data.ndim}D.")
+                               f"be 1D or 2D. Got {A._data.ndim}D.")
     if isinstance(ord, str):
         raise RuntimeError(f"linalg.vector_norm: ord {ord!r} is a matrix norm: pass two dims")
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
@@ -1300,7 +1300,7 @@ def matrix_power(A, n: int) -> Tensor:
     """A to the integer power n (n < 0: of the inverse)."""
     _check_matrix(A, "linalg.matrix_power")
     if n == 0:  # the identity, still part of the graph (with zero gradient), as PyTorch
-        return A.clone().copy_(_eye(A.data.shape[-1], dtype=A.data.dtype))
+        return A.clone().copy_(_eye(A._data.shape[-1], dtype=A._data.dtype))
     if n < 0:
         A, n = inv(A), -n
     out = None

@@ -700,7 +700,7 @@ def _max_pool(input, indices, kernel, stride, padding, dilation, out, disjoint):
 def gather_at(t: Tensor, indices, nd: int) -> Tensor:
     """t (..., *spatial) gathered at flat spatial indices (..., *out), in differentiable ops."""
     lead = math.prod(t.shape[: t.ndim - nd])
-    index = indices.data if isinstance(indices, Tensor) else indices
+    index = indices._data if isinstance(indices, Tensor) else indices
     rows = xp.arange(lead)[:, None]
     flat = t.reshape(lead, -1)[rows, index.reshape(lead, -1)]
     return flat.reshape(index.shape)
@@ -937,7 +937,7 @@ def _embedding_position_scale(indices, padding_idx, scale_grad_by_freq, dtype):
     """How much of each gathered row's gradient the scatter keeps (None: all of it)."""
     if padding_idx is None and not scale_grad_by_freq:
         return None
-    data = indices.data
+    data = indices._data
     scale = xp.ones(data.shape + (1,), dtype=dtype)
     if scale_grad_by_freq:
         counts = xp.bincount(data.reshape(-1))
@@ -950,7 +950,7 @@ def _embedding_position_scale(indices, padding_idx, scale_grad_by_freq, dtype):
 def _embedding_backward_grad(g, indices, padding_idx, scale_grad_by_freq):
     rows = apply(EMBEDDING, indices, g, padding_idx=padding_idx,
                  scale_grad_by_freq=scale_grad_by_freq)
-    scale = _embedding_position_scale(indices, padding_idx, scale_grad_by_freq, g.data.dtype)
+    scale = _embedding_position_scale(indices, padding_idx, scale_grad_by_freq, g._data.dtype)
     return rows if scale is None else rows * scale
 
 
@@ -1064,7 +1064,7 @@ def _loss_weights(target, weight, ignore_index, reduction, shape, dtype):
 def _nll_matrix(target, weight, ignore_index, reduction, shape, dtype):
     """d loss / d input as constants: -w_t at each target (over the total weight for 'mean'),
     and w_t alone, with a size-1 class dim."""
-    cdim, safe, w = _loss_weights(target.data, None if weight is None else weight.data,
+    cdim, safe, w = _loss_weights(target._data, None if weight is None else weight._data,
                                   ignore_index, reduction, shape, dtype)
     w = xp.expand_dims(w, cdim)
     m = xp.zeros(shape, dtype=dtype)
@@ -1073,7 +1073,7 @@ def _nll_matrix(target, weight, ignore_index, reduction, shape, dtype):
 
 
 def _nll_grad(g, input_shape, target, weight, ignore_index, reduction):
-    cdim, m, _ = _nll_matrix(target, weight, ignore_index, reduction, input_shape, g.data.dtype)
+    cdim, m, _ = _nll_matrix(target, weight, ignore_index, reduction, input_shape, g._data.dtype)
     return (g.unsqueeze(cdim) if reduction == "none" else g) * m
 
 
@@ -1115,14 +1115,14 @@ def _cross_entropy_backward(grad, logp, target, weight, ignore_index, reduction)
 
 def _ce_backward_grad_grad(g, logp, target, weight, ignore_index, reduction):
     cdim, m, w = _nll_matrix(const(target), None if weight is None else const(weight),
-                             ignore_index, reduction, logp.shape, logp.data.dtype)
+                             ignore_index, reduction, logp.shape, logp._data.dtype)
     t = g * (exp(logp) * w + m)
     return t.sum(cdim) if reduction == "none" else t.sum()
 
 
 def _ce_backward_logp_grad(g, grad, logp, target, weight, ignore_index, reduction):
     cdim, _, w = _nll_matrix(const(target), None if weight is None else const(weight),
-                             ignore_index, reduction, logp.shape, logp.data.dtype)
+                             ignore_index, reduction, logp.shape, logp._data.dtype)
     return g * exp(logp) * (w * (grad.unsqueeze(cdim) if reduction == "none" else grad))
 
 
@@ -1149,8 +1149,8 @@ def _cross_entropy_grad(grads, out, target, weight, ignore_index, reduction):
     cdim = 1 if logp.ndim > 1 else 0
     result = None
     if g_loss is not None:
-        result = apply(CROSS_ENTROPY_BACKWARD, g_loss, logp, target=target.data,
-                       weight=None if weight is None else weight.data,
+        result = apply(CROSS_ENTROPY_BACKWARD, g_loss, logp, target=target._data,
+                       weight=None if weight is None else weight._data,
                        ignore_index=ignore_index, reduction=reduction)
     if g_logp is not None:
         result = _sum_terms(result, g_logp - exp(logp) * g_logp.sum(cdim, keepdim=True))
@@ -1327,11 +1327,11 @@ _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int6
 
 
 def _type_name(t: Tensor) -> str:
-    return _TYPE_NAMES.get(t.data.dtype.name, t.data.dtype.name)
+    return _TYPE_NAMES.get(t._data.dtype.name, t._data.dtype.name)
 
 
 def _c_type(t: Tensor) -> str:
-    return _TYPE_NAMES.get(t.data.dtype.name, t.data.dtype.name).lower()
+    return _TYPE_NAMES.get(t._data.dtype.name, t._data.dtype.name).lower()
 
 
 def _ntuple(value, n: int, name: str) -> tuple[int, ...]:
@@ -1348,7 +1348,7 @@ def _ntuple(value, n: int, name: str) -> tuple[int, ...]:
 
 
 def _check_float(input: Tensor, name: str) -> None:
-    if input.data.dtype.kind not in "fc":
+    if input._data.dtype.kind not in "fc":
         raise NotImplementedError(f'"{name}" not implemented for \'{_type_name(input)}\'; '
                                   "convert the input with .float()")
 
@@ -1386,7 +1386,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and "
                            f"{weight.shape[1]}x{weight.shape[0]})")
     for other in (weight, bias):
-        if other is not None and other.data.dtype != input.data.dtype:
+        if other is not None and other._data.dtype != input._data.dtype:
             raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
                                f"{_c_type(input)} != {_c_type(other)}")
     return apply(LINEAR, input, weight, bias)
@@ -1523,7 +1523,7 @@ def _conv_nd(input, weight, bias, stride, padding, dilation, groups, nd, name,
     if unbatched:
         input = input.unsqueeze(0)
     for other in (weight, bias):
-        if other is not None and other.data.dtype != input.data.dtype:
+        if other is not None and other._data.dtype != input._data.dtype:
             raise RuntimeError(f"expected scalar type {_type_name(input)} but found "
                                f"{_type_name(other)}")
     _check_float(input, f"slow_conv{nd}d_cpu")
@@ -1710,7 +1710,7 @@ def _max_pool_nd(input, nd, kernel_size, stride, padding, dilation, ceil_mode, r
                  name):
     kernel, stride, padding, dilation, out = _pool_geometry(
         input, nd, kernel_size, stride, padding, dilation, ceil_mode, name)
-    indices = const(max_pool_indices(input.data, kernel, stride, padding, dilation, out))
+    indices = const(max_pool_indices(input._data, kernel, stride, padding, dilation, out))
     disjoint = all(s >= (k - 1) * d + 1 for k, s, d in zip(kernel, stride, dilation))
     record = MAX_POOL3D if nd == 3 else MAX_POOL2D
     result = apply(record, input, indices, kernel=kernel, stride=stride, padding=padding,
@@ -1757,7 +1757,7 @@ def _avg_pool_nd(input, nd, kernel_size, stride, padding, ceil_mode, count_inclu
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     scale = avg_pool_divisor(input.shape[-nd:], kernel, stride, padding, out, count_include_pad,
-                             divisor_override, input.data.dtype)
+                             divisor_override, input._data.dtype)
     record = AVG_POOL3D if nd == 3 else AVG_POOL2D
     return apply(record, input, kernel=kernel, stride=stride, padding=padding, out=out,
                  scale=scale)
@@ -1826,7 +1826,7 @@ def _adaptive_avg_pool_nd(input, output_size, nd, name):
     result = input
     for i, (n, o) in enumerate(zip(size, out)):
         if n != o:
-            result = along(result, input.ndim - nd + i, _adaptive_matrix(n, o, input.data.dtype))
+            result = along(result, input.ndim - nd + i, _adaptive_matrix(n, o, input._data.dtype))
     return result if result is not input else input.clone()
 
 
@@ -1875,7 +1875,7 @@ def _update_running(running, new, momentum: float) -> None:
     """running = (1 - momentum) * running + momentum * new, in place (no gradient)."""
     from ..autograd.grad_mode import no_grad
 
-    data = running.data
+    data = running._data
     with no_grad():  # one write (one version bump), as PyTorch's fused update
         running.copy_(const(data * (1 - momentum) + new.astype(data.dtype) * momentum))
 
@@ -1902,18 +1902,18 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                              .replace("torch.torch.", "torch."))
         xhat, mean, rstd = apply(STANDARDIZE, input, dims=dims, eps=float(eps))
         if running_mean is not None:
-            _update_running(running_mean, mean.data.reshape(channels), momentum)
+            _update_running(running_mean, mean._data.reshape(channels), momentum)
         if running_var is not None:
-            var = 1 / (rstd.data.reshape(channels) ** 2) - eps
+            var = 1 / (rstd._data.reshape(channels) ** 2) - eps
             _update_running(running_var, var * (count / (count - 1)), momentum)
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be "
                                "defined in evaluation mode")
-        dtype = input.data.dtype
+        dtype = input._data.dtype
         shape = (1,) + affine
-        mean = running_mean.data.astype(dtype, copy=False).reshape(shape)
-        rstd = (1 / xp.sqrt(running_var.data.astype(dtype) + eps)).reshape(shape)
+        mean = running_mean._data.astype(dtype, copy=False).reshape(shape)
+        rstd = (1 / xp.sqrt(running_var._data.astype(dtype) + eps)).reshape(shape)
         xhat = (input - mean) * rstd
     return apply(BATCH_NORM, xhat, weight, bias, affine_shape=affine)
 
@@ -1935,9 +1935,9 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     xhat, mean, rstd = apply(STANDARDIZE, input, dims=tuple(range(2, input.ndim)),
                              eps=float(eps))
     if running_mean is not None:
-        _update_running(running_mean, mean.data.mean(axis=0).reshape(-1), momentum)
+        _update_running(running_mean, mean._data.mean(axis=0).reshape(-1), momentum)
     if running_var is not None:
-        var = (1 / (rstd.data ** 2) - eps) * (count / (count - 1))
+        var = (1 / (rstd._data ** 2) - eps) * (count / (count - 1))
         _update_running(running_var, var.mean(axis=0).reshape(-1), momentum)
     return apply(BATCH_NORM, xhat, weight, bias, affine_shape=affine)
 
@@ -1967,7 +1967,7 @@ def _keep_mask(shape, p: float, dtype):
 
     if p == 1:
         return xp.zeros(shape, dtype=dtype)
-    keep = rand(*shape, dtype=xp.float64 if dtype == xp.float16 else dtype).data >= p
+    keep = rand(*shape, dtype=xp.float64 if dtype == xp.float16 else dtype)._data >= p
     return xp.multiply(keep, 1.0 / (1.0 - p), dtype=dtype)
 
 
@@ -1977,7 +1977,7 @@ def _dropout(input, p, training, inplace, mask_shape) -> Tensor:
     if not training or p == 0:
         return input
     _check_float(input, "dropout")
-    mask = _keep_mask(mask_shape, float(p), input.data.dtype)
+    mask = _keep_mask(mask_shape, float(p), input._data.dtype)
     return input.mul_(mask) if inplace else input * mask
 
 
@@ -1999,7 +1999,7 @@ def feature_dropout(input, p: float, training: bool, inplace: bool, nd: int,
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """Rows of ``weight`` at the integer ``input`` indices (the gradient is always dense)."""
-    if input.data.dtype.kind not in "iu":
+    if input._data.dtype.kind not in "iu":
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
                            "following scalar types: Long, Int; but got "
                            f"{input._type_desc().split()[0]} instead (while checking arguments "
@@ -2009,10 +2009,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
         if not -num <= padding_idx < num:
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx = padding_idx % num
-    if input.numel() and (input.data.min() < 0 or input.data.max() >= num):
+    if input.numel() and (input._data.min() < 0 or input._data.max() >= num):
         raise IndexError("index out of range in self")
     if max_norm is not None:
-        _renorm_rows(weight, input.data, float(max_norm), float(norm_type))
+        _renorm_rows(weight, input._data, float(max_norm), float(norm_type))
     return apply(EMBEDDING, input, weight, padding_idx=padding_idx,
                  scale_grad_by_freq=bool(scale_grad_by_freq))
 
@@ -2022,21 +2022,21 @@ def _renorm_rows(weight: Tensor, indices, max_norm: float, norm_type: float) -> 
     from .._dispatch import bump_version
 
     rows = xp.unique(indices)
-    data = weight.data[rows]
+    data = weight._data[rows]
     norms = xp.linalg.norm(data, ord=norm_type, axis=1) if norm_type != 2 else xp.sqrt(
         (data * data).sum(axis=1))
     over = norms > max_norm
     if over.any():
-        scale = (max_norm / (norms[over] + 1e-7)).astype(weight.data.dtype)
-        weight.data[rows[over]] = data[over] * scale[:, None]
+        scale = (max_norm / (norms[over] + 1e-7)).astype(weight._data.dtype)
+        weight._data[rows[over]] = data[over] * scale[:, None]
         bump_version(weight)
 
 
 def one_hot(tensor, num_classes: int = -1) -> Tensor:
     """(..., num_classes) int64 tensor with a 1 at each index."""
-    if tensor.data.dtype != xp.int64:
+    if tensor._data.dtype != xp.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    data = tensor.data
+    data = tensor._data
     if num_classes == -1:
         if data.size == 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
@@ -2117,7 +2117,7 @@ def _check_class_target(input, target, weight) -> None:
     elif tuple(target.shape) != (input.shape[0],) + tuple(input.shape[2:]):
         raise RuntimeError(f"Expected target size {[input.shape[0]] + list(input.shape[2:])}, "
                            f"got {list(target.shape)}")
-    if target.data.dtype not in (xp.int64, xp.uint8):
+    if target._data.dtype not in (xp.int64, xp.uint8):
         raise RuntimeError("expected target dtype to be Long or Byte, but got "
                            f"{_type_name(target)}")
     classes = input.shape[1 if input.ndim > 1 else 0]
@@ -2127,7 +2127,7 @@ def _check_class_target(input, target, weight) -> None:
 
 
 def _long(target: Tensor) -> Tensor:
-    return target if target.data.dtype == xp.int64 else const(target.data.astype(xp.int64))
+    return target if target._data.dtype == xp.int64 else const(target._data.astype(xp.int64))
 
 
 def nll_loss(input, target, weight=None, ignore_index: int = -100,
@@ -2151,8 +2151,8 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100, reductio
         raise ValueError("Expected 1 or more dimensions (got 0)")
     cdim = 1 if input.ndim > 1 else 0
     classes = input.shape[cdim]
-    if tuple(target.shape) == tuple(input.shape) and target.data.dtype.kind != "b":
-        if target.data.dtype.kind != "f":
+    if tuple(target.shape) == tuple(input.shape) and target._data.dtype.kind != "b":
+        if target._data.dtype.kind != "f":
             raise RuntimeError("Expected floating point type for target with class "
                                f"probabilities, got {_type_name(target)}")
         return _cross_entropy_probabilities(input, target, weight, reduction, label_smoothing,
@@ -2193,14 +2193,14 @@ def _cross_entropy_smoothed(input, target, weight, ignore_index, reduction, smoo
     # as nll is), as PyTorch defines label smoothing for class indices.
     logp = log_softmax(input, cdim)
     nll = nll_loss(logp, target, weight, ignore_index, reduction)
-    kept = target.data != ignore_index
+    kept = target._data != ignore_index
     weighted = logp if weight is None else logp * _class_view(weight, input.ndim, cdim)
-    smooth = -weighted.sum(cdim) * const(kept.astype(input.data.dtype))
+    smooth = -weighted.sum(cdim) * const(kept.astype(input._data.dtype))
     if reduction == "mean":
         if weight is None:
             denom = kept.sum()
         else:
-            denom = weight.data[target.data[kept]].sum()
+            denom = weight._data[target._data[kept]].sum()
         smooth = smooth.sum() / float(denom)
     elif reduction == "sum":
         smooth = smooth.sum()
@@ -2214,7 +2214,7 @@ def binary_cross_entropy(input, target, weight=None, reduction: str = "mean") ->
         raise ValueError(f"Using a target size ({target.shape!r}) that is different to the "
                          f"input size ({input.shape!r}) is deprecated. Please ensure they have "
                          "the same size.")
-    data = input.data
+    data = input._data
     if data.size and ((data < 0) | (data > 1)).any():
         raise RuntimeError("all elements of input should be between 0 and 1")
     return apply(BINARY_CROSS_ENTROPY, input, target, weight, reduction=reduction)

@@ -27,7 +27,7 @@ _inf = math.inf
 def _dims(input, dim, name: str) -> tuple[int, ...]:
     """``dim`` (None, an int, a tuple or list; empty means all, as in PyTorch) as a tuple of
     dims; a 0-d tensor has none."""
-    ndim = input.data.ndim
+    ndim = input._data.ndim
     if isinstance(dim, (list, tuple)):
         dim = tuple(dim) or None
     dims = normalize_dims(dim, ndim, name)
@@ -35,7 +35,7 @@ def _dims(input, dim, name: str) -> tuple[int, ...]:
 
 
 def _dim(input, dim: int, name: str) -> int:
-    return normalize_dim(dim, input.data.ndim, name)
+    return normalize_dim(dim, input._data.ndim, name)
 
 
 def _kept_shape(shape: tuple, dim: tuple) -> tuple:
@@ -72,15 +72,15 @@ def _int_to_long(input, dtype):
     """PyTorch's sum/prod/cumsum result dtype: ``dtype`` if given, int64 for integers and bool."""
     if dtype is not None:
         return input.to(dtype)
-    if input.data.dtype.kind in "biu" and input.data.dtype != xp.int64:
+    if input._data.dtype.kind in "biu" and input._data.dtype != xp.int64:
         return input.to(xp.int64)
     return input
 
 
 def _require_float(input, name: str, what: str = "floating point") -> None:
-    if input.data.dtype.kind not in "fc":
+    if input._data.dtype.kind not in "fc":
         raise RuntimeError(f"{name}(): expected a {what} input, but got "
-                           f"{as_dtype(input.data.dtype).name}; convert with .float()")
+                           f"{as_dtype(input._data.dtype).name}; convert with .float()")
 
 
 def _return_type(name: str, fields: str):
@@ -159,7 +159,7 @@ def _gather(t, indices, dim: int, keepdim: bool = True):
     """The elements of ``t`` at ``indices`` along ``dim`` (the tangent of a selection)."""
     if t is None:
         return None
-    if not t.data.ndim:
+    if not t._data.ndim:
         return t.reshape(indices.shape)
     if keepdim:
         return apply(SELECT_ALONG_DIM, t, indices=indices, dim=dim)
@@ -167,11 +167,11 @@ def _gather(t, indices, dim: int, keepdim: bool = True):
 
 
 def _select_grad(grads, input_shape, out, dim, keepdim):
-    return _scatter(grads[0], out[1].data, dim, input_shape, keepdim)
+    return _scatter(grads[0], out[1]._data, dim, input_shape, keepdim)
 
 
 def _select_jvp(t_input, out, dim, keepdim):
-    return _gather(t_input, out[1].data, dim, keepdim), None
+    return _gather(t_input, out[1]._data, dim, keepdim), None
 
 
 def _on_vector(forward):
@@ -235,10 +235,10 @@ def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Mean of all elements, or over ``dim`` (an int or a tuple)."""
     if dtype is not None:
         input = input.to(dtype)
-    if input.data.dtype.kind not in "fc":
+    if input._data.dtype.kind not in "fc":
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {as_dtype(input.data.dtype).name}; convert with .float()"
+            f"or complex dtype. Got: {as_dtype(input._data.dtype).name}; convert with .float()"
         )
     if dim is None:
         return apply(MEAN, input)
@@ -257,7 +257,7 @@ def _prod_others(input, out, dim: int):
     the product of the non-zeros times the other zero; with more, everything is zero.
     """
     zero = input == 0
-    if not zero.data.any():
+    if not zero._data.any():
         return out / input
     nonzero = where(zero, 1.0, input)
     count = zero.sum(dim, keepdim=True)
@@ -282,7 +282,7 @@ PROD = defop(
 
 
 def _prod_dim_weight(input, out, dim, keepdim):
-    if not input.data.ndim:
+    if not input._data.ndim:
         return out.new_ones(())
     return _prod_others(input, _kept(out, input.shape, dim, keepdim), dim)
 
@@ -336,7 +336,7 @@ def _whole_ties_jvp(t_input, input, out):
 
 
 def _check_nonempty(input, name: str) -> None:
-    if input.data.size == 0:
+    if input._data.size == 0:
         raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
                            "input.numel() == 0. Specify the reduction dim with the 'dim' argument.")
 
@@ -587,9 +587,9 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
         raise RuntimeError(f"{name}: cannot specify both 'unbiased' and 'correction'")
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
-    if input.data.dtype.kind not in "fc":
+    if input._data.dtype.kind not in "fc":
         raise RuntimeError(f"{name}(): std and var only support floating point and complex "
-                           f"dtypes, got {as_dtype(input.data.dtype).name}")
+                           f"dtypes, got {as_dtype(input._data.dtype).name}")
     return dict(dim=_dims(input, dim, name), correction=correction, keepdim=keepdim)
 
 
@@ -668,13 +668,13 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
     """The ``ord``-norm of ``x`` as a vector (flattened, or over ``dim``)."""
     if dtype is not None:
         x = x.to(dtype)
-    if x.data.dtype.kind not in "fc":
+    if x._data.dtype.kind not in "fc":
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {as_dtype(x.data.dtype).name}")
+                           f"input. Got {as_dtype(x._data.dtype).name}")
     if isinstance(ord, str) or isinstance(ord, complex):
         raise RuntimeError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
     dims = _dims(x, dim, "linalg.vector_norm")
-    if ord < 0 and x.data.size == 0:
+    if ord < 0 and x._data.size == 0:
         raise RuntimeError("linalg.vector_norm cannot compute the {ord} norm on an empty tensor "
                            "because the operation does not have an identity")
     return apply(LINALG_VECTOR_NORM, x, ord=float(ord), dim=dims, keepdim=keepdim)
@@ -728,7 +728,7 @@ def logsumexp(input, dim, keepdim: bool = False) -> Tensor:
 
 
 def _scan_dim(input, dim):
-    return _dim(input, dim, "cumsum") if input.data.ndim else 0
+    return _dim(input, dim, "cumsum") if input._data.ndim else 0
 
 
 def _cumsum(input, dim):
@@ -754,11 +754,11 @@ CUMSUM_REVERSE = defop(
 
 def _first_zero(input, dim):
     """Per slice: positions along ``dim``, and the position of the first zero (n if none)."""
-    zero = input.data == 0
-    n = input.data.shape[dim]
+    zero = input._data == 0
+    n = input._data.shape[dim]
     first = xp.where(zero.any(axis=dim, keepdims=True), xp.argmax(zero, axis=dim, keepdims=True),
                      n)
-    return _positions(input.data.shape, dim), first
+    return _positions(input._data.shape, dim), first
 
 
 def _cumprod_grad(g, input, out, dim):
@@ -767,9 +767,9 @@ def _cumprod_grad(g, input, out, dim):
     # on). With y = x but y_k = 1: at k the gradient is sum_{j >= k} g_j cumprod(y)_j; after k it
     # is x_k times the gradient of cumprod(y) (every product there contains x_k): zero, but with
     # the right derivative, which is needed (and computed) only when building a graph.
-    if not input.data.ndim:
+    if not input._data.ndim:
         return g
-    if not (input.data == 0).any():
+    if not (input._data == 0).any():
         return _rcumsum(g * out, dim) / input
     pos, first = _first_zero(input, dim)
     before, at = _const(pos < first), _const(pos == first)
@@ -785,9 +785,9 @@ def _cumprod_grad(g, input, out, dim):
 
 
 def _cumprod_jvp(t_input, input, out, dim):
-    if not input.data.ndim:
+    if not input._data.ndim:
         return t_input
-    if not (input.data == 0).any():
+    if not (input._data == 0).any():
         return out * (t_input / input).cumsum(dim)
     pos, first = _first_zero(input, dim)
     before, at = _const(pos < first), _const(pos == first)
@@ -838,19 +838,19 @@ CUMMAX = defop(
     "cummax",
     _cumext(xp.maximum.accumulate, xp.greater_equal),
     ("input",),
-    (lambda grads, input_shape, out, dim: _scatter(grads[0], out[1].data, dim, input_shape,
+    (lambda grads, input_shape, out, dim: _scatter(grads[0], out[1]._data, dim, input_shape,
                                                     accumulate=True),),
     n_outputs=2,
-    jvp=lambda t_input, out, dim: (_gather(t_input, out[1].data, dim), None),
+    jvp=lambda t_input, out, dim: (_gather(t_input, out[1]._data, dim), None),
 )
 CUMMIN = defop(
     "cummin",
     _cumext(xp.minimum.accumulate, xp.less_equal),
     ("input",),
-    (lambda grads, input_shape, out, dim: _scatter(grads[0], out[1].data, dim, input_shape,
+    (lambda grads, input_shape, out, dim: _scatter(grads[0], out[1]._data, dim, input_shape,
                                                     accumulate=True),),
     n_outputs=2,
-    jvp=lambda t_input, out, dim: (_gather(t_input, out[1].data, dim), None),
+    jvp=lambda t_input, out, dim: (_gather(t_input, out[1]._data, dim), None),
 )
 
 
@@ -888,8 +888,8 @@ def _sort(input, dim, descending):
 
 def _sort_record(name: str, backward_name: str):
     return defop(name, _sort, ("input",), (lambda grads, input_shape, out, dim: _scatter(
-        grads[0], out[1].data, dim, input_shape),), n_outputs=2, backward_name=backward_name,
-        jvp=lambda t_input, out, dim: (_gather(t_input, out[1].data, dim), None))
+        grads[0], out[1]._data, dim, input_shape),), n_outputs=2, backward_name=backward_name,
+        jvp=lambda t_input, out, dim: (_gather(t_input, out[1]._data, dim), None))
 
 
 SORT = _sort_record("sort", "SortBackward0")
@@ -904,7 +904,7 @@ ARGSORT = defop("argsort", _argsort_forward, ("input",), (None,), differentiable
 
 
 def _sort_dim(input, dim) -> int:
-    return _dim(input, dim, "sort") if input.data.ndim else 0
+    return _dim(input, dim, "sort") if input._data.ndim else 0
 
 
 def sort(input, dim: int = -1, descending: bool = False, stable: bool | None = None) -> tuple:
@@ -926,14 +926,14 @@ def _topk(input, dim, k, largest):
 
 
 TOPK = defop("topk", _topk, ("input",), (lambda grads, input_shape, out, dim: _scatter(
-    grads[0], out[1].data, dim, input_shape),), n_outputs=2,
-    jvp=lambda t_input, out, dim: (_gather(t_input, out[1].data, dim), None))
+    grads[0], out[1]._data, dim, input_shape),), n_outputs=2,
+    jvp=lambda t_input, out, dim: (_gather(t_input, out[1]._data, dim), None))
 
 
 def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple:
     """(values, indices) of the ``k`` largest (or smallest) elements along ``dim``."""
     dim = _sort_dim(input, dim)
-    n = input.data.shape[dim] if input.data.ndim else 1
+    n = input._data.shape[dim] if input._data.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError(f"topk: selected index k out of range (k={k}, dimension {dim} has "
                            f"size {n})")
@@ -983,7 +983,7 @@ MEDIAN = defop("median", _median, ("input",), (_whole_ties_rule,), jvp=_whole_ti
 def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False) -> tuple:
     """(values, indices) of the ``k``-th smallest element along ``dim``."""
     dim = _sort_dim(input, dim)
-    n = input.data.shape[dim] if input.data.ndim else 1
+    n = input._data.shape[dim] if input._data.ndim else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
     values, indices = apply(KTHVALUE, input, dim=dim, keepdim=keepdim, k=k)
@@ -995,7 +995,7 @@ def median(input, dim: int | None = None, keepdim: bool = False):
     if dim is None:
         return apply(MEDIAN, input)
     dim = _sort_dim(input, dim)
-    if input.data.ndim and input.data.shape[dim] == 0:
+    if input._data.ndim and input._data.shape[dim] == 0:
         raise IndexError(f"median(): Expected reduction dim {dim} to have non-zero size.")
     values, indices = apply(MEDIAN_DIM, input, dim=dim, keepdim=keepdim)
     return result("median", "values indices", (values, indices))
@@ -1044,19 +1044,19 @@ def quantile(input, q, dim: int | None = None, keepdim: bool = False, *,
         raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, "
                            f"midpoint or nearest. Got {interpolation}")
     scalar_q = not isinstance(q, Tensor)
-    qs = xp.asarray(q.data if isinstance(q, Tensor) else q, dtype=xp.float64)
+    qs = xp.asarray(q._data if isinstance(q, Tensor) else q, dtype=xp.float64)
     if qs.ndim > 1:
         raise RuntimeError("quantile() q must be a scalar or 1D tensor")
     if qs.size and (qs.min() < 0 or qs.max() > 1):
         bad = qs[(qs < 0) | (qs > 1)][0]
         raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {bad:g}")
-    if input.data.size == 0:
+    if input._data.size == 0:
         raise RuntimeError("quantile() input tensor must be non-empty")
     x = input.reshape(-1) if dim is None else input
-    d = 0 if dim is None or not x.data.ndim else _dim(input, dim, "quantile")
-    if not x.data.ndim:
+    d = 0 if dim is None or not x._data.ndim else _dim(input, dim, "quantile")
+    if not x._data.ndim:
         x = x.reshape(1)
-    n = x.data.shape[d]
+    n = x._data.shape[d]
     ordered = sort(x, d).values
     pos = qs.reshape(-1) * (n - 1)
     if interpolation == "lower":
@@ -1068,27 +1068,27 @@ def quantile(input, q, dim: int | None = None, keepdim: bool = False, *,
     elif interpolation == "midpoint":
         pos = (xp.floor(pos) + xp.ceil(pos)) / 2
     low, high = xp.floor(pos).astype(xp.int64), xp.ceil(pos).astype(xp.int64)
-    along = (-1,) + (1,) * (x.data.ndim - d - 1)  # shaped to run along dim d
-    shape = ordered.data.shape[:d] + (len(pos),) + ordered.data.shape[d + 1:]
+    along = (-1,) + (1,) * (x._data.ndim - d - 1)  # shaped to run along dim d
+    shape = ordered._data.shape[:d] + (len(pos),) + ordered._data.shape[d + 1:]
 
     def take(indices):
         indices = xp.broadcast_to(indices.reshape(along), shape)
         return apply(SELECT_ALONG_DIM, ordered, indices=indices, dim=d)
 
     below, above = take(low), take(high)
-    weight = _const((pos - low).astype(x.data.dtype).reshape(along))
+    weight = _const((pos - low).astype(x._data.dtype).reshape(along))
     out = below + weight * (above - below)
-    if x.data.dtype.kind == "f":  # NaN anywhere in a slice makes its quantiles NaN (sorted last)
+    if x._data.dtype.kind == "f":  # NaN anywhere in a slice makes its quantiles NaN (sorted last)
         last = take(xp.full(len(pos), n - 1))
-        out = where(_const(xp.isnan(last.data)), last, out)
-    out = out.permute((d,) + tuple(i for i in range(out.data.ndim) if i != d))
+        out = where(_const(xp.isnan(last._data)), last, out)
+    out = out.permute((d,) + tuple(i for i in range(out._data.ndim) if i != d))
     if keepdim:
-        shape = (1,) * input.data.ndim if dim is None else tuple(
-            1 if i == d else s for i, s in enumerate(input.data.shape))
+        shape = (1,) * input._data.ndim if dim is None else tuple(
+            1 if i == d else s for i, s in enumerate(input._data.shape))
         out = out.reshape((len(pos),) + shape)
     else:
         shape = () if dim is None else tuple(
-            s for i, s in enumerate(input.data.shape) if i != d)
+            s for i, s in enumerate(input._data.shape) if i != d)
         out = out.reshape((len(pos),) + shape)
     return out[0] if scalar_q or qs.ndim == 0 else out
 

@@ -421,7 +421,7 @@ def _sequence_as_tuple(key: list) -> bool:
 
 def _index_array(k):
     """An index tensor, list or array as a NumPy array of integers or bools (or an int)."""
-    a = k.data if isinstance(k, Tensor) else xp.asarray(k) if isinstance(k, list) else k
+    a = k._data if isinstance(k, Tensor) else xp.asarray(k) if isinstance(k, list) else k
     if isinstance(k, list) and not k:
         return xp.zeros(0, dtype=xp.int64)
     kind = a.dtype.kind
@@ -542,12 +542,12 @@ def getitem(input, key) -> Tensor:
     """``input[key]``: ints, slices, None, Ellipsis, bool masks and integer index tensors."""
     kind = type(key)
     if kind is int:
-        size = input.data.shape[0] if input.data.ndim else None
+        size = input._data.shape[0] if input._data.ndim else None
         if size is not None and -size <= key < size:
             return apply(SELECT, input, index=(key, Ellipsis))
-    elif kind is slice and (key.step is None or key.step > 0) and input.data.ndim:
+    elif kind is slice and (key.step is None or key.step > 0) and input._data.ndim:
         return apply(SLICE, input, index=(key,))
-    view_op, basic, advanced = _parse_key(key, input.data.shape)
+    view_op, basic, advanced = _parse_key(key, input._data.shape)
     if advanced is None:
         return apply(view_op, input) if view_op is ALIAS else apply(view_op, input, index=basic)
     if basic is not None:
@@ -565,7 +565,7 @@ def _value_for(value, ndim: int):
             f"can't assign a {type(value).__name__} to a torch tensor; convert it "
             "with torch.tensor(...) first"
         )
-    shape = value.data.shape if isinstance(value, Tensor) else ()
+    shape = value._data.shape if isinstance(value, Tensor) else ()
     lead = 0
     while len(shape) - lead > ndim and shape[lead] == 1:
         lead += 1
@@ -576,18 +576,18 @@ def _value_for(value, ndim: int):
 
 def setitem(input, key, value) -> None:
     """``input[key] = value``, in place; differentiable for non-leaf tensors."""
-    view_op, basic, advanced = _parse_key(key, input.data.shape)
+    view_op, basic, advanced = _parse_key(key, input._data.shape)
     if view_op is ALIAS and advanced is None:
         basic = None  # x[...] = v copies into x itself
     recording = state.enabled and (
         input.requires_grad or (isinstance(value, Tensor) and value.requires_grad)
     )
     if not recording:
-        target = input.data if basic is None else input.data[basic]
-        v = value.data if isinstance(value, Tensor) else value
+        target = input._data if basic is None else input._data[basic]
+        v = value._data if isinstance(value, Tensor) else value
         if advanced is None:
             v = _value_for(value, target.ndim)
-            target[...] = v.data if isinstance(v, Tensor) else v
+            target[...] = v._data if isinstance(v, Tensor) else v
         else:
             try:
                 target[advanced] = v
@@ -602,7 +602,7 @@ def setitem(input, key, value) -> None:
         return
     target = input if basic is None else apply(view_op, input, index=basic)
     if advanced is None:
-        _copy_(target, _value_for(value, target.data.ndim))
+        _copy_(target, _value_for(value, target._data.ndim))
     else:
         apply_inplace(INDEX_PUT, target, value, index=advanced, accumulate=False)
 
@@ -662,9 +662,9 @@ def _scaled_src_grad(g, index, src_shape, dim, factor):
     out = apply(GATHER, g, index, dim=dim)
     if factor is not None:
         out = out * factor
-    if tuple(out.data.shape) == tuple(src_shape):
+    if tuple(out._data.shape) == tuple(src_shape):
         return out
-    return apply(INDEX_BACKWARD, out, index=_prefix(out.data.shape), shape=src_shape)
+    return apply(INDEX_BACKWARD, out, index=_prefix(out._data.shape), shape=src_shape)
 
 
 GATHER = defop(
@@ -992,7 +992,7 @@ def _masked_scatter(input, mask, source):
 
 def _masked_scatter_source_grad(g, mask, source_shape):
     picked = apply(MASKED_SELECT, g, mask)
-    missing = math.prod(source_shape) - picked.data.size
+    missing = math.prod(source_shape) - picked._data.size
     if missing:
         picked = _cat_tensors([picked, picked.new_zeros((missing,))], 0)
     return picked.reshape(source_shape)
@@ -1004,7 +1004,7 @@ MASKED_SELECT = defop(
     ("input", "mask"),
     (
         lambda g, input_shape, mask: apply(
-            MASKED_SCATTER, g.new_zeros(xp.broadcast_shapes(input_shape, mask.data.shape)), mask, g
+            MASKED_SCATTER, g.new_zeros(xp.broadcast_shapes(input_shape, mask._data.shape)), mask, g
         ),
         None,
     ),
@@ -1169,8 +1169,8 @@ def view(input, *shape) -> Tensor:
     """The same data with a new shape (one dim may be -1), or its bytes read as another dtype."""
     if len(shape) == 1 and isinstance(shape[0], (dtype, str, type)):
         return _view_dtype(input, as_dtype(shape[0]))
-    shape = _infer_shape(size_tuple(shape), input.data.size)
-    if not _viewable(input.data, shape):
+    shape = _infer_shape(size_tuple(shape), input._data.size)
+    if not _viewable(input._data, shape):
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
@@ -1181,7 +1181,7 @@ def view(input, *shape) -> Tensor:
 def _view_dtype(input, to) -> Tensor:
     """input's bytes read as dtype ``to`` (the last dim rescaled): shared storage, outside the
     graph (as in PyTorch, also for input's own dtype)."""
-    data = input.data
+    data = input._data
     if to.itemsize != data.itemsize and not (data.ndim and data.strides[-1] == data.itemsize):
         raise RuntimeError(
             f"self.stride(-1) must be 1 to view {input.dtype} as {to} (different element sizes), "
@@ -1196,8 +1196,8 @@ def _view_dtype(input, to) -> Tensor:
 
 def reshape(input, *shape) -> Tensor:
     """The data with a new shape: a view when possible, else a copy."""
-    shape = _infer_shape(size_tuple(shape), input.data.size)
-    return apply(VIEW if _viewable(input.data, shape) else UNSAFE_VIEW, input, shape=shape)
+    shape = _infer_shape(size_tuple(shape), input._data.size)
+    return apply(VIEW if _viewable(input._data, shape) else UNSAFE_VIEW, input, shape=shape)
 
 
 def ravel(input) -> Tensor:
@@ -1207,17 +1207,17 @@ def ravel(input) -> Tensor:
 
 def view_as(input, other) -> Tensor:
     """``input.view(other.shape)``."""
-    return view(input, other.data.shape)
+    return view(input, other._data.shape)
 
 
 def reshape_as(input, other) -> Tensor:
     """``input.reshape(other.shape)``."""
-    return reshape(input, other.data.shape)
+    return reshape(input, other._data.shape)
 
 
 def flatten(input, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dims start_dim..end_dim into one."""
-    shape = input.data.shape
+    shape = input._data.shape
     if not shape:
         return reshape(input, 1)
     start = normalize_dim(start_dim, len(shape), "flatten")
@@ -1231,7 +1231,7 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 def unflatten(input, dim: int, sizes) -> Tensor:
     """Split dim ``dim`` into the dims ``sizes`` (one may be -1)."""
-    shape = input.data.shape
+    shape = input._data.shape
     dim = normalize_dim(dim, len(shape), "unflatten")
     sizes = tuple(int(s) for s in sizes)
     if not sizes:
@@ -1250,7 +1250,7 @@ def unflatten(input, dim: int, sizes) -> Tensor:
 
 def transpose(input, dim0: int, dim1: int) -> Tensor:
     """Swap two dims."""
-    ndim = input.data.ndim
+    ndim = input._data.ndim
     return apply(
         TRANSPOSE,
         input,
@@ -1261,9 +1261,9 @@ def transpose(input, dim0: int, dim1: int) -> Tensor:
 
 def t(input) -> Tensor:
     """Transpose a tensor of at most 2 dims (0-d and 1-d tensors are returned as views)."""
-    if input.data.ndim > 2:
+    if input._data.ndim > 2:
         raise RuntimeError(
-            f"t() expects a tensor with <= 2 dimensions, but self is {input.data.ndim}D"
+            f"t() expects a tensor with <= 2 dimensions, but self is {input._data.ndim}D"
         )
     return apply(T, input)
 
@@ -1271,7 +1271,7 @@ def t(input) -> Tensor:
 def permute(input, *dims) -> Tensor:
     """Reorder the dims."""
     dims = size_tuple(dims)
-    ndim = input.data.ndim
+    ndim = input._data.ndim
     if len(dims) != ndim:
         raise RuntimeError(
             f"permute(sparse_coo): number of dimensions in the tensor input does "
@@ -1293,7 +1293,7 @@ def movedim(input, source, destination) -> Tensor:
             f"movedim: Invalid source or destination dims: source ({list(src)} dims) should "
             f"contain the same number of dims as destination ({list(dst)} dims)"
         )
-    ndim = input.data.ndim
+    ndim = input._data.ndim
     src = tuple(normalize_dim(d, ndim, "movedim") for d in src)
     dst = tuple(normalize_dim(d, ndim, "movedim") for d in dst)
     for name, dims in (("source", src), ("destination", dst)):
@@ -1309,7 +1309,7 @@ def movedim(input, source, destination) -> Tensor:
 def expand(input, *sizes) -> Tensor:
     """Broadcast to a larger shape without copying (-1 keeps a dim)."""
     sizes = size_tuple(sizes)
-    shape = input.data.shape
+    shape = input._data.shape
     lead = len(sizes) - len(shape)
     if lead < 0:
         raise RuntimeError(
@@ -1330,7 +1330,7 @@ def expand(input, *sizes) -> Tensor:
 
 def expand_as(input, other) -> Tensor:
     """``input.expand(other.shape)``."""
-    return expand(input, other.data.shape)
+    return expand(input, other._data.shape)
 
 
 def broadcast_to(input, size) -> Tensor:
@@ -1360,8 +1360,8 @@ def broadcast_tensors(*tensors) -> tuple:
     """The tensors broadcast to their common shape (views; the ones that have it, as they are)."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
-    shape = _broadcast_shape(t.data.shape for t in tensors)
-    return tuple(t if t.data.shape == shape else apply(EXPAND, t, shape=shape) for t in tensors)
+    shape = _broadcast_shape(t._data.shape for t in tensors)
+    return tuple(t if t._data.shape == shape else apply(EXPAND, t, shape=shape) for t in tensors)
 
 
 def sum_to_size(input, *size) -> Tensor:
@@ -1371,11 +1371,11 @@ def sum_to_size(input, *size) -> Tensor:
 
 def unsqueeze(input, dim: int) -> Tensor:
     """Insert a dim of size one."""
-    return apply(UNSQUEEZE, input, dim=normalize_dim(dim, input.data.ndim + 1, "unsqueeze"))
+    return apply(UNSQUEEZE, input, dim=normalize_dim(dim, input._data.ndim + 1, "unsqueeze"))
 
 
 def _squeeze_args(input, dim) -> tuple:
-    ndim = input.data.ndim
+    ndim = input._data.ndim
     if dim is None:
         op, dims = 0, range(ndim)
     elif isinstance(dim, int):
@@ -1383,7 +1383,7 @@ def _squeeze_args(input, dim) -> tuple:
     else:
         op, dims = 2, dim
     dims = tuple(
-        d for d in (normalize_dim(d, ndim, "squeeze") for d in dims) if input.data.shape[d] == 1
+        d for d in (normalize_dim(d, ndim, "squeeze") for d in dims) if input._data.shape[d] == 1
     )
     return op, dims
 
@@ -1398,7 +1398,7 @@ def _inplace_view(self, op: Op, **params) -> Tensor:
     """Change ``self``'s shape in place (the same storage); record it like PyTorch does."""
     _check_inplace(self, state.enabled and self._requires_grad)
     new = apply(op, self, **params)
-    self.data = new.data
+    self._data = new._data
     if new.grad_fn is not None:
         self.grad_fn, self._output_nr = new.grad_fn, new._output_nr
     view = new._extra.get("view") if new._extra else None
@@ -1411,7 +1411,7 @@ def _inplace_view(self, op: Op, **params) -> Tensor:
 
 
 def _unsqueeze_(self, dim: int) -> Tensor:
-    dim = normalize_dim(dim, self.data.ndim + 1, "unsqueeze_")
+    dim = normalize_dim(dim, self._data.ndim + 1, "unsqueeze_")
     return _inplace_view(self, INPLACE_VIEWS["unsqueeze_"], dim=dim)
 
 
@@ -1427,7 +1427,7 @@ def _t_(self) -> Tensor:
 
 
 def _transpose_(self, dim0: int, dim1: int) -> Tensor:
-    ndim = self.data.ndim
+    ndim = self._data.ndim
     return _inplace_view(
         self,
         INPLACE_VIEWS["transpose_"],
@@ -1452,7 +1452,7 @@ def clone(input, *, memory_format=None) -> Tensor:
 
 def contiguous(input, memory_format=None) -> Tensor:
     """input itself if its memory is contiguous, else a contiguous copy."""
-    if input.data.flags.c_contiguous:
+    if input._data.flags.c_contiguous:
         return input
     return apply(CLONE, input, order="C")
 
@@ -1460,7 +1460,7 @@ def contiguous(input, memory_format=None) -> Tensor:
 def to_dtype(input, dtype) -> Tensor:
     """A copy converted to dtype (the tensor itself if it already has it)."""
     dtype = as_dtype(dtype)
-    if input.data.dtype == dtype.np:
+    if input._data.dtype == dtype.np:
         return input
     return apply(TO_COPY, input, dtype=dtype.np)
 
@@ -1473,7 +1473,7 @@ def _dims_arg(dims) -> tuple:
 
 def flip(input, *dims) -> Tensor:
     """Reverse the order of the elements along ``dims`` (a copy)."""
-    ndim = input.data.ndim
+    ndim = input._data.ndim
     dims = tuple(normalize_dim(d, ndim, "flip") for d in _dims_arg(dims))
     for d in dims:
         if dims.count(d) > 1:
@@ -1485,14 +1485,14 @@ def flip(input, *dims) -> Tensor:
 
 def fliplr(input) -> Tensor:
     """Flip left-right (dim 1)."""
-    if input.data.ndim < 2:
+    if input._data.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return apply(FLIP, input, dims=(1,))
 
 
 def flipud(input) -> Tensor:
     """Flip up-down (dim 0)."""
-    if input.data.ndim < 1:
+    if input._data.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return apply(FLIP, input, dims=(0,))
 
@@ -1500,7 +1500,7 @@ def flipud(input) -> Tensor:
 def roll(input, shifts, dims=None) -> Tensor:
     """Shift the elements circularly along ``dims`` (of the flattened tensor if None)."""
     shifts = (shifts,) if isinstance(shifts, int) else tuple(int(s) for s in shifts)
-    ndim = input.data.ndim
+    ndim = input._data.ndim
     if dims is None:
         if len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
@@ -1519,7 +1519,7 @@ def roll(input, shifts, dims=None) -> Tensor:
 def rot90(input, k: int = 1, dims=(0, 1)) -> Tensor:
     """Rotate by 90 degrees k times, from the first towards the second of ``dims``."""
     dims = tuple(dims)
-    ndim = input.data.ndim
+    ndim = input._data.ndim
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
     if ndim < 2:
@@ -1535,7 +1535,7 @@ def rot90(input, k: int = 1, dims=(0, 1)) -> Tensor:
 def repeat(input, *sizes) -> Tensor:
     """Tile the tensor: ``sizes`` copies along each dim (leading new dims allowed)."""
     repeats = size_tuple(sizes)
-    if len(repeats) < input.data.ndim:
+    if len(repeats) < input._data.ndim:
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number "
             "of dimensions of tensor"
@@ -1550,23 +1550,23 @@ def repeat(input, *sizes) -> Tensor:
 def tile(input, *dims) -> Tensor:
     """``repeat`` with ``dims`` padded with leading ones to the tensor's number of dims."""
     reps = size_tuple(dims)
-    return repeat(input, (1,) * (input.data.ndim - len(reps)) + reps)
+    return repeat(input, (1,) * (input._data.ndim - len(reps)) + reps)
 
 
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Tensor:
     """Repeat each element (or slice along ``dim``) ``repeats`` times, in place order."""
     if repeats is None:  # repeat_interleave(counts): arange(len(counts)) repeated by counts
-        counts = input.data
+        counts = input._data
         if counts.ndim != 1 or counts.dtype.kind not in "iu":
             raise RuntimeError("repeat_interleave: repeats must be a 1-dim tensor of integers")
         return Tensor._wrap(xp.repeat(xp.arange(counts.shape[0]), counts), None, 0)
     if dim is None:
         input = flatten(input)
         dim = 0
-    shape = input.data.shape
+    shape = input._data.shape
     dim = normalize_dim(dim, len(shape), "repeat_interleave")
-    if isinstance(repeats, Tensor) and repeats.data.ndim == 0:
-        repeats = int(repeats.data)
+    if isinstance(repeats, Tensor) and repeats._data.ndim == 0:
+        repeats = int(repeats._data)
     if isinstance(repeats, int):
         if repeats < 0:
             raise RuntimeError("repeats can not be negative")
@@ -1574,7 +1574,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
             return repeat(input, repeats)
         wide = expand(unsqueeze(input, dim + 1), shape[: dim + 1] + (repeats,) + shape[dim + 1 :])
         return view(contiguous(wide), shape[:dim] + (shape[dim] * repeats,) + shape[dim + 1 :])
-    counts = repeats.data
+    counts = repeats._data
     if counts.ndim > 1:
         raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
     n = shape[dim] if shape else 1
@@ -1612,7 +1612,7 @@ def _cat_tensors(tensors: list, dim: int) -> Tensor:
     bounds = []
     start = 0
     for t in tensors:
-        stop = start + t.data.shape[dim]
+        stop = start + t._data.shape[dim]
         bounds.append((start, stop))
         start = stop
     return apply(_n_ary(CAT, _cat_rule, len(tensors)), *tensors, dim=dim, bounds=tuple(bounds))
@@ -1625,9 +1625,9 @@ def cat(tensors, dim: int = 0, *, axis: int | None = None) -> Tensor:
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
-        if t.data.ndim == 0:
+        if t._data.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
-    kept = [(i, t.data.shape) for i, t in enumerate(tensors) if t.data.shape != (0,)]
+    kept = [(i, t._data.shape) for i, t in enumerate(tensors) if t._data.shape != (0,)]
     if not kept:
         return apply(
             _n_ary(CAT, _cat_rule, len(tensors)), *tensors, dim=0, bounds=(None,) * len(tensors)
@@ -1657,19 +1657,19 @@ def stack(tensors, dim: int = 0) -> Tensor:
     tensors = _tensor_list(tensors, "stack")
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
-    first = tensors[0].data.shape
+    first = tensors[0]._data.shape
     for i, t in enumerate(tensors):
-        if t.data.shape != first:
+        if t._data.shape != first:
             raise RuntimeError(
                 f"stack expects each tensor to be equal size, but got "
-                f"{list(first)} at entry 0 and {list(t.data.shape)} at entry {i}"
+                f"{list(first)} at entry 0 and {list(t._data.shape)} at entry {i}"
             )
     dim = normalize_dim(dim, len(first) + 1, "stack")
     return apply(_n_ary(STACK, _stack_rule, len(tensors)), *tensors, dim=dim)
 
 
 def _atleast(input: Tensor, n: int) -> Tensor:
-    shape = input.data.shape
+    shape = input._data.shape
     if len(shape) >= n:
         return input
     if n == 3 and len(shape) == 1:
@@ -1698,7 +1698,7 @@ atleast_1d, atleast_2d, atleast_3d = (_atleast_fn(n) for n in (1, 2, 3))
 def hstack(tensors) -> Tensor:
     """Concatenate column-wise (along dim 0 for 1-d tensors)."""
     tensors = [_atleast(t, 1) for t in _tensor_list(tensors, "hstack")]
-    return cat(tensors, 0 if tensors and tensors[0].data.ndim == 1 else 1)
+    return cat(tensors, 0 if tensors and tensors[0]._data.ndim == 1 else 1)
 
 
 def vstack(tensors) -> Tensor:
@@ -1709,7 +1709,7 @@ def vstack(tensors) -> Tensor:
 def column_stack(tensors) -> Tensor:
     """Concatenate along dim 1, 0-d and 1-d tensors taken as columns."""
     tensors = _tensor_list(tensors, "column_stack")
-    return cat([reshape(t, t.data.size, 1) if t.data.ndim <= 1 else t for t in tensors], 1)
+    return cat([reshape(t, t._data.size, 1) if t._data.ndim <= 1 else t for t in tensors], 1)
 
 
 def dstack(tensors) -> Tensor:
@@ -1727,7 +1727,7 @@ def _split_pieces(input, op: Op, dim: int, bounds: tuple, function: str) -> tupl
 def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Split into pieces of ``split_size`` along dim (the last may be smaller), or of the given
     sizes."""
-    shape = tensor.data.shape
+    shape = tensor._data.shape
     dim = normalize_dim(dim, len(shape), "split")
     n = shape[dim] if shape else 0
     if isinstance(split_size_or_sections, (list, tuple)):
@@ -1756,7 +1756,7 @@ def chunk(input, chunks: int, dim: int = 0) -> tuple:
     """Split into ``chunks`` pieces of equal size (the last may be smaller; fewer if needed)."""
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    shape = input.data.shape
+    shape = input._data.shape
     dim = normalize_dim(dim, len(shape), "chunk")
     n = shape[dim]
     if n == 0:
@@ -1766,12 +1766,12 @@ def chunk(input, chunks: int, dim: int = 0) -> tuple:
 
 def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
     """Split into views at the given indices, or into ``sections`` nearly equal parts."""
-    shape = input.data.shape
+    shape = input._data.shape
     dim = normalize_dim(dim, len(shape), "tensor_split")
     n = shape[dim]
     arg = indices_or_sections
     if isinstance(arg, Tensor):
-        arg = int(arg.data) if arg.data.ndim == 0 else arg.data.tolist()
+        arg = int(arg._data) if arg._data.ndim == 0 else arg._data.tolist()
     if isinstance(arg, int):
         if arg <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {arg}")
@@ -1786,7 +1786,7 @@ def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
 
 def unbind(input, dim: int = 0) -> tuple:
     """The slices along ``dim``, as views without that dim."""
-    shape = input.data.shape
+    shape = input._data.shape
     if not shape:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     dim = normalize_dim(dim, len(shape), "unbind")
@@ -1801,11 +1801,11 @@ def unbind(input, dim: int = 0) -> tuple:
 
 def narrow(input, dim: int, start, length: int) -> Tensor:
     """The view of ``length`` elements from ``start`` along ``dim``."""
-    shape = input.data.shape
+    shape = input._data.shape
     if not shape:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     dim = normalize_dim(dim, len(shape), "narrow")
-    start = int(start.data) if isinstance(start, Tensor) else int(start)
+    start = int(start._data) if isinstance(start, Tensor) else int(start)
     size = shape[dim]
     if not -size <= start <= size:
         raise IndexError(
@@ -1821,7 +1821,7 @@ def narrow(input, dim: int, start, length: int) -> Tensor:
 
 def select(input, dim: int, index: int) -> Tensor:
     """The view at ``index`` along ``dim``, without that dim."""
-    shape = input.data.shape
+    shape = input._data.shape
     if not shape:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     dim = normalize_dim(dim, len(shape), "select")
@@ -1854,7 +1854,7 @@ _TYPE_NAMES = {
 def _check_index_tensor(index, op: str, expected: str = "int64") -> None:
     if not isinstance(index, Tensor):
         raise TypeError(f"{op}(): argument 'index' must be Tensor, not {type(index).__name__}")
-    if index.data.dtype.kind not in "iu":
+    if index._data.dtype.kind not in "iu":
         raise RuntimeError(f"{op}(): Expected dtype {expected} for index")
 
 
@@ -1876,15 +1876,15 @@ def _check_bounds(
 def _check_scatter(op: str, input, dim: int, index, src=None) -> int:
     """Validate a gather/scatter call in PyTorch's words; return the normalised dim."""
     _check_index_tensor(index, op)
-    shape = input.data.shape
+    shape = input._data.shape
     dim = normalize_dim(dim, len(shape), op)
-    ishape = index.data.shape
-    if index.data.size == 0:
+    ishape = index._data.shape
+    if index._data.size == 0:
         return dim
     if max(len(ishape), 1) != max(len(shape), 1):
         side = "input" if op == "gather" else "self"
         raise RuntimeError(f"Index tensor must have the same number of dimensions as {side} tensor")
-    sshape = src.data.shape if isinstance(src, Tensor) else None
+    sshape = src._data.shape if isinstance(src, Tensor) else None
     for d, n in enumerate(ishape):
         too_big = d != dim and n > shape[d]
         if op == "gather" and too_big:
@@ -1899,12 +1899,12 @@ def _check_scatter(op: str, input, dim: int, index, src=None) -> int:
                 f"{list(shape)} apart from dimension {dim} and to be no larger "
                 f"size than src {list(sshape or ())}"
             )
-    _check_bounds(index.data, shape[dim] if shape else 1, dim, negative=False)
+    _check_bounds(index._data, shape[dim] if shape else 1, dim, negative=False)
     return dim
 
 
 def _check_same_dtype(op: str, input, other, what: str = "src") -> None:
-    if isinstance(other, Tensor) and other.data.dtype != input.data.dtype:
+    if isinstance(other, Tensor) and other._data.dtype != input._data.dtype:
         raise RuntimeError(f"{op}(): Expected self.dtype to be equal to {what}.dtype")
 
 
@@ -1927,7 +1927,7 @@ def _scatter_call(input, dim, index, src, value, reduce, op: str) -> tuple:
                 f"{op}(): reduce argument must be either add or multiply, got {reduce}"
             )
         if not isinstance(src, Tensor):
-            src = Tensor._wrap(xp.full(index.data.shape, src, dtype=input.data.dtype), None, 0)
+            src = Tensor._wrap(xp.full(index._data.shape, src, dtype=input._data.dtype), None, 0)
         record = SCATTER_REDUCE if modes[reduce] == "sum" else SCATTER_REDUCE_NONLINEAR
         return record, (index, src), {"dim": dim, "reduce": modes[reduce], "include_self": True}
     if isinstance(src, Tensor):
@@ -1989,13 +1989,13 @@ def _scatter_reduce_(
 
 def _check_index_vector(op: str, input, dim: int, index) -> int:
     _check_index_tensor(index, op, "int32 or int64")
-    if index.data.ndim > 1:
+    if index._data.ndim > 1:
         raise IndexError(f"{op}(): Index is supposed to be a vector")
-    shape = input.data.shape
+    shape = input._data.shape
     dim = normalize_dim(dim, len(shape), op)
-    if not shape and index.data.size > 1:
+    if not shape and index._data.size > 1:
         raise RuntimeError(
-            f"{op}(): Index to scalar can have only 1 value, got {index.data.size} value(s)"
+            f"{op}(): Index to scalar can have only 1 value, got {index._data.size} value(s)"
         )
     return dim
 
@@ -2003,9 +2003,9 @@ def _check_index_vector(op: str, input, dim: int, index) -> int:
 def index_select(input, dim: int, index) -> Tensor:
     """The slices of input at the positions ``index`` (a vector) along ``dim``."""
     dim = _check_index_vector("index_select", input, dim, index)
-    shape = input.data.shape
+    shape = input._data.shape
     _check_bounds(
-        index.data,
+        index._data,
         shape[dim] if shape else 1,
         dim,
         negative=False,
@@ -2017,15 +2017,15 @@ def index_select(input, dim: int, index) -> Tensor:
 
 def _index_source_call(op: str, input, dim: int, index, source) -> int:
     dim = _check_index_vector(op, input, dim, index)
-    shape = input.data.shape
-    if source.data.dtype != input.data.dtype:
+    shape = input._data.shape
+    if source._data.dtype != input._data.dtype:
         raise RuntimeError(
-            f"{op}(): self ({_TYPE_NAMES.get(input.data.dtype.name)}) and source "
-            f"({_TYPE_NAMES.get(source.data.dtype.name)}) must have the same "
+            f"{op}(): self ({_TYPE_NAMES.get(input._data.dtype.name)}) and source "
+            f"({_TYPE_NAMES.get(source._data.dtype.name)}) must have the same "
             "scalar type"
         )
-    sshape = source.data.shape
-    k = index.data.size
+    sshape = source._data.shape
+    k = index._data.size
     if shape and len(sshape) == len(shape) and sshape[dim] != k:
         raise RuntimeError(
             f"{op}(): Number of indices ({k}) should be equal to "
@@ -2036,9 +2036,9 @@ def _index_source_call(op: str, input, dim: int, index, source) -> int:
 
 def _index_add_call(op, input, dim, index, source):
     dim = _index_source_call(op, input, dim, index, source)
-    shape = input.data.shape
+    shape = input._data.shape
     _check_bounds(
-        index.data,
+        index._data,
         shape[dim] if shape else 1,
         dim,
         negative=False,
@@ -2061,10 +2061,10 @@ def _index_add_(self, dim: int, index, source, *, alpha=1) -> Tensor:
 
 def _index_copy_call(op, input, dim, index, source):
     dim = _index_source_call(op, input, dim, index, source)
-    shape = input.data.shape
+    shape = input._data.shape
     size = shape[dim] if shape else 1
     _check_bounds(
-        index.data,
+        index._data,
         size,
         dim,
         negative=False,
@@ -2087,13 +2087,13 @@ def _index_copy_(self, dim: int, index, source) -> Tensor:
 
 def _index_fill_call(op, input, dim, index, value):
     dim = _check_index_vector(op, input, dim, index)
-    shape = input.data.shape
-    _check_bounds(index.data, shape[dim] if shape else 1, dim, negative=True, error=IndexError)
+    shape = input._data.shape
+    _check_bounds(index._data, shape[dim] if shape else 1, dim, negative=True, error=IndexError)
     if isinstance(value, Tensor):
-        if value.data.ndim:
+        if value._data.ndim:
             raise RuntimeError(
                 f"index_fill_ only supports a 0-dimensional value tensor, but got "
-                f"tensor with {value.data.ndim} dimension(s)."
+                f"tensor with {value._data.ndim} dimension(s)."
             )
         return INDEX_FILL_TENSOR, dim
     return INDEX_FILL, dim
@@ -2113,7 +2113,7 @@ def _index_fill_(self, dim: int, index, value) -> Tensor:
 def _check_flat(index, numel: int) -> None:
     _check_index_tensor(index, "take")
     _check_bounds(
-        index.data,
+        index._data,
         numel,
         0,
         negative=True,
@@ -2124,17 +2124,17 @@ def _check_flat(index, numel: int) -> None:
 
 def take(input, index) -> Tensor:
     """The elements of the flattened input at ``index`` (shaped like index)."""
-    _check_flat(index, input.data.size)
+    _check_flat(index, input._data.size)
     return apply(TAKE, input, index)
 
 
 def _put_call(input, index, source):
-    _check_flat(index, input.data.size)
-    if source.data.size != index.data.size:
+    _check_flat(index, input._data.size)
+    if source._data.size != index._data.size:
         raise IndexError(
             f"put_(): Expected source and index to have the same number of "
-            f"elements, but got source.numel() = {source.data.size}, "
-            f"index.numel() = {index.data.size}"
+            f"elements, but got source.numel() = {source._data.size}, "
+            f"index.numel() = {index._data.size}"
         )
     _check_same_dtype("put_", input, source, "source")
 
@@ -2155,7 +2155,7 @@ def take_along_dim(input, indices, dim: int | None = None) -> Tensor:
     _check_index_tensor(indices, "take_along_dim")
     if dim is None:
         return gather(reshape(input, -1), 0, reshape(indices, -1))
-    shape, ishape = input.data.shape, indices.data.shape
+    shape, ishape = input._data.shape, indices._data.shape
     dim = normalize_dim(dim, len(shape), "take_along_dim")
     if len(ishape) != len(shape):
         raise RuntimeError(
@@ -2171,19 +2171,19 @@ def take_along_dim(input, indices, dim: int | None = None) -> Tensor:
     if want != shape:
         input = expand(input, want)
     if iwant != ishape:
-        indices = Tensor._wrap(xp.broadcast_to(indices.data, iwant), None, 0)
+        indices = Tensor._wrap(xp.broadcast_to(indices._data, iwant), None, 0)
     return gather(input, dim, indices)
 
 
 def _check_mask(op: str, mask) -> None:
-    if not isinstance(mask, Tensor) or mask.data.dtype != xp.bool_:
+    if not isinstance(mask, Tensor) or mask._data.dtype != xp.bool_:
         raise RuntimeError(f"{op}: expected BoolTensor for mask")
 
 
 def masked_select(input, mask) -> Tensor:
     """The elements of input where the (broadcast) mask is True, as a 1-d tensor."""
     _check_mask("masked_select", mask)
-    _broadcast_shape([input.data.shape, mask.data.shape])
+    _broadcast_shape([input._data.shape, mask._data.shape])
     return apply(MASKED_SELECT, input, mask)
 
 
@@ -2201,11 +2201,11 @@ def _masked_scatter_(self, mask, source) -> Tensor:
 
 
 def _index_put_args(input, indices, values) -> tuple:
-    view_op, basic, advanced = _parse_key(tuple(indices), input.data.shape)
+    view_op, basic, advanced = _parse_key(tuple(indices), input._data.shape)
     if basic is not None or advanced is None:
         raise IndexError("index_put_(): indices must be a tuple of index tensors")
     if not isinstance(values, Tensor):
-        values = Tensor._wrap(xp.asarray(values, dtype=input.data.dtype), None, 0)
+        values = Tensor._wrap(xp.asarray(values, dtype=input._data.dtype), None, 0)
     return values, advanced
 
 
@@ -2225,10 +2225,11 @@ def nonzero(input, *, as_tuple: bool = False):
     out = apply(NONZERO, input)
     if not as_tuple:
         return out
-    if input.data.ndim == 0:
-        return (Tensor._wrap(xp.zeros(out.data.shape[0], dtype=xp.int64), None, 0),)
+    if input._data.ndim == 0:
+        return (Tensor._wrap(xp.zeros(out._data.shape[0], dtype=xp.int64), None, 0),)
     return tuple(
-        Tensor._wrap(xp.ascontiguousarray(out.data[:, d]), None, 0) for d in range(input.data.ndim)
+        Tensor._wrap(xp.ascontiguousarray(out._data[:, d]), None, 0)
+        for d in range(input._data.ndim)
     )
 
 
@@ -2247,7 +2248,7 @@ def unique(
     """The sorted distinct elements (or slices along dim), optionally with the inverse indices
     and the counts."""
     if dim is not None:
-        dim = normalize_dim(dim, input.data.ndim, "unique")
+        dim = normalize_dim(dim, input._data.ndim, "unique")
     values, inverse, counts = apply(
         UNIQUE if dim is None else UNIQUE_DIM,
         input,
