@@ -18,7 +18,7 @@ from .._dispatch import apply, apply_inplace
 from ..tensor import Tensor
 from ._registry import defop
 from ._shapes import normalize_dim
-from .elementwise import exp, log, sigmoid, tanh, where
+from .elementwise import _erf, exp, log, sigmoid, tanh, where
 
 _as_strided = xp.lib.stride_tricks.as_strided
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)
@@ -179,36 +179,6 @@ MISH = defop(
     (_mish_grad,),
     jvp="elementwise",
 )
-
-
-def _erf(x):
-    """erf to float precision with NumPy only: a series of positive terms for |x| < 2.5, a
-    continued fraction for erfc beyond (Abramowitz & Stegun 7.1.6 and 7.1.14)."""
-    single = x.dtype.itemsize < 8
-    n_series, n_fraction = (24, 20) if single else (40, 40)
-    a = xp.abs(x)
-    small = a < 2.5
-    out = xp.empty_like(x)
-    xs = x[small]
-    if xs.size:
-        # erf(x) = 2/sqrt(pi) e^(-x^2) sum_n 2^n x^(2n+1) / (1*3*...*(2n+1))
-        term = xs.copy()
-        total = xs.copy()
-        two_x2 = 2 * xs * xs
-        for n in range(1, n_series):
-            term *= two_x2
-            term /= 2 * n + 1
-            total += term
-        out[small] = total * xp.exp(-xs * xs) * (2 / math.sqrt(math.pi))
-    large = ~small
-    xl = a[large]
-    if xl.size:
-        f = xl.copy()
-        for k in range(n_fraction, 0, -1):
-            f = xl + (k / 2) / f
-        erfc = xp.exp(-xl * xl) / (math.sqrt(math.pi) * f)
-        out[large] = xp.sign(x[large]) * (1 - erfc)
-    return out
 
 
 def _gelu(input, approximate):
