@@ -81,9 +81,7 @@ class Op:
         self.forward = forward
         self.inputs = inputs
         self.vjp = vjp
-        self.rule_args = tuple(
-            () if rule is None else tuple(inspect.signature(rule).parameters) for rule in vjp
-        )
+        self.rule_args = tuple(() if rule is None else _param_names(rule) for rule in vjp)
         # For each input: which inputs (by position, or "out") its rule reads.
         self.reads = tuple(
             tuple(inputs.index(a) if a in inputs else a for a in args if a in inputs or a == "out")
@@ -94,7 +92,7 @@ class Op:
                 f"op {name}: jvp must be a rule, 'elementwise', 'linear' or 'multilinear'"
             )
         self.jvp = jvp
-        self.jvp_args = tuple(inspect.signature(jvp).parameters) if callable(jvp) else ()
+        self.jvp_args = _param_names(jvp) if callable(jvp) else ()
         self.backward_name = backward_name or _camel(name) + "Backward0"
         self.promote = promote
         self.float_out = float_out
@@ -106,6 +104,14 @@ class Op:
 
     def __repr__(self) -> str:
         return f"Op({self.name})"
+
+
+def _param_names(fn: Callable) -> tuple[str, ...]:
+    """A rule's parameter names (from its code object: inspect.signature is slow at import)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        return tuple(inspect.signature(fn).parameters)
+    return code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
 
 
 def _camel(name: str) -> str:
