@@ -136,9 +136,8 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
         return _grads((out.reshape(()),), xs, (_one(out),), True, strict, "hessian")
 
     result = jacobian(gradient, ins, create_graph=create_graph, strict=strict)
-    if many_in:
-        return result
-    return result[0]
+    # One row per gradient (one per input), each a tuple over the inputs.
+    return result if many_in else result[0][0]
 
 
 def _one(out):
