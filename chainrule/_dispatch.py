@@ -83,14 +83,30 @@ def apply(op, *inputs, **params):
     """Run ``op`` on tensors (and Python scalars); record a Node when gradients are needed."""
     arrays = []
     needs_grad = False
+    dtype = None
+    same = True  # every array has one dtype
+    scalar = 0  # the highest category of the Python scalars (bool 0, int 1, float 2, complex 3)
     for x in inputs:
         if isinstance(x, Tensor):
-            arrays.append(x._data)
+            a = x._data
+            arrays.append(a)
             if x._requires_grad:
                 needs_grad = True
+            if dtype is None:
+                dtype = a.dtype
+            elif a.dtype != dtype:
+                same = False
         else:
             arrays.append(x)
-    if op.casts:
+            if type(x) is float:
+                scalar = 2
+            elif x is not None and type(x) is not bool:
+                scalar = max(scalar, _scalar_category(x))
+    # PyTorch's promotion: only when dtypes differ, a scalar could change the dtype, an int
+    # scalar could be out of range, or the op needs a float result from integers.
+    if op.casts and (not same or dtype is None or (
+            scalar and (scalar > _category(dtype) or dtype.kind in "iu"))
+            or (op.float_out and dtype.kind not in "fc")):
         arrays = _promote(op, arrays)
     try:
         out = op.forward(*arrays, **params)
