@@ -21,6 +21,7 @@ from .._dispatch import apply, apply_inplace
 from ..tensor import Tensor
 from ._registry import defop
 from ._shapes import normalize_dim
+from .elementwise import MUL
 from .reduction import _prod_others, amax, amin, result, vector_norm
 
 
@@ -79,7 +80,7 @@ DOT = defop(
     "dot",
     xp.matmul,
     ("input", "other"),
-    (lambda g, other: g * other, lambda g, input: g * input),
+    MUL.vjp,  # g is a scalar: the elementwise product's rules
     promote=True,
     jvp="multilinear",
 )

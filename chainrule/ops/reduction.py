@@ -834,24 +834,21 @@ def _cumext(accumulate, better):
     return forward
 
 
-CUMMAX = defop(
-    "cummax",
-    _cumext(xp.maximum.accumulate, xp.greater_equal),
-    ("input",),
-    (lambda grads, input_shape, out, dim: _scatter(grads[0], out[1]._data, dim, input_shape,
-                                                    accumulate=True),),
-    n_outputs=2,
-    jvp=lambda t_input, out, dim: (_gather(t_input, out[1]._data, dim), None),
-)
-CUMMIN = defop(
-    "cummin",
-    _cumext(xp.minimum.accumulate, xp.less_equal),
-    ("input",),
-    (lambda grads, input_shape, out, dim: _scatter(grads[0], out[1]._data, dim, input_shape,
-                                                    accumulate=True),),
-    n_outputs=2,
-    jvp=lambda t_input, out, dim: (_gather(t_input, out[1]._data, dim), None),
-)
+def _cumext_record(name: str, accumulate, compare):
+    """cummax / cummin: the gradient goes to the position each running extreme came from."""
+    return defop(
+        name,
+        _cumext(accumulate, compare),
+        ("input",),
+        (lambda grads, input_shape, out, dim: _scatter(grads[0], out[1]._data, dim, input_shape,
+                                                        accumulate=True),),
+        n_outputs=2,
+        jvp=lambda t_input, out, dim: (_gather(t_input, out[1]._data, dim), None),
+    )
+
+
+CUMMAX = _cumext_record("cummax", xp.maximum.accumulate, xp.greater_equal)
+CUMMIN = _cumext_record("cummin", xp.minimum.accumulate, xp.less_equal)
 
 
 def cummax(input, dim: int) -> tuple:
