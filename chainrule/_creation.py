@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 from ._backend import as_dtype, get_default_dtype, xp
+from ._batched import batched
+from ._batched import state as vmap_state
 from .ops._shapes import size_tuple
 from .tensor import Tensor
 
@@ -221,24 +223,44 @@ def initial_seed() -> int:
 
 
 def _rng(generator):
+    if vmap_state.level and "error" in vmap_state.randomness:
+        raise RuntimeError("vmap: called random operation while in randomness error mode. Please "
+                           "either use the 'same' or 'different' randomness flags on vmap or "
+                           "perform the randomness operation out of vmap")
     return (generator or default_generator)._rng
+
+
+def _random(draw, shape: tuple, dtype, requires_grad: bool) -> Tensor:
+    """``draw(shape)`` as a tensor; under ``vmap(randomness='different')`` every example gets
+    draws of its own (a batched tensor), under 'same' all share one."""
+    levels = [i + 1 for i, mode in enumerate(vmap_state.randomness) if mode == "different"] \
+        if vmap_state.level else []
+    sizes = tuple(vmap_state.sizes[i - 1] for i in levels)
+    array = draw(sizes + shape)
+    out = _finish(array.astype(dtype, copy=False), requires_grad and not levels)
+    for level in levels:
+        out = batched(out, level)
+    if levels and requires_grad:
+        out.requires_grad_()
+    return out
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Uniform samples on [0, 1)."""
     _check_device(device)
     dt = _dtype(dtype)
-    array = _rng(generator).random(size_tuple(size), dtype=xp.float64 if dt == xp.float16 else dt)
-    return _finish(array.astype(dt, copy=False), requires_grad)
+    rng = _rng(generator)
+    return _random(lambda s: rng.random(s, dtype=xp.float64 if dt == xp.float16 else dt),
+                   size_tuple(size), dt, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
     _check_device(device)
     dt = _dtype(dtype)
-    array = _rng(generator).standard_normal(size_tuple(size),
-                                            dtype=xp.float64 if dt == xp.float16 else dt)
-    return _finish(array.astype(dt, copy=False), requires_grad)
+    rng = _rng(generator)
+    return _random(lambda s: rng.standard_normal(s, dtype=xp.float64 if dt == xp.float16 else dt),
+                   size_tuple(size), dt, requires_grad)
 
 
 def randint(*args, size=None, generator=None, dtype=None, device=None,
@@ -250,8 +272,9 @@ def randint(*args, size=None, generator=None, dtype=None, device=None,
     else:
         bounds = list(args)
     low, high = (0, bounds[0]) if len(bounds) == 1 else bounds
-    array = _rng(generator).integers(low, high, size_tuple((size,)))
-    return _finish(array.astype(_dtype(dtype, xp.dtype(xp.int64))), requires_grad)
+    rng = _rng(generator)
+    return _random(lambda s: rng.integers(low, high, s), size_tuple((size,)),
+                   _dtype(dtype, xp.dtype(xp.int64)), requires_grad)
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:

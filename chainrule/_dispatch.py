@@ -7,8 +7,12 @@ the inputs' nodes.
 
 from __future__ import annotations
 
+from . import _batching
 from ._backend import _category, _scalar_category, get_default_dtype, result_type, xp
-from .autograd.forward_ad import get_tangent, set_tangent
+from ._batched import BatchedTensor
+from ._batched import state as vmap_state
+from ._batching import batched_apply, batched_inplace, find_level
+from .autograd.forward_ad import copy_tangents, get_tangent, set_tangent
 from .autograd.forward_ad import state as forward_state
 from .autograd.grad_mode import state
 from .autograd.graph import Node, SavedInput, SavedOutput, accumulator_of
@@ -81,6 +85,10 @@ def _arrays(inputs: tuple) -> tuple[list, bool]:
 
 def apply(op, *inputs, **params):
     """Run ``op`` on tensors (and Python scalars); record a Node when gradients are needed."""
+    if vmap_state.level:
+        level = find_level(inputs, params)
+        if level:
+            return _apply_batched(op, inputs, params, level)
     arrays = []
     needs_grad = False
     dtype = None
@@ -131,26 +139,62 @@ def apply(op, *inputs, **params):
     return results
 
 
-def _forward(op, inputs: tuple, params: dict, results: tuple) -> None:
-    """Set the outputs' tangents from the op's JVP rule (forward-mode AD)."""
-    tangents = [get_tangent(x) if isinstance(x, Tensor) else None for x in inputs]
-    if all(t is None for t in tangents) or not op.differentiable:
-        return
-    if op.jvp is None:
-        raise RuntimeError(f"Trying to use forward AD with {op.name} that does not support it "
-                           "(no JVP rule is registered for it)")
-    forward_state.level = 0  # the rule itself runs on primals only
-    try:
-        out = _jvp(op, inputs, tangents, params, results)
-    finally:
-        forward_state.level = 1
-    for result, tangent in zip(results, out if len(results) > 1 else (out,)):
-        if tangent is not None and result._data.dtype.kind in "fc":
-            if tangent._data.shape != result._data.shape:
-                tangent = tangent.expand(result._data.shape)
-            if tangent._data.dtype != result._data.dtype:
-                tangent = tangent.to(result._data.dtype)
-            set_tangent(result, tangent)
+def _apply_batched(op, inputs: tuple, params: dict, level: int):
+    """``apply`` under vmap: batch at the innermost level, then record on the wrappers.
+
+    Dual levels opened outside this vmap level live on the batched values (the inner call sees
+    them); those opened inside live on the wrappers (the forward pass after it).
+    """
+    base = vmap_state.fw_base[level - 1]
+    top = forward_state.level
+    if top > base:
+        forward_state.level = base
+        try:
+            results = batched_apply(op, inputs, params, level)
+        finally:
+            forward_state.level = top
+    else:
+        results = batched_apply(op, inputs, params, level)
+    if op.view and type(inputs[0]) is BatchedTensor:
+        source = inputs[0]
+        if source._version is None:
+            source._version = [0]
+        results[0]._version = source._version
+        results[0]._requires_grad = source._requires_grad
+    if top > base:
+        _forward(op, inputs, params, results, base + 1)
+    if state.enabled and op.differentiable and any(
+            isinstance(x, Tensor) and x._requires_grad for x in inputs):
+        _record(op, inputs, params, results)
+    return results[0] if op.n_outputs == 1 else results
+
+
+def _forward(op, inputs: tuple, params: dict, results: tuple, first: int = 1) -> None:
+    """Set the outputs' tangents from the op's JVP rule (forward-mode AD), level by level.
+
+    The rule for dual level L runs with the levels from L on hidden, so the tangents it
+    computes carry their own tangents of the outer levels (nested jvp without confusion).
+    """
+    top = forward_state.level
+    for level in range(first, top + 1):
+        tangents = [get_tangent(x, level) if isinstance(x, Tensor) else None for x in inputs]
+        if all(t is None for t in tangents) or not op.differentiable:
+            continue
+        if op.jvp is None:
+            raise RuntimeError(f"Trying to use forward AD with {op.name} that does not support "
+                               "it (no JVP rule is registered for it)")
+        forward_state.level = level - 1  # the rule itself runs on this level's primals
+        try:
+            out = _jvp(op, inputs, tangents, params, results)
+        finally:
+            forward_state.level = top
+        for result, tangent in zip(results, out if len(results) > 1 else (out,)):
+            if tangent is not None and result._data.dtype.kind in "fc":
+                if tangent._data.shape != result._data.shape:
+                    tangent = tangent.expand(result._data.shape)
+                if tangent._data.dtype != result._data.dtype:
+                    tangent = tangent.to(result._data.dtype)
+                set_tangent(result, tangent, level)
 
 
 def _jvp(op, inputs: tuple, tangents: list, params: dict, results: tuple):
@@ -249,6 +293,8 @@ def _check_inplace(target: Tensor, recording: bool) -> None:
 
 
 def _write(target: Tensor, array, op) -> None:
+    if type(target) is BatchedTensor:
+        raise RuntimeError(f"{op.name}_: writing into a batched tensor outside its vmap level")
     if _category(array.dtype) > _category(target._data.dtype):
         raise RuntimeError(
             f"{op.name}_: result type {array.dtype} can't be cast to the desired output type "
@@ -265,6 +311,10 @@ def bump_version(target: Tensor) -> None:
 
 def apply_inplace(op, target: Tensor, *args, **params) -> Tensor:
     """``target.op_(*args)``: write the result into target's storage and rebase its history."""
+    if vmap_state.level:
+        level = find_level((target,) + args, params)
+        if level:
+            return batched_inplace(op, target, args, params, level, apply_inplace, commit)
     arrays, needs_grad = _arrays((target,) + args)
     recording = state.enabled and needs_grad
     _check_inplace(target, recording)
@@ -304,8 +354,8 @@ def apply_inplace(op, target: Tensor, *args, **params) -> Tensor:
         # The rule reads the old value, which the write below overwrites: save a copy.
         source = Tensor._wrap(target._data.copy(), target.grad_fn, target._output_nr)
         source._requires_grad = target._requires_grad
-        if dual and get_tangent(target) is not None:
-            set_tangent(source, get_tangent(target))
+        if dual:
+            copy_tangents(target, source)
         if target.grad_fn is None and target.requires_grad:
             source = target
     new = apply(op, source, *args, **params)
@@ -322,13 +372,18 @@ def commit(target: Tensor, new: Tensor, op) -> None:
     from .ops.shape import VIEW_SCATTER
 
     view = target._extra.get("view") if target._extra else None
-    if view is None:
+    if type(target) is BatchedTensor:
+        # The values go into the batched storage; the history moves to the wrapper.
+        apply_inplace(_batching.ops["copy"], target._value, new._value)
+        view = None
+    elif view is None:
         _write(target, new._data, op)
+    if view is None:
         bump_version(target)
         target.grad_fn, target._output_nr = new.grad_fn, new._output_nr
         target._requires_grad = new._requires_grad
-        if forward_state.level and get_tangent(new) is not None:
-            set_tangent(target, get_tangent(new))
+        if forward_state.level:
+            copy_tangents(new, target)
         return
     root, steps = view
     new_root = apply(VIEW_SCATTER, root, new, steps=steps)
@@ -341,6 +396,9 @@ def commit(target: Tensor, new: Tensor, op) -> None:
         replay = apply(step_op, replay, **step_params)
     target.grad_fn, target._output_nr = replay.grad_fn, replay._output_nr
     target._requires_grad = replay._requires_grad
-    if forward_state.level and get_tangent(new_root) is not None:
-        set_tangent(root, get_tangent(new_root))
-        set_tangent(target, get_tangent(replay))
+    if forward_state.level:
+        copy_tangents(new_root, root)
+        copy_tangents(replay, target)
+
+
+_batching.apply = apply

@@ -55,8 +55,11 @@ def _root_grads(outputs: tuple, grads, create_graph: bool) -> list:
         elif g._data.shape != out._data.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                f"{g.shape} and output[{i}] has a shape of {out.shape}.")
-        result.append(g if create_graph else g.detach())
+        result.append(g if create_graph else _detach(g))
     return result
+
+
+_detach = forward_ad.detach_keeping_tangents
 
 
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
@@ -116,7 +119,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
                                    f"used in the graph (input {i}). Set allow_unused=True if this "
                                    "is the desired behavior.")
         elif not create_graph:
-            g = g.detach()
+            g = _detach(g)
         result.append(g)
     return tuple(result)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from heapq import heappop, heappush
 from sys import getrefcount
 
+from .forward_ad import state as forward_state
 from .grad_mode import state
 from .graph import AccumulateGrad, call_post_hooks, run_tensor_hooks
 
@@ -45,6 +46,8 @@ def _reach(root_nodes: list, target_nodes: set) -> set:
 def _add_into(buffer, grad) -> bool:
     """Add ``grad`` into ``buffer`` in place if nothing else can see the buffer's array."""
     data = buffer._data
+    if type(grad) is not type(buffer) or forward_state.level:
+        return False  # a BatchedTensor's values are not in its _data; a tangent would go stale
     # 3 references: the buffer list, this frame and getrefcount's argument; the same for the
     # array: the tensor's slot, this frame and the argument (a view of it would hold one more).
     if (getrefcount(buffer) > 3 or getrefcount(data) > 3 or data.base is not None

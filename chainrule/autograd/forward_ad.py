@@ -9,35 +9,49 @@ from __future__ import annotations
 import weakref
 from typing import NamedTuple
 
+from .._batched import BatchedTensor, batched
+
 __all__ = ["dual_level", "make_dual", "unpack_dual", "enter_dual_level", "exit_dual_level",
            "UnpackedDualTensor"]
 
 
 class _State:
-    level = 0  # 0: no dual level active; tangents are ignored
-    duals: list = []
+    level = 0  # the number of active dual levels; 0: tangents are ignored
+    duals: list = []  # per level, weak references to the tensors given a tangent in it
+    nesting = 0  # levels entered by function transforms (which may nest)
 
 
 state = _State()
 
+_NESTED = "Nested forward mode AD is not supported at the moment"
+
 
 def enter_dual_level() -> int:
     """Start a dual level (only one may be active, as in PyTorch's default use)."""
-    if state.level:
-        raise RuntimeError("Nested forward mode AD is not supported at the moment")
-    state.level = 1
-    state.duals = []
-    return 0
+    if state.level > state.nesting:
+        raise RuntimeError(_NESTED)
+    return _enter()
+
+
+def _enter() -> int:
+    state.level += 1
+    state.duals = state.duals + [[]]
+    return state.level - 1
 
 
 def exit_dual_level(*, level: int | None = None) -> None:
-    """End the dual level: every dual tensor made in it loses its tangent."""
-    for ref in state.duals:
+    """End the innermost dual level: every dual tensor made in it loses that tangent."""
+    if not state.level:
+        raise RuntimeError("exit_dual_level: no forward AD level is active")
+    key = state.level
+    for ref in state.duals[-1]:
         t = ref()
         if t is not None and t._extra:
-            t._extra.pop("tangent", None)
-    state.duals = []
-    state.level = 0
+            tangents = t._extra.get("tangent")
+            if tangents:
+                tangents.pop(key, None)
+    state.duals = state.duals[:-1]
+    state.level -= 1
 
 
 class dual_level:
@@ -55,15 +69,45 @@ class UnpackedDualTensor(NamedTuple):
     tangent: object
 
 
-def get_tangent(tensor):
-    """The tangent of a tensor at the active level, or None."""
+def get_tangent(tensor, level: int | None = None):
+    """The tangent of a tensor at ``level`` (the innermost active one by default), or None."""
     extra = tensor._extra
-    return extra.get("tangent") if extra else None
+    if not extra:
+        return None
+    tangents = extra.get("tangent")
+    if not tangents:
+        return None
+    return tangents.get(state.level if level is None else level)
 
 
-def set_tangent(tensor, tangent) -> None:
-    tensor._extra_dict()["tangent"] = tangent
-    state.duals.append(weakref.ref(tensor))
+def set_tangent(tensor, tangent, level: int | None = None) -> None:
+    level = state.level if level is None else level
+    tangents = tensor._extra_dict().get("tangent")
+    if tangents is None:
+        tangents = tensor._extra["tangent"] = {}
+    tangents[level] = tangent
+    state.duals[level - 1].append(weakref.ref(tensor))
+
+
+def copy_tangents(source, target) -> None:
+    """Give ``target`` the tangents ``source`` has at the active levels."""
+    tangents = source._extra.get("tangent") if source._extra else None
+    if tangents:
+        for level, t in list(tangents.items()):
+            if level <= state.level:
+                set_tangent(target, t, level)
+
+
+def detach_keeping_tangents(tensor):
+    """``tensor.detach()`` that keeps its forward-mode tangents (forward-over-reverse needs
+    them), also those on the values of a batched tensor."""
+    if type(tensor) is BatchedTensor:
+        out = batched(detach_keeping_tangents(tensor._value), tensor._level)
+    else:
+        out = tensor.detach()
+    if state.level:
+        copy_tangents(tensor, out)
+    return out
 
 
 def make_dual(tensor, tangent, *, level: int | None = None):
@@ -78,17 +122,20 @@ def make_dual(tensor, tangent, *, level: int | None = None):
                            f"size {list(tangent.shape)}.")
     if not tensor.is_floating_point():
         raise ValueError(f"make_dual: expected a floating point primal, got {tensor.dtype}")
+    key = state.level if level is None else level + 1
     dual = tensor.view_as(tensor)
-    set_tangent(dual, tangent if tangent.dtype == tensor.dtype else tangent.to(tensor.dtype))
+    set_tangent(dual, tangent if tangent.dtype == tensor.dtype else tangent.to(tensor.dtype), key)
     return dual
 
 
 def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
     """``(primal, tangent)`` of a dual tensor; tangent is None for a plain tensor."""
-    tangent = get_tangent(tensor) if state.level else None
+    key = state.level if level is None else level + 1
+    tangent = get_tangent(tensor, key) if state.level else None
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
     primal = tensor.view_as(tensor)
+    primal._extra["tangent"].pop(key, None)
     return UnpackedDualTensor(primal, tangent)
 
 

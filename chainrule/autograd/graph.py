@@ -6,6 +6,7 @@ import itertools
 import weakref
 from collections.abc import Callable
 
+from .._batched import BatchedTensor, batched
 from ..tensor import Tensor, type_desc
 from .forward_ad import set_tangent
 from .forward_ad import state as forward_state
@@ -83,24 +84,34 @@ class SavedInput:
 class SavedOutput:
     """An op's output saved for backward: its array and version, not the tensor (no cycle)."""
 
-    __slots__ = ("array", "counter", "version", "output_nr", "tangent")
+    __slots__ = ("array", "counter", "version", "output_nr", "tangent", "level")
 
     def __init__(self, tensor) -> None:
         if tensor._version is None:
             tensor._version = [0]
-        self.array = tensor._data
+        batched_value = type(tensor) is BatchedTensor
+        # A batched output keeps its batched value and vmap level instead of the placeholder.
+        self.array = tensor._value if batched_value else tensor._data
+        self.level = tensor._level if batched_value else 0
         self.counter = tensor._version
         self.version = self.counter[0]
         self.output_nr = tensor._output_nr
-        self.tangent = tensor._extra.get("tangent") if tensor._extra else None
+        tangents = tensor._extra.get("tangent") if tensor._extra else None
+        self.tangent = dict(tangents) if tangents else None
 
     def unpack(self, node: Node):
         if self.counter[0] != self.version:
             raise RuntimeError(modified_message(
                 type_desc(self.array), node.name()[:-9], self.counter[0], self.version))
-        out = Tensor._wrap(self.array, node, self.output_nr)
+        if self.level:
+            out = batched(self.array, self.level)
+            out.grad_fn, out._output_nr, out._requires_grad = node, self.output_nr, True
+        else:
+            out = Tensor._wrap(self.array, node, self.output_nr)
         if self.tangent is not None and forward_state.level:
-            set_tangent(out, self.tangent)
+            for level, tangent in self.tangent.items():
+                if level <= forward_state.level:
+                    set_tangent(out, tangent, level)
         return out
 
 
@@ -256,7 +267,8 @@ class AccumulateGrad:
         old = tensor.grad
         if old is None:
             tensor.grad = grad if create_graph else grad.detach() if owned else grad.clone()
-        elif create_graph or old.requires_grad:
+        elif create_graph or old.requires_grad or type(grad) is BatchedTensor \
+                or type(old) is BatchedTensor:
             tensor.grad = old + grad
         else:
             old._data += grad._data

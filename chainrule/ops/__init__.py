@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import _batching
 from .._dispatch import apply, apply_inplace
 from ..tensor import Tensor
 from . import elementwise, linalg, nn, reduction, shape
@@ -28,6 +29,8 @@ from .elementwise import (
 __all__ = ["REGISTRY", "Op", "defop", "FUNCTIONS"]
 
 FAMILIES = (elementwise, reduction, linalg, shape, nn)
+_batching.ops.update(stack=REGISTRY["stack"], copy=REGISTRY["copy"], cat_fn=shape.cat,
+                     stack_fn=shape.stack)
 FUNCTIONS: dict = {}
 for _family in FAMILIES:
     FUNCTIONS.update(_family.FUNCTIONS)

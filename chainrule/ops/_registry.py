@@ -11,6 +11,10 @@ The JVP rule (forward mode) is one of the shortcuts
 - ``"linear"``: the op itself applied to the tangents (ops linear in their differentiable inputs),
 - ``"multilinear"``: the sum over inputs of the op with one input replaced by its tangent,
 or a function reading ``t_<input>`` (tangents, None when absent), the inputs, ``out`` and params.
+
+The batching rule (vmap) is ``"elementwise"`` (the default for elementwise records), a rule
+from ``_batching`` (``batch_dims(...)``) or a function ``rule(op, args, batched, size, params)``;
+without one, vmap runs the op per example and warns.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ class Op:
         "n_outputs",
         "uses_shapes",
         "jvp_args",
+        "batch",
     )
 
     def __init__(
@@ -74,6 +79,7 @@ class Op:
         differentiable: bool = True,
         view: bool = False,
         n_outputs: int = 1,
+        batch=None,
     ) -> None:
         if len(vjp) != len(inputs):
             raise ValueError(f"op {name}: {len(inputs)} inputs but {len(vjp)} VJP rules")
@@ -101,6 +107,9 @@ class Op:
         self.differentiable = differentiable
         self.view = view
         self.n_outputs = n_outputs
+        if batch is None and jvp == "elementwise" and not _has_dims(forward):
+            batch = "elementwise"
+        self.batch = batch
 
     def __repr__(self) -> str:
         return f"Op({self.name})"
@@ -112,6 +121,14 @@ def _param_names(fn: Callable) -> tuple[str, ...]:
     if code is None or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
         return tuple(inspect.signature(fn).parameters)
     return code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+
+
+def _has_dims(forward: Callable) -> bool:
+    try:
+        names = _param_names(forward)
+    except (TypeError, ValueError):  # a NumPy ufunc: elementwise
+        return False
+    return any(n in ("dim", "dims", "axis", "shape") for n in names)
 
 
 def _camel(name: str) -> str:

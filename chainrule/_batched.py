@@ -1,0 +1,118 @@
+"""BatchedTensor: the value a vmap level sees — one example of a physical tensor batched in dim 0.
+
+A BatchedTensor is a Tensor whose metadata (shape, dtype, ndim) is the logical, per-example one:
+its ``_data`` is a zero-memory read-only placeholder of that shape, filled with NaN so that code
+reading values past the dispatch path shows up in tests instead of passing quietly. The values
+live in ``_value``, a tensor of one more dim (the batch, always in front), which may itself be
+batched at an outer vmap level. Autograd and forward mode work on the wrapper as on any tensor
+(what transforms inside the vmap record); the inner value keeps the history of the levels
+outside it.
+"""
+
+from __future__ import annotations
+
+from ._backend import xp
+from .tensor import Tensor
+
+__all__ = ["BatchedTensor", "batched", "state"]
+
+
+class _State:
+    level = 0  # number of active vmap levels; a wrapper made by the innermost has _level == level
+    randomness: list = []  # per active level: 'error', 'same' or 'different'
+    sizes: list = []  # per active level: the batch size
+    fw_base: list = []  # per active level: the forward-mode dual levels opened before it
+
+
+state = _State()
+
+_fills: dict = {}
+
+
+def _placeholder(dtype, shape: tuple):
+    fill = _fills.get(dtype)
+    if fill is None:
+        kind = dtype.kind
+        value = xp.nan if kind in "fc" else True if kind == "b" else xp.iinfo(dtype).min
+        fill = _fills[dtype] = xp.full((), value, dtype=dtype)
+    return xp.broadcast_to(fill, shape)
+
+
+_ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
+         "calling .item() on a Tensor, please try to rewrite what you're doing with other "
+         "operations. If error is occurring somewhere inside PyTorch internals, please file a "
+         "bug report.")
+_CONTROL_FLOW = ("vmap: It looks like you're attempting to use a Tensor in some data-dependent "
+                 "control flow. We don't support that yet, please file an issue at "
+                 "https://github.com/pytorch/pytorch/issues .")
+
+
+class BatchedTensor(Tensor):
+    """A tensor inside ``vmap``: logically one example, physically the whole batch."""
+
+    __slots__ = ("_value", "_level")
+
+    def detach(self) -> BatchedTensor:
+        return batched(self._value.detach(), self._level)
+
+    def detach_(self) -> BatchedTensor:
+        Tensor.detach_(self)
+        self._value = self._value.detach()
+        return self
+
+    @property
+    def data(self) -> BatchedTensor:
+        return batched(self._value.data, self._level)
+
+    @data.setter
+    def data(self, value) -> None:
+        raise RuntimeError("vmap: setting .data of a batched tensor is not supported")
+
+    def item(self):
+        raise RuntimeError(_ITEM)
+
+    _scalar = item
+
+    def tolist(self):
+        raise RuntimeError(_ITEM)
+
+    def __bool__(self) -> bool:
+        raise RuntimeError(_CONTROL_FLOW)
+
+    def __index__(self) -> int:
+        raise RuntimeError(_CONTROL_FLOW)
+
+    def numpy(self, *, force: bool = False):
+        raise RuntimeError("vmap: numpy() of a batched tensor is not supported: its values are "
+                           "one example of a batch; return the tensor from the vmapped function")
+
+    def __array__(self, dtype=None, copy=None):
+        return self.numpy()
+
+    def __repr__(self) -> str:
+        inner = "\n".join("    " + line for line in repr(self._value).splitlines())
+        return f"BatchedTensor(lvl={self._level}, bdim=0, value=\n{inner}\n)"
+
+    __str__ = __repr__
+
+    def __deepcopy__(self, memo: dict):
+        raise RuntimeError("vmap: deepcopy of a batched tensor is not supported")
+
+
+_new = object.__new__
+
+
+def batched(value: Tensor, level: int) -> BatchedTensor:
+    """Wrap ``value`` (batch in dim 0) as a BatchedTensor of vmap level ``level``."""
+    t = _new(BatchedTensor)
+    data = value._data
+    t._data = _placeholder(data.dtype, data.shape[1:])
+    t._requires_grad = False
+    t.grad = None
+    t.grad_fn = None
+    t._output_nr = 0
+    t._version = None
+    t._extra = None
+    t._value = value
+    t._level = level
+    return t

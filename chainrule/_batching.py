@@ -1,0 +1,209 @@
+"""How an op runs on BatchedTensors: the innermost vmap level unwraps, batches, wraps.
+
+``apply`` sends an op here when an input is a BatchedTensor. The inputs of the innermost level
+are unwrapped to their values (batch in dim 0), the op record's batching rule runs the op on
+those values (calling ``apply`` again, which handles the outer levels), and the results are
+wrapped back. The wrapper outputs are then recorded for autograd and forward mode like any
+others, so transforms inside the vmap see ordinary tensors.
+
+A batching rule is ``rule(op, args, batched, size, params) -> outputs`` with ``batched[i]``
+telling whether ``args[i]`` carries the batch in dim 0; it returns batch-first outputs. The
+shortcuts are ``"elementwise"`` (line the batch up in front and broadcast), ``batch_dims(...)``
+(shift the named dim parameters past the batch) and ``fallback`` (run each example, stack).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from ._batched import BatchedTensor, batched, state
+from .autograd.grad_mode import state as grad_state
+from .tensor import Tensor
+
+__all__ = ["batched_apply", "batched_inplace", "elementwise", "batch_dims", "fallback",
+           "materialize", "logical_ndim", "find_level", "rule_kind"]
+
+apply = None  # set by _dispatch (it calls into this module, and this module calls it back)
+ops: dict = {}  # ops the generic rules need (stack), registered by the op layer
+
+
+def find_level(inputs, params) -> int:
+    """The innermost vmap level among inputs and params (0 when nothing is batched)."""
+    level = 0
+    for x in inputs:
+        if type(x) is BatchedTensor and x._level > level:
+            level = x._level
+    if params:
+        for v in params.values():
+            for x in v if type(v) in (tuple, list) else (v,):
+                if type(x) is BatchedTensor and x._level > level:
+                    level = x._level
+    return level
+
+
+def _unwrap(x, level: int):
+    if type(x) is BatchedTensor and x._level == level:
+        return x._value, True
+    return x, False
+
+
+def batched_apply(op, inputs: tuple, params: dict, level: int) -> tuple:
+    """Run ``op`` at vmap ``level``: the wrapped results, each batched at that level."""
+    args = []
+    flags = []
+    size = state.sizes[level - 1]
+    for x in inputs:
+        a, f = _unwrap(x, level)
+        args.append(a)
+        flags.append(f)
+    rule = op.batch
+    if params and _in_params(params, level):
+        # A batched tensor among the parameters (an index): only the loop sees it.
+        out = fallback(op, args, flags, size, params, level)
+    else:
+        if rule is None:
+            rule = fallback
+        elif rule == "elementwise":
+            rule = elementwise
+        out = rule(op, args, flags, size, params)
+    if op.n_outputs == 1 and not isinstance(out, (tuple, list)):
+        return (batched(out, level),)
+    return tuple(batched(o, level) for o in out)
+
+
+def _in_params(params: dict, level: int) -> bool:
+    for v in params.values():
+        for x in v if type(v) in (tuple, list) else (v,):
+            if type(x) is BatchedTensor and x._level == level:
+                return True
+    return False
+
+
+def logical_ndim(x, is_batched: bool) -> int:
+    if not isinstance(x, Tensor):
+        return 0
+    return x._data.ndim - 1 if is_batched else x._data.ndim
+
+
+def _pad(x, ndim: int):
+    """A batch-first value with unit dims after the batch so it has ``ndim`` logical dims."""
+    have = x._data.ndim - 1
+    if have >= ndim:
+        return x
+    shape = x._data.shape
+    return x.reshape((shape[0],) + (1,) * (ndim - have) + shape[1:])
+
+
+def materialize(x, size: int):
+    """An unbatched tensor as a batch-first one (a broadcast view, no copy)."""
+    return x.unsqueeze(0).expand((size,) + tuple(x._data.shape))
+
+
+def elementwise(op, args: list, flags: list, size: int, params: dict):
+    """Broadcasting ops: batched inputs get unit dims after the batch up to the widest input."""
+    ndim = max(logical_ndim(a, f) for a, f in zip(args, flags))
+    args = [_pad(a, ndim) if f else a for a, f in zip(args, flags)]
+    return apply(op, *args, **params)
+
+
+def _shift(d, ndim: int):
+    if d is None:
+        return None
+    if type(d) in (tuple, list):
+        return type(d)(_shift(x, ndim) for x in d)
+    return (d + ndim if d < 0 else d) + 1
+
+
+def batch_dims(*names: str, all_dims: str | None = None):
+    """A rule for ops whose parameters ``names`` are dims of the first input: every tensor input
+    gets the batch in front and the dims move one to the right. ``all_dims`` names the op to
+    run, over every logical dim, when the dim parameter is None (``sum`` without a dim)."""
+
+    def rule(op, args, flags, size, params):
+        ndim = logical_ndim(args[0], flags[0])
+        args = [materialize(a, size) if isinstance(a, Tensor) and not f else a
+                for a, f in zip(args, flags)]
+        params = dict(params)
+        for name in names:
+            if name in params:
+                params[name] = _shift(params[name], ndim)
+        return apply(op, *args, **params)
+
+    rule.kind = "dims"
+    return rule
+
+
+_warned: set = set()
+
+
+def fallback(op, args: list, flags: list, size: int, params: dict, level: int = 0):
+    """No batching rule: run the op on each example and stack (slow; warns once per op)."""
+    if op.name not in _warned:
+        _warned.add(op.name)
+        warnings.warn(
+            f"There is a performance drop because we have not yet implemented the batching rule "
+            f"for {op.name}. Please file us an issue on GitHub so that we can prioritize its "
+            f"implementation.", UserWarning, stacklevel=4)
+    stack = ops["stack"]
+    results = []
+    for b in range(size):
+        args_b = [a[b] if f else a for a, f in zip(args, flags)]
+        params_b = {k: _select_param(v, b, level) for k, v in params.items()}
+        out = apply(op, *args_b, **params_b)
+        results.append(out if type(out) is tuple else (out,))
+    outs = tuple(apply(stack, *column, dim=0) for column in zip(*results))
+    return outs if op.n_outputs > 1 else outs[0]
+
+
+def _select_param(v, b: int, level: int):
+    if type(v) in (tuple, list):
+        return type(v)(_select_param(x, b, level) for x in v)
+    if type(v) is BatchedTensor and v._level == level:
+        return v._value[b]
+    return v
+
+
+fallback.kind = "fallback"
+elementwise.kind = "elementwise"
+
+
+def rule_kind(op) -> str:
+    """The coverage table's name for an op's batching rule."""
+    rule = op.batch
+    if rule is None:
+        return "fallback"
+    if isinstance(rule, str):
+        return rule
+    return getattr(rule, "kind", "rule")
+
+
+INPLACE_ERROR = (
+    "vmap: {name}_(self, *extra_args) is not possible because there exists a Tensor `other` in "
+    "extra_args that has more elements than `self`. This happened due to `other` being vmapped "
+    "over but `self` not being vmapped over in a vmap. Please try to use out-of-place operators "
+    "instead of inplace arithmetic. If said operator is being called inside the PyTorch "
+    "framework, please file a bug report instead.")
+
+
+def batched_inplace(op, target, args: tuple, params: dict, level: int, inplace, commit):
+    """``target.op_(*args)`` under vmap: the write goes into the batched value."""
+    if not (type(target) is BatchedTensor and target._level == level):
+        raise RuntimeError(INPLACE_ERROR.format(name=op.name))
+    if (target._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)) \
+            and grad_state.enabled:
+        new = apply(op, target, *args, **params)  # recorded at this level, then written back
+        commit(target, new, op)
+        return target
+    value = target._value
+    values, flags = zip(*(_unwrap(a, level) for a in args)) if args else ((), ())
+    ndim = max([logical_ndim(value, True)] + [logical_ndim(a, f) for a, f in zip(values, flags)])
+    if ndim > logical_ndim(value, True):
+        raise RuntimeError(f"{op.name}_: output with shape {list(target.shape)} doesn't match "
+                           f"the broadcast shape of the inputs")
+    values = [_pad(a, ndim) if f else a for a, f in zip(values, flags)]
+    inplace(op, value, *values, **params)
+    if target._version is None:
+        target._version = [0]
+    target._version[0] += 1
+    return target
+

@@ -1,0 +1,10 @@
+"""Composable function transforms, as torch.func: grad, vjp, jvp, Jacobians, Hessians, vmap."""
+
+from __future__ import annotations
+
+from ._autodiff import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
+from ._module import functional_call, stack_module_state
+from ._vmap import vmap
+
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian",
+           "vmap", "functional_call", "stack_module_state"]

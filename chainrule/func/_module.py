@@ -1,0 +1,122 @@
+"""functional_call and stack_module_state: modules as functions of their parameters."""
+
+from __future__ import annotations
+
+import contextlib
+
+from .. import _batching
+
+__all__ = ["functional_call", "stack_module_state"]
+
+
+def _owner(module, name: str):
+    """The submodule holding ``name`` ("a.b.weight") and the attribute's last part."""
+    *path, attr = name.split(".")
+    for part in path:
+        module = getattr(module, part)
+    return module, attr
+
+
+@contextlib.contextmanager
+def _swapped(module, values: dict, tie_weights: bool, strict: bool):
+    params = dict(module.named_parameters(remove_duplicate=False))
+    buffers = dict(module.named_buffers(remove_duplicate=False))
+    known = {**params, **buffers}
+    if strict:
+        missing = [k for k in known if k not in values]
+        unexpected = [k for k in values if k not in known]
+        if missing or unexpected:
+            parts = []
+            if unexpected:
+                parts.append("Unexpected key(s): " + ", ".join(f"'{k}'" for k in unexpected) + ".")
+            if missing:
+                parts.append("Missing key(s): " + ", ".join(f"'{k}'" for k in missing) + ".")
+            raise RuntimeError("Error(s) in reparametrizing for " + type(module).__name__ + ":\n\t"
+                               + "\n\t".join(parts))
+    values = dict(values)
+    if tie_weights:
+        # Names that share one tensor in the module share the replacement too.
+        by_tensor: dict = {}
+        for name, t in known.items():
+            by_tensor.setdefault(id(t), []).append(name)
+        for names in by_tensor.values():
+            given = [n for n in names if n in values]
+            if given and len(given) < len(names):
+                for n in names:
+                    values.setdefault(n, values[given[0]])
+            elif len(given) > 1 and any(values[n] is not values[given[0]] for n in given):
+                raise ValueError(f"functional_call got multiple values for keys {given}, which "
+                                 f"are tied. Consider using tie_weights=False")
+    saved = []
+    try:
+        for name, value in values.items():
+            owner, attr = _owner(module, name)
+            store = (owner._parameters if attr in owner._parameters
+                     else owner._buffers if attr in owner._buffers else None)
+            if store is None:
+                saved.append((owner.__dict__, attr, owner.__dict__.get(attr, _MISSING)))
+                owner.__dict__[attr] = value
+            else:
+                saved.append((store, attr, store[attr]))
+                store[attr] = value
+        yield
+    finally:
+        for store, attr, old in reversed(saved):
+            if old is _MISSING:
+                store.pop(attr, None)
+            else:
+                store[attr] = old
+
+
+_MISSING = object()
+
+
+def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
+                    tie_weights: bool = True, strict: bool = False):
+    """Call ``module`` with its parameters and buffers replaced by the given tensors."""
+    dicts = parameter_and_buffer_dicts
+    if isinstance(dicts, dict):
+        values = dicts
+    elif isinstance(dicts, (tuple, list)) and all(isinstance(d, dict) for d in dicts):
+        values = {}
+        for d in dicts:
+            for k, v in d.items():
+                if k in values:
+                    raise ValueError(f"{k} appeared in multiple dictionaries; behavior of "
+                                     f"functional call is ambiguous")
+                values[k] = v
+    else:
+        raise ValueError(f"Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of "
+                         f"dicts, but got {type(dicts)}")
+    if args is None:
+        args = ()
+    elif not isinstance(args, tuple):
+        args = (args,)
+    with _swapped(module, values, tie_weights, strict):
+        return module(*args, **(kwargs or {}))
+
+
+def stack_module_state(models) -> tuple[dict, dict]:
+    """The parameters and buffers of same-shaped ``models``, each stacked in a new leading dim
+    (parameters as new leaves that require grad, as PyTorch's)."""
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or not any(m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval "
+                           "mode.")
+    first = type(models[0])
+    if not all(type(m) is first for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stack(tensors, requires_grad: bool):
+        out = _batching.ops["stack_fn"]([t.detach() for t in tensors])
+        return out.requires_grad_() if requires_grad else out
+
+    params = {name: stack([dict(m.named_parameters())[name] for m in models],
+                          p.requires_grad)
+              for name, p in models[0].named_parameters()}
+    buffers = {name: stack([dict(m.named_buffers())[name] for m in models], False)
+               for name, _ in models[0].named_buffers()}
+    return params, buffers
+
