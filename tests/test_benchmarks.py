@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-WORKLOADS = [f"W{i}" for i in range(1, 8)]
+WORKLOADS = sorted([f"W{i}" for i in range(1, 10)] + ["W8L"])
 REFERENCES = ["numpy"] + (["torch"] if importlib.util.find_spec("torch") else [])
 
 
