@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import autograd, utils, viz
 from ._backend import (
+    device,
     ALL_DTYPES,
     complex64,
     complex128,
@@ -62,28 +63,6 @@ short, int, long = int16, int32, int64  # noqa: A001
 cfloat, cdouble = complex64, complex128
 
 globals().update(_FUNCTIONS)
-
-
-class device:
-    """A device: only 'cpu' exists here."""
-
-    def __init__(self, type: str = "cpu", index: int | None = None) -> None:  # noqa: A002
-        if str(type).split(":")[0] != "cpu":
-            raise RuntimeError(f"device '{type}' is not available: chainrule runs on the CPU only")
-        self.type = "cpu"
-        self.index = index
-
-    def __repr__(self) -> str:
-        return "device(type='cpu')"
-
-    def __str__(self) -> str:
-        return "cpu"
-
-    def __eq__(self, other) -> bool:
-        return str(other) == "cpu"
-
-    def __hash__(self) -> int:
-        return hash("cpu")
 
 
 def is_tensor(obj) -> bool:

@@ -7,7 +7,7 @@ import math
 from ._backend import as_dtype, get_default_dtype, xp
 from ._batched import batched
 from ._batched import state as vmap_state
-from .ops._shapes import size_tuple
+from ._shapes import size_tuple
 from .tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
@@ -71,6 +71,14 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
         array = _infer(data)
         array = array.astype(as_dtype(dtype).np) if dtype is not None else array.copy()
     return _finish(array, requires_grad)
+
+
+def _new_tensor(self, data, *, dtype=None, requires_grad: bool = False) -> Tensor:
+    """A new tensor from ``data``, with this tensor's dtype unless ``dtype`` is given."""
+    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+Tensor.new_tensor = _new_tensor
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:

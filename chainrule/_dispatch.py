@@ -369,8 +369,6 @@ def apply_inplace(op, target: Tensor, *args, **params) -> Tensor:
 
 def commit(target: Tensor, new: Tensor, op) -> None:
     """Make ``target`` hold ``new``'s values and history, through its base if it is a view."""
-    from .ops.shape import VIEW_SCATTER
-
     view = target._extra.get("view") if target._extra else None
     if type(target) is BatchedTensor:
         # The values go into the batched storage; the history moves to the wrapper.
@@ -386,7 +384,7 @@ def commit(target: Tensor, new: Tensor, op) -> None:
             copy_tangents(new, target)
         return
     root, steps = view
-    new_root = apply(VIEW_SCATTER, root, new, steps=steps)
+    new_root = apply(_batching.ops["view_scatter"], root, new, steps=steps)
     _write(root, new_root._data, op)
     bump_version(root)
     root.grad_fn, root._output_nr = new_root.grad_fn, new_root._output_nr

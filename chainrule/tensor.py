@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import _printing
-from ._backend import as_dtype, from_np, get_default_dtype, xp
+from ._backend import as_dtype, device, from_np, get_default_dtype, xp
+from ._shapes import normalize_dim, size_tuple
 
 __all__ = ["Tensor", "Size"]
 
@@ -118,9 +119,8 @@ class Tensor:
         return (self._accumulator(), 0)
 
     def _accumulator(self):
-        from .autograd.graph import accumulator_of
-
-        return accumulator_of(self)
+        """The leaf's AccumulateGrad node (bound by autograd.graph)."""
+        raise NotImplementedError
 
     def _extra_dict(self) -> dict:
         if self._extra is None:
@@ -172,9 +172,10 @@ class Tensor:
     def backward(self, gradient=None, retain_graph=None, create_graph: bool = False,
                  inputs=None) -> None:
         """Accumulate the gradient of this tensor into the ``.grad`` of the leaves."""
-        from .autograd import backward
+        self._backward(gradient, retain_graph, create_graph, inputs=inputs)
 
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+    def _backward(self, gradient, retain_graph, create_graph, inputs) -> None:
+        raise NotImplementedError  # bound by the autograd package
 
     def detach(self) -> Tensor:
         """The same data, cut from the graph (shares storage and version counter)."""
@@ -204,8 +205,6 @@ class Tensor:
         """The shape, or one dim's size."""
         if dim is None:
             return Size(self._data.shape)
-        from .ops._shapes import normalize_dim
-
         return self._data.shape[normalize_dim(dim, self._data.ndim, "size")]
 
     @property
@@ -213,9 +212,7 @@ class Tensor:
         return from_np(self._data.dtype)
 
     @property
-    def device(self):
-        from . import device
-
+    def device(self) -> device:
         return device("cpu")
 
     @property
@@ -301,9 +298,7 @@ class Tensor:
         kwargs.pop("non_blocking", None)
         if dtype is None:
             return self.clone() if copy else self
-        from .ops.shape import to_dtype
-
-        out = to_dtype(self, dtype)
+        out = self._to_dtype(dtype)
         return out.clone() if copy and out is self else out
 
     def type(self, dtype=None):
@@ -398,14 +393,10 @@ class Tensor:
     # ---- creation helpers -------------------------------------------------------------------
 
     def new_zeros(self, *size, dtype=None) -> Tensor:
-        from .ops._shapes import size_tuple
-
         dt = as_dtype(dtype).np if dtype is not None else self._data.dtype
         return Tensor._wrap(xp.zeros(size_tuple(size), dtype=dt), None, 0)
 
     def new_ones(self, *size, dtype=None) -> Tensor:
-        from .ops._shapes import size_tuple
-
         dt = as_dtype(dtype).np if dtype is not None else self._data.dtype
         return Tensor._wrap(xp.ones(size_tuple(size), dtype=dt), None, 0)
 
@@ -414,9 +405,9 @@ class Tensor:
         return Tensor._wrap(xp.full(tuple(size), fill_value, dtype=dt), None, 0)
 
     def new_tensor(self, data, *, dtype=None, requires_grad: bool = False) -> Tensor:
-        from ._creation import tensor
-
-        return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+        """A new tensor from ``data`` with this tensor's dtype by default (bound by
+        _creation)."""
+        raise NotImplementedError
 
     def __deepcopy__(self, memo: dict) -> Tensor:
         if self.grad_fn is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import engine, forward_ad, functional, graph
+from ._backward import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (
     enable_grad,
@@ -18,109 +19,3 @@ __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable",
            "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "graph",
            "forward_ad", "functional"]
-
-
-def _tensors(x) -> tuple:
-    from ..tensor import Tensor
-
-    if isinstance(x, Tensor):
-        return (x,)
-    return tuple(x)
-
-
-def _root_grads(outputs: tuple, grads, create_graph: bool) -> list:
-    from .._creation import ones_like
-    from ..tensor import Tensor
-
-    if grads is None:
-        grads = (None,) * len(outputs)
-    else:
-        grads = _tensors(grads) if isinstance(grads, Tensor) else tuple(grads)
-    if len(grads) != len(outputs):
-        raise RuntimeError(f"grad can be implicitly created only for scalar outputs: got "
-                           f"{len(grads)} gradients for {len(outputs)} outputs")
-    result = []
-    for i, (out, g) in enumerate(zip(outputs, grads)):
-        if not out.requires_grad:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
-                               "a grad_fn")
-        if g is None:
-            if out._data.size != 1:
-                raise RuntimeError(f"grad can be implicitly created only for scalar outputs (got "
-                                   f"an output of shape {list(out._data.shape)}); pass gradient= "
-                                   "with the output's shape")
-            g = ones_like(out)
-        elif not isinstance(g, Tensor):
-            raise TypeError(f"gradients must be tensors or None, got {type(g).__name__}")
-        elif g._data.shape != out._data.shape:
-            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
-                               f"{g.shape} and output[{i}] has a shape of {out.shape}.")
-        result.append(g if create_graph else _detach(g))
-    return result
-
-
-_detach = forward_ad.detach_keeping_tangents
-
-
-def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
-             create_graph: bool = False, grad_variables=None, inputs=None) -> None:
-    """Accumulate the gradients of ``tensors`` into the ``.grad`` of the graph's leaves."""
-    outputs = _tensors(tensors)
-    grads = _root_grads(outputs, grad_tensors if grad_tensors is not None else grad_variables,
-                        create_graph)
-    retain = create_graph if retain_graph is None else retain_graph
-    targets = None
-    if inputs is not None:
-        inputs = _tensors(inputs)
-        if not inputs:
-            raise RuntimeError("backward: 'inputs' argument to backward() cannot be empty.")
-        targets = [_target(t) for t in inputs]
-    captured = engine.execute([o._edge() for o in outputs], grads, targets, retain, create_graph,
-                              accumulate=True)
-    if inputs is not None:
-        for t, g in zip(inputs, captured):
-            if t.grad_fn is not None and g is not None:
-                t.grad = g if t.grad is None else t.grad + g
-
-
-def _target(t) -> tuple:
-    if not t.requires_grad:
-        raise RuntimeError("One of the differentiated Tensors does not require grad")
-    return t._edge()
-
-
-def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
-         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
-         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
-    """The gradients of ``outputs`` with respect to ``inputs`` (no ``.grad`` is changed)."""
-    from .._creation import zeros_like
-
-    if is_grads_batched:
-        raise NotImplementedError("grad: is_grads_batched=True is not implemented; call grad "
-                                  "once per row of grad_outputs")
-    outs = _tensors(outputs)
-    ins = _tensors(inputs)
-    if allow_unused is None:
-        allow_unused = materialize_grads
-    if materialize_grads and not allow_unused:
-        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads "
-                         "is True, but got False.")
-    grads = _root_grads(outs, grad_outputs, create_graph)
-    retain = create_graph if retain_graph is None else retain_graph
-    captured = engine.execute([o._edge() for o in outs], grads, [_target(t) for t in ins], retain,
-                              create_graph, accumulate=False)
-    result = []
-    for i, (t, g) in enumerate(zip(ins, captured)):
-        if g is None:
-            if materialize_grads:
-                g = zeros_like(t)
-            elif not allow_unused:
-                raise RuntimeError(f"One of the differentiated Tensors appears to not have been "
-                                   f"used in the graph (input {i}). Set allow_unused=True if this "
-                                   "is the desired behavior.")
-        elif not create_graph:
-            g = _detach(g)
-        result.append(g)
-    return tuple(result)
-
-

@@ -137,31 +137,3 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
     primal = tensor.view_as(tensor)
     primal._extra["tangent"].pop(key, None)
     return UnpackedDualTensor(primal, tangent)
-
-
-def _check_forward(func, inputs, wrt, numerical, atol, rtol, raise_exception) -> bool:
-    """gradcheck(check_forward_ad=True): JVP columns against the numerical Jacobian."""
-    from .._backend import xp
-    from .._creation import zeros_like
-    from .gradcheck import GradcheckError, _as_tuple
-
-    for k, i in enumerate(wrt):
-        x = inputs[i]
-        for j in range(x.numel()):
-            seed = zeros_like(x)
-            seed._data.reshape(-1)[j] = 1
-            with dual_level():
-                args = list(inputs)
-                args[i] = make_dual(x, seed)
-                outs = [o for o in _as_tuple(func(*args)) if hasattr(o, "_data")]
-                tangents = [unpack_dual(o).tangent for o in outs]
-            for o, t in enumerate(tangents):
-                column = numerical[o][k][j]
-                got = xp.zeros_like(column) if t is None else t._data.astype(xp.float64).ravel()
-                if not xp.allclose(got, column, rtol=rtol, atol=atol):
-                    if not raise_exception:
-                        return False
-                    raise GradcheckError(
-                        f"Jacobian computed with forward mode mismatch for output {o} with "
-                        f"respect to input {i},\nnumerical:{column}\nanalytical:{got}\n")
-    return True

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .._creation import ones, ones_like, zeros, zeros_like
+from ..ops.shape import stack
+
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
 
@@ -23,8 +26,7 @@ def _prepare(inputs: tuple, create_graph: bool) -> tuple:
 
 
 def _grads(outputs, inputs, grad_outputs, create_graph: bool, strict: bool, what: str) -> tuple:
-    from .. import zeros_like
-    from . import grad
+    from ._backward import grad
 
     needed = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
     if not needed:
@@ -45,7 +47,6 @@ def _detach(values: tuple, create_graph: bool) -> tuple:
 
 
 def _check_v(v, like: tuple, what: str) -> tuple:
-    from .. import ones_like
 
     if v is None:
         if any(x.numel() != 1 for x in like):
@@ -75,7 +76,6 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
 
 def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(inputs), J v)``, computed in forward mode."""
-    from .. import zeros_like
     from . import forward_ad as fwad
 
     ins, many_in = _tuple(inputs)
@@ -97,7 +97,6 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
 def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = False,
              vectorize: bool = False, strategy: str = "reverse-mode"):
     """The Jacobian: for each output and input, a tensor of shape output.shape + input.shape."""
-    from .. import stack, zeros
 
     if strategy not in ("reverse-mode", "forward-mode"):
         raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode".')
@@ -141,7 +140,6 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
 
 
 def _one(out):
-    from .. import ones
 
     return ones((), dtype=out.dtype)
 

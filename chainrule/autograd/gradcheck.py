@@ -51,7 +51,7 @@ def _numerical(func: Callable, inputs: tuple, wrt: list[int], eps: float) -> lis
 
 def _analytical(func: Callable, inputs: tuple, wrt: list[int]) -> list:
     from ..tensor import Tensor
-    from . import grad as autograd_grad
+    from ._backward import grad as autograd_grad
 
     outs = _outputs(func, inputs)
     jac = [[xp.zeros((inputs[i]._data.size, o._data.size)) for i in wrt] for o in outs]
@@ -102,7 +102,6 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5,
                     f"Jacobian mismatch for output {o} with respect to input {wrt[k]},\n"
                     f"numerical:{_fmt(num)}\nanalytical:{_fmt(ana)}\n")
     if check_forward_ad:
-        from .forward_ad import _check_forward
 
         return _check_forward(func, inputs, wrt, numerical, atol, rtol, raise_exception)
     return True
@@ -123,7 +122,7 @@ def gradgradcheck(func: Callable, inputs, grad_outputs: Sequence | None = None, 
                   fast_mode: bool = False, masked: bool = False) -> bool:
     """Check second derivatives: gradcheck of the gradient of ``func`` (with grad_outputs)."""
     from ..tensor import Tensor
-    from . import grad as autograd_grad
+    from ._backward import grad as autograd_grad
 
     inputs = _as_tuple(inputs)
     wrt = _differentiable(inputs)
@@ -146,3 +145,30 @@ def gradgradcheck(func: Callable, inputs, grad_outputs: Sequence | None = None, 
 
     return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception)
+
+
+def _check_forward(func, inputs, wrt, numerical, atol, rtol, raise_exception) -> bool:
+    """gradcheck(check_forward_ad=True): JVP columns against the numerical Jacobian."""
+    from .._creation import zeros_like
+    from .forward_ad import dual_level, make_dual, unpack_dual
+
+    for k, i in enumerate(wrt):
+        x = inputs[i]
+        for j in range(x.numel()):
+            seed = zeros_like(x)
+            seed._data.reshape(-1)[j] = 1
+            with dual_level():
+                args = list(inputs)
+                args[i] = make_dual(x, seed)
+                outs = [o for o in _as_tuple(func(*args)) if hasattr(o, "_data")]
+                tangents = [unpack_dual(o).tangent for o in outs]
+            for o, t in enumerate(tangents):
+                column = numerical[o][k][j]
+                got = xp.zeros_like(column) if t is None else t._data.astype(xp.float64).ravel()
+                if not xp.allclose(got, column, rtol=rtol, atol=atol):
+                    if not raise_exception:
+                        return False
+                    raise GradcheckError(
+                        f"Jacobian computed with forward mode mismatch for output {o} with "
+                        f"respect to input {i},\nnumerical:{column}\nanalytical:{got}\n")
+    return True

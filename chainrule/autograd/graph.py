@@ -291,6 +291,9 @@ def accumulator_of(tensor) -> AccumulateGrad:
     return acc
 
 
+Tensor._accumulator = accumulator_of
+
+
 def run_tensor_hooks(node, grads: list) -> list:
     """Apply the tensor hooks and retain_grad of a node's outputs to their incoming gradients."""
     hooks = node._pre_hooks

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from .._batched import BatchedTensor, batched
 from .._creation import zeros
 from ..autograd import forward_ad as fwad
-from ..autograd import grad as autograd_grad
+from ..autograd._backward import grad as autograd_grad
 from ..autograd.grad_mode import enable_grad
 from ..autograd.graph import AccumulateGrad, next_seq
 from ..tensor import Tensor
