@@ -78,8 +78,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
          is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
     """The gradients of ``outputs`` with respect to ``inputs`` (no ``.grad`` is changed)."""
     if is_grads_batched:
-        raise NotImplementedError("grad: is_grads_batched=True is not implemented; call grad "
-                                  "once per row of grad_outputs")
+        # The first dim of every grad_output is a batch: one backward under vmap, not a loop.
+        from ..func._vmap import vmap
+
+        def one(*seeds):
+            return grad(outputs, inputs, seeds, retain_graph=True, create_graph=create_graph,
+                        allow_unused=allow_unused, materialize_grads=materialize_grads)
+
+        return vmap(one)(*_tensors(grad_outputs))
     outs = _tensors(outputs)
     ins = _tensors(inputs)
     if allow_unused is None:
