@@ -1,7 +1,8 @@
 """chainrule.nn.functional: PyTorch's functional neural-network API.
 
-Thin functions with PyTorch's signatures. Those with a record of their own live in
-``chainrule/ops/nn.py``; the rest are compositions of differentiable ops written here.
+Thin functions with PyTorch's signatures. Those with a record of their own live in the nn op
+files of ``chainrule/ops/`` (activation, linear, convolution, pooling, normalization, dropout,
+embedding, padding, distance, loss); the rest are compositions of differentiable ops written here.
 """
 
 from __future__ import annotations
@@ -10,54 +11,62 @@ import math
 import warnings
 
 from .._backend import xp
-from ..ops import nn as _nn
-from ..ops.elementwise import relu as _relu
-from ..ops.elementwise import sigmoid as _sigmoid
-from ..ops.elementwise import tanh as _tanh
-from ..ops.elementwise import where as _where
-from ..ops.nn import (
-    adaptive_avg_pool1d,
-    adaptive_avg_pool2d,
-    adaptive_avg_pool3d,
-    avg_pool1d,
-    avg_pool2d,
-    avg_pool3d,
-    bilinear,
+from .._dispatch import apply
+from ..ops import activation as _activation
+from ..ops import loss as _loss
+from ..ops import normalization as _normalization
+from ..ops._nnutil import const, ntuple
+from ..ops.activation import (
     celu,
+    elu,
+    gelu,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    leaky_relu,
+    logsigmoid,
+    mish,
+    prelu,
+    relu6,
+    selu,
+    silu,
+    softplus,
+)
+from ..ops.convolution import (
     conv1d,
     conv2d,
     conv3d,
     conv_transpose1d,
     conv_transpose2d,
     conv_transpose3d,
-    cosine_similarity,
-    dropout,
-    elu,
-    embedding,
     fold,
-    gelu,
-    group_norm,
-    hardsigmoid,
-    hardswish,
-    hardtanh,
-    instance_norm,
-    layer_norm,
-    leaky_relu,
-    linear,
-    logsigmoid,
+    unfold,
+)
+from ..ops.distance import cosine_similarity, pairwise_distance, vector_norm
+from ..ops.dropout import dropout, feature_dropout
+from ..ops.elementwise import relu as _relu
+from ..ops.elementwise import sigmoid as _sigmoid
+from ..ops.elementwise import tanh as _tanh
+from ..ops.elementwise import where as _where
+from ..ops.embedding import embedding, one_hot
+from ..ops.linear import bilinear, linear
+from ..ops.loss import check_reduction
+from ..ops.normalization import group_norm, instance_norm, layer_norm
+from ..ops.padding import pad
+from ..ops.pooling import (
+    MAX_POOL_BACKWARD,
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_avg_pool_nd,
+    along,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    gather_at,
     max_pool1d,
     max_pool2d,
     max_pool3d,
-    mish,
-    one_hot,
-    pad,
-    pairwise_distance,
-    prelu,
-    relu6,
-    selu,
-    silu,
-    softplus,
-    unfold,
 )
 from ..tensor import Tensor
 
@@ -109,7 +118,7 @@ def _legacy(size_average, reduce) -> str:
 
 
 def _reduce(losses: Tensor, reduction: str) -> Tensor:
-    _nn.check_reduction(reduction)
+    check_reduction(reduction)
     if reduction == "none":
         return losses
     return losses.sum() if reduction == "sum" else losses.mean()
@@ -195,27 +204,27 @@ def softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor
     """exp(x_i) / sum_j exp(x_j) along dim."""
     if dim is None:
         _implicit_dim_warning("softmax")
-    return _nn.softmax(input, dim, dtype)
+    return _activation.softmax(input, dim, dtype)
 
 
 def log_softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """log(softmax(x)) along dim, computed stably."""
     if dim is None:
         _implicit_dim_warning("log_softmax")
-    return _nn.log_softmax(input, dim, dtype)
+    return _activation.log_softmax(input, dim, dtype)
 
 
 def softmin(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """softmax(-x) along dim."""
     if dim is None:
         _implicit_dim_warning("softmin")
-    return _nn.softmax(-input, dim, dtype)
+    return _activation.softmax(-input, dim, dtype)
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
               out=None) -> Tensor:
     """x / max(||x||_p, eps) along dim."""
-    result = input / _nn.vector_norm(input, p, dim, keepdim=True).clamp(min=eps)
+    result = input / vector_norm(input, p, dim, keepdim=True).clamp(min=eps)
     return result if out is None else out.copy_(result)
 
 
@@ -225,19 +234,19 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, L) input with probability p."""
-    return _nn.feature_dropout(input, p, training, inplace, 1, "dropout1d")
+    return feature_dropout(input, p, training, inplace, 1, "dropout1d")
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, H, W) input with probability p."""
-    return _nn.feature_dropout(input, p, training, inplace, 2, "dropout2d")
+    return feature_dropout(input, p, training, inplace, 2, "dropout2d")
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, D, H, W) input with probability p."""
-    return _nn.feature_dropout(input, p, training, inplace, 3, "dropout3d")
+    return feature_dropout(input, p, training, inplace, 3, "dropout3d")
 
 
 # ---- normalisation -----------------------------------------------------------------------------
@@ -246,7 +255,8 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
 def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
                training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalise each channel by batch statistics (training) or the running ones (eval)."""
-    return _nn.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    return _normalization.batch_norm(input, running_mean, running_var, weight, bias, training,
+                                     momentum, eps)
 
 
 def rms_norm(input: Tensor, normalized_shape, weight=None, eps=None) -> Tensor:
@@ -274,8 +284,8 @@ def _adaptive_max_pool(input: Tensor, output_size, nd: int, return_indices: bool
         output_size = (output_size,) * nd
     size = tuple(input.shape[-nd:])
     out = tuple(n if o is None else int(o) for n, o in zip(size, output_size))
-    indices = _nn.const(_adaptive_max_indices(input._data, size, out))
-    result = _nn.gather_at(input, indices, nd)
+    indices = const(_adaptive_max_indices(input._data, size, out))
+    result = gather_at(input, indices, nd)
     return (result, indices) if return_indices else result
 
 
@@ -368,7 +378,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         out_size = tuple(math.floor(n * f) for n, f in zip(in_size, factors))
         scales = (None,) * nd if recompute_scale_factor else factors
     if mode == "area":
-        return _nn._adaptive_avg_pool_nd(input, out_size, nd, "adaptive_avg_pool")
+        return adaptive_avg_pool_nd(input, out_size, nd, "adaptive_avg_pool")
     out = input
     for i, (n, o, scale) in enumerate(zip(in_size, out_size, scales)):
         axis = 2 + i
@@ -376,7 +386,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
             out = out[(slice(None),) * axis + (_nearest_index(n, o, scale, mode),)]
         else:
             matrix = _interp_matrix(n, o, scale, align_corners, mode == "bicubic")
-            out = _nn.along(out, axis, matrix.astype(input._data.dtype))
+            out = along(out, axis, matrix.astype(input._data.dtype))
     return out
 
 
@@ -481,13 +491,13 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         if attn_mask is not None:
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
                                "set when is_causal=True")
-        attn_mask = _nn.const(xp.tril(xp.ones((length, source), dtype=bool)))
+        attn_mask = const(xp.tril(xp.ones((length, source), dtype=bool)))
     if attn_mask is not None:
         if attn_mask._data.dtype == xp.bool_:
             scores = _where(attn_mask, scores, -math.inf)
         else:
             scores = scores + attn_mask
-    weights = _nn.softmax(scores, -1)
+    weights = _activation.softmax(scores, -1)
     if dropout_p > 0:
         weights = dropout(weights, dropout_p, True)
     return weights @ value
@@ -525,7 +535,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     if weight is None:
-        return _nn.mse_loss(input, target, reduction)
+        return _loss.mse_loss(input, target, reduction)
     d = input - target
     return _weighted(d * d, weight, reduction, True)
 
@@ -568,7 +578,7 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None,
              ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
     """The negative log-likelihood of the target classes, from log-probabilities."""
     reduction = _reduction(size_average, reduce, reduction)
-    return _nn.nll_loss(input, target, weight, ignore_index, reduction)
+    return _loss.nll_loss(input, target, weight, ignore_index, reduction)
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
@@ -576,14 +586,14 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
                   label_smoothing: float = 0.0) -> Tensor:
     """Cross-entropy between the logits ``input`` and class indices or probabilities."""
     reduction = _reduction(size_average, reduce, reduction)
-    return _nn.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
+    return _loss.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
 
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
                          reduce=None, reduction: str = "mean") -> Tensor:
     """-(y log x + (1 - y) log(1 - x)) for probabilities x."""
     reduction = _reduction(size_average, reduce, reduction)
-    return _nn.binary_cross_entropy(input, target, weight, reduction)
+    return _loss.binary_cross_entropy(input, target, weight, reduction)
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None,
@@ -591,7 +601,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None,
                                      pos_weight=None) -> Tensor:
     """binary_cross_entropy(sigmoid(x), y), computed stably from the logits x."""
     reduction = _reduction(size_average, reduce, reduction)
-    _nn.check_reduction(reduction)
+    check_reduction(reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape!r}) must be the same as input size "
                          f"({input.shape!r})")
@@ -711,7 +721,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     hinge = (x - picked + margin).clamp(min=0)
     if p == 2:
         hinge = hinge * hinge
-    not_target = _nn.const((xp.arange(classes) != y._data[:, None]).astype(input._data.dtype))
+    not_target = const((xp.arange(classes) != y._data[:, None]).astype(input._data.dtype))
     hinge = hinge * not_target
     if weight is not None:
         hinge = hinge * weight[y._data].unsqueeze(1)
@@ -741,13 +751,13 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
                       reduction: str = "mean") -> Tensor:
     """(log(max(var, eps)) + (input - target)^2 / max(var, eps)) / 2, plus log(2 pi)/2 if full."""
     if not isinstance(var, Tensor):
-        var = _nn.const(xp.full(tuple(input.shape), float(var), dtype=input._data.dtype))
+        var = const(xp.full(tuple(input.shape), float(var), dtype=input._data.dtype))
     if tuple(var.shape) != tuple(input.shape):
         if tuple(input.shape[:-1]) == tuple(var.shape):  # one variance per sample
             var = var.unsqueeze(-1)
         elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1):
             raise ValueError("var is of incorrect size")
-    _nn.check_reduction(reduction)
+    check_reduction(reduction)
     if (var._data < 0).any():
         raise ValueError("var has negative entry/entries")
     from ..autograd.grad_mode import no_grad
@@ -913,7 +923,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
 
 
 def _lp_pool(input: Tensor, norm_type: float, kernel_size, stride, ceil_mode: bool, nd: int):
-    kernel = _nn._ntuple(kernel_size, nd, "lp_pool")
+    kernel = ntuple(kernel_size, nd, "lp_pool")
     pool = {1: avg_pool1d, 2: avg_pool2d, 3: avg_pool3d}[nd]
     out = pool(input.pow(norm_type), kernel, stride, 0, ceil_mode)
     return (out.sign() * _relu(out.abs())).mul(math.prod(kernel)).pow(1.0 / norm_type)
@@ -939,9 +949,9 @@ def lp_pool3d(input: Tensor, norm_type: float, kernel_size, stride=None,
 
 def _max_unpool(input: Tensor, indices: Tensor, kernel_size, stride, padding, output_size,
                 nd: int) -> Tensor:
-    kernel = _nn._ntuple(kernel_size, nd, "max_unpool")
-    stride = kernel if stride is None else _nn._ntuple(stride, nd, "max_unpool")
-    padding = _nn._ntuple(padding, nd, "max_unpool")
+    kernel = ntuple(kernel_size, nd, "max_unpool")
+    stride = kernel if stride is None else ntuple(stride, nd, "max_unpool")
+    padding = ntuple(padding, nd, "max_unpool")
     size = tuple(input.shape[-nd:])
     default = tuple((n - 1) * s - 2 * p + k for n, s, p, k in zip(size, stride, padding, kernel))
     if output_size is None:
@@ -949,7 +959,7 @@ def _max_unpool(input: Tensor, indices: Tensor, kernel_size, stride, padding, ou
     else:
         out = tuple(int(o) for o in tuple(output_size)[-nd:])
     # Scattering the values to their indices is max pooling's gradient: the same record.
-    return _nn.apply(_nn.MAX_POOL_BACKWARD, input, indices, input_size=out, disjoint=True)
+    return apply(MAX_POOL_BACKWARD, input, indices, input_size=out, disjoint=True)
 
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
@@ -972,7 +982,7 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     i, j = xp.triu_indices(input.shape[0], 1)
-    return _nn.vector_norm(input[i] - input[j], p, 1)
+    return vector_norm(input[i] - input[j], p, 1)
 
 
 def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
@@ -995,10 +1005,10 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
 
     uniform = rand(*logits.shape, dtype=logits.dtype).numpy()
     gumbels = -xp.log(-xp.log1p(-uniform))  # -log(Exp(1) samples)
-    soft = _nn.softmax((logits + _nn.const(gumbels.astype(logits._data.dtype))) / tau, dim)
+    soft = _activation.softmax((logits + const(gumbels.astype(logits._data.dtype))) / tau, dim)
     if not hard:
         return soft
     index = soft.detach().numpy().argmax(axis=dim)
     hard_values = (xp.expand_dims(index, dim) == xp.arange(soft.shape[dim]).reshape(
         (-1,) + (1,) * (soft.ndim - 1 - dim % soft.ndim)))
-    return _nn.const(hard_values.astype(soft._data.dtype)) - soft.detach() + soft
+    return const(hard_values.astype(soft._data.dtype)) - soft.detach() + soft

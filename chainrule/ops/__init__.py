@@ -5,7 +5,22 @@ from __future__ import annotations
 from .. import _batching
 from .._dispatch import apply, apply_inplace
 from ..tensor import Tensor
-from . import elementwise, linalg, nn, reduction, shape
+from . import elementwise, linalg, reduction, shape
+
+# isort: split
+# The nn families after the core ones (their records come later in docs/ops.md).
+from . import (
+    activation,
+    convolution,
+    distance,
+    dropout,
+    embedding,
+    linear,
+    loss,
+    normalization,
+    padding,
+    pooling,
+)
 from ._registry import REGISTRY, Op, defop
 from .elementwise import (
     ADD,
@@ -28,7 +43,8 @@ from .elementwise import (
 
 __all__ = ["REGISTRY", "Op", "defop", "FUNCTIONS"]
 
-FAMILIES = (elementwise, reduction, linalg, shape, nn)
+FAMILIES = (elementwise, reduction, linalg, shape, activation, linear, convolution, pooling,
+            normalization, dropout, embedding, padding, distance, loss)
 _batching.ops.update(stack=REGISTRY["stack"], copy=REGISTRY["copy"], cat_fn=shape.cat,
                      stack_fn=shape.stack)
 FUNCTIONS: dict = {}

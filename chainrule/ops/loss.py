@@ -1,0 +1,463 @@
+"""Losses with a record: nll_loss, the fused cross-entropy, binary cross-entropy and mse_loss.
+
+Each earns its record by numerical stability (log-softmax fused into cross-entropy, the clamped
+logs of binary cross-entropy) or by speed on the hot path of training (cross-entropy and mse_loss
+as one node each, with fused gradients whose own rules are ops). The other losses of
+``nn.functional`` are compositions.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .._backend import xp
+from .._dispatch import apply
+from ..tensor import Tensor
+from ._nnutil import check_float, const, sum_terms, type_name
+from ._registry import defop
+from .activation import log_softmax, log_softmax_raw
+from .elementwise import exp, log
+
+# ---- losses ------------------------------------------------------------------------------------
+
+
+def _reduce(losses, reduction):
+    if reduction == "none":
+        return losses
+    return losses.sum() if reduction == "sum" else losses.mean()
+
+
+def _unreduce(g, reduction, shape):
+    """The gradient of a reduced loss spread over the elementwise losses."""
+    if reduction == "none":
+        return g
+    g = g.expand(shape)
+    return g if reduction == "sum" else g / max(math.prod(shape), 1)
+
+
+def _target_weights(target, weight, ignore_index, n_classes, dtype):
+    """The target with ignored entries made 0, and each entry's class weight (0 if ignored)."""
+    valid = target != ignore_index
+    every = bool(valid.all())
+    safe = target if every else xp.where(valid, target, 0)
+    if safe.size and (safe.min() < 0 or safe.max() >= n_classes):
+        bad = (safe < 0) | (safe >= n_classes)
+        raise IndexError(f"Target {int(target[bad].reshape(-1)[0])} is out of bounds.")
+    w = xp.ones(target.shape, dtype=dtype) if weight is None else weight[safe].astype(dtype)
+    if not every:
+        w[~valid] = 0
+    return safe, w
+
+
+def _pick(a, safe, cdim):
+    """a's entries at the class indices ``safe`` along the class dim."""
+    if a.ndim == 2:
+        return a[xp.arange(a.shape[0]), safe]
+    return xp.squeeze(xp.take_along_axis(a, xp.expand_dims(safe, cdim), axis=cdim), cdim)
+
+
+def _nll_loss(input, target, weight, ignore_index, reduction):
+    cdim = 1 if input.ndim > 1 else 0
+    safe, w = _target_weights(target, weight, ignore_index, input.shape[cdim], input.dtype)
+    losses = -(_pick(input, safe, cdim) * w)
+    if reduction == "none":
+        return losses
+    total = losses.sum()
+    return total if reduction == "sum" else total / w.sum()
+
+
+def _loss_weights(target, weight, ignore_index, reduction, shape, dtype):
+    """The class dim, the targets (ignored ones made 0) and each target's share of the loss:
+    its class weight, over the total weight for 'mean'."""
+    cdim = 1 if len(shape) > 1 else 0
+    safe, w = _target_weights(target, weight, ignore_index, shape[cdim], dtype)
+    if reduction == "mean":
+        w /= w.sum()
+    return cdim, safe, w
+
+
+def _nll_matrix(target, weight, ignore_index, reduction, shape, dtype):
+    """d loss / d input as constants: -w_t at each target (over the total weight for 'mean'),
+    and w_t alone, with a size-1 class dim."""
+    cdim, safe, w = _loss_weights(target._data, None if weight is None else weight._data,
+                                  ignore_index, reduction, shape, dtype)
+    w = xp.expand_dims(w, cdim)
+    m = xp.zeros(shape, dtype=dtype)
+    xp.put_along_axis(m, xp.expand_dims(safe, cdim), -w, axis=cdim)
+    return cdim, const(m), const(w)
+
+
+def _nll_grad(g, input_shape, target, weight, ignore_index, reduction):
+    cdim, m, _ = _nll_matrix(target, weight, ignore_index, reduction, input_shape, g._data.dtype)
+    return (g.unsqueeze(cdim) if reduction == "none" else g) * m
+
+
+def _nll_record(name: str, backward_name: str):
+    return defop(
+        name,
+        _nll_loss,
+        ("input", "target", "weight"),
+        (_nll_grad, None, None),
+        backward_name=backward_name,
+        jvp="linear",
+    )
+
+
+NLL_LOSS = _nll_record("nll_loss", "NllLossBackward0")
+NLL_LOSS2D = _nll_record("nll_loss2d", "NllLoss2DBackward0")
+
+
+def _cross_entropy(input, target, weight, ignore_index, reduction):
+    logp = log_softmax_raw(input, 1 if input.ndim > 1 else 0)
+    return _nll_loss(logp, target, weight, ignore_index, reduction), logp
+
+
+def _cross_entropy_backward(grad, logp, target, weight, ignore_index, reduction):
+    # w (softmax - onehot) * g in place on one array: exp, scale, subtract at the targets.
+    cdim, safe, w = _loss_weights(target, weight, ignore_index, reduction, logp.shape,
+                                  logp.dtype)
+    w *= grad
+    coef = xp.expand_dims(w, cdim)
+    out = xp.exp(logp)
+    out *= coef
+    if out.ndim == 2:
+        out[xp.arange(out.shape[0]), safe] -= w
+    else:
+        index = xp.expand_dims(safe, cdim)
+        xp.put_along_axis(out, index, xp.take_along_axis(out, index, cdim) - coef, cdim)
+    return out
+
+
+def _ce_backward_grad_grad(g, logp, target, weight, ignore_index, reduction):
+    cdim, m, w = _nll_matrix(const(target), None if weight is None else const(weight),
+                             ignore_index, reduction, logp.shape, logp._data.dtype)
+    t = g * (exp(logp) * w + m)
+    return t.sum(cdim) if reduction == "none" else t.sum()
+
+
+def _ce_backward_logp_grad(g, grad, logp, target, weight, ignore_index, reduction):
+    cdim, _, w = _nll_matrix(const(target), None if weight is None else const(weight),
+                             ignore_index, reduction, logp.shape, logp._data.dtype)
+    return g * exp(logp) * (w * (grad.unsqueeze(cdim) if reduction == "none" else grad))
+
+
+# The fused gradient of cross-entropy (first order: one NumPy pass, one node); its own rules,
+# for higher orders, are differentiable ops.
+CROSS_ENTROPY_BACKWARD = defop(
+    "cross_entropy_backward",
+    _cross_entropy_backward,
+    ("grad", "logp"),
+    (_ce_backward_grad_grad, _ce_backward_logp_grad),
+    jvp=lambda t_grad, t_logp, grad, logp, target, weight, ignore_index, reduction: sum_terms(
+        None if t_grad is None else apply(
+            CROSS_ENTROPY_BACKWARD, t_grad, logp, target=target, weight=weight,
+            ignore_index=ignore_index, reduction=reduction),
+        None if t_logp is None else _ce_backward_logp_grad(
+            t_logp, grad, logp, target, weight, ignore_index, reduction),
+    ),
+)
+
+
+def _cross_entropy_grad(grads, out, target, weight, ignore_index, reduction):
+    g_loss, g_logp = grads
+    logp = out[1]
+    cdim = 1 if logp.ndim > 1 else 0
+    result = None
+    if g_loss is not None:
+        result = apply(CROSS_ENTROPY_BACKWARD, g_loss, logp, target=target._data,
+                       weight=None if weight is None else weight._data,
+                       ignore_index=ignore_index, reduction=reduction)
+    if g_logp is not None:
+        result = sum_terms(result, g_logp - exp(logp) * g_logp.sum(cdim, keepdim=True))
+    return result
+
+
+def _cross_entropy_jvp(t_input, out, target, weight, ignore_index, reduction):
+    logp = out[1]
+    cdim = 1 if logp.ndim > 1 else 0
+    t_logp = t_input - (exp(logp) * t_input).sum(cdim, keepdim=True)
+    record = NLL_LOSS2D if logp.ndim > 2 else NLL_LOSS
+    t_loss = apply(record, t_logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    return t_loss, t_logp
+
+
+def _cross_entropy_record(name: str, backward_name: str):
+    # log_softmax and nll_loss fused (a hot op): one node, and its rule is one expression in the
+    # saved log-probabilities, which it also returns (the second output, never shown to users).
+    return defop(
+        name,
+        _cross_entropy,
+        ("input", "target", "weight"),
+        (_cross_entropy_grad, None, None),
+        n_outputs=2,
+        backward_name=backward_name,
+        jvp=_cross_entropy_jvp,
+    )
+
+
+CROSS_ENTROPY = _cross_entropy_record("cross_entropy", "NllLossBackward0")
+CROSS_ENTROPY2D = _cross_entropy_record("cross_entropy2d", "NllLoss2DBackward0")
+
+
+def _bce(input, target, weight, reduction):
+    # PyTorch clamps the logs at -100, so a saturated probability gives a finite loss.
+    losses = (target - 1) * xp.maximum(xp.log1p(-input), -100)
+    losses -= target * xp.maximum(xp.log(input), -100)
+    if weight is not None:
+        losses *= weight
+    return _reduce(losses, reduction)
+
+
+def _bce_input_grad(g, input, target, weight, reduction):
+    # (x - y) / max(x (1 - x), 1e-12), PyTorch's form: finite at x = 0 and x = 1.
+    d = (input - target) / ((1 - input) * input).clamp(min=1e-12)
+    return _scaled_loss(_unreduce(g, reduction, input.shape) * d, weight)
+
+
+def _bce_target_grad(g, input, weight, reduction):
+    d = log(1 - input).clamp(min=-100) - log(input).clamp(min=-100)
+    return _scaled_loss(_unreduce(g, reduction, input.shape) * d, weight)
+
+
+def _scaled_loss(t, weight):
+    return t if weight is None else t * weight
+
+
+def _bce_jvp(t_input, t_target, input, target, weight, reduction):
+    terms = sum_terms(
+        None if t_input is None else
+        t_input * ((input - target) / ((1 - input) * input).clamp(min=1e-12)),
+        None if t_target is None else
+        t_target * (log(1 - input).clamp(min=-100) - log(input).clamp(min=-100)),
+    )
+    if terms is None:
+        return None
+    terms = _scaled_loss(terms, weight)
+    if reduction == "none":
+        return terms
+    return terms.sum() if reduction == "sum" else terms.mean()
+
+
+BINARY_CROSS_ENTROPY = defop(
+    "binary_cross_entropy",
+    _bce,
+    ("input", "target", "weight"),
+    (_bce_input_grad, _bce_target_grad, None),
+    jvp=_bce_jvp,
+)
+
+
+def _mse_loss(input, target, reduction):
+    d = input - target
+    d *= d
+    return _reduce(d, reduction)
+
+
+def _mse_backward(grad, input, target, reduction):
+    # 2 (input - target) * g, spread over the elements for 'mean'.
+    d = input - target
+    d *= 2.0 / d.size if reduction == "mean" and d.size else 2.0
+    d *= grad
+    return d
+
+
+def _mse_backward_grad_grad(g, input, target, reduction):
+    t = g * (input - target) * 2.0
+    if reduction == "none":
+        return t
+    return t.sum() / max(t.numel(), 1) if reduction == "mean" else t.sum()
+
+
+def _mse_backward_input_grad(g, grad, input, target, reduction):
+    shape = xp.broadcast_shapes(tuple(input.shape), tuple(target.shape))
+    return g * _unreduce(grad, reduction, shape) * 2.0
+
+
+def _mse_backward_jvp(t_grad, t_input, t_target, grad, input, target, reduction):
+    shape = xp.broadcast_shapes(tuple(input.shape), tuple(target.shape))
+    t_diff = sum_terms(t_input, None if t_target is None else -t_target)
+    return sum_terms(
+        None if t_grad is None else apply(MSE_LOSS_BACKWARD, t_grad, input, target,
+                                          reduction=reduction),
+        None if t_diff is None else t_diff * _unreduce(grad, reduction, shape) * 2.0,
+    )
+
+
+# mse_loss as one node (a hot op); its gradient is a fused kernel whose own rules are ops.
+MSE_LOSS_BACKWARD = defop(
+    "mse_loss_backward",
+    _mse_backward,
+    ("grad", "input", "target"),
+    (
+        _mse_backward_grad_grad,
+        _mse_backward_input_grad,
+        lambda g, grad, input, target, reduction: -_mse_backward_input_grad(
+            g, grad, input, target, reduction),
+    ),
+    backward_name="MseLossBackwardBackward0",
+    jvp=_mse_backward_jvp,
+)
+
+
+def _mse_jvp(t_input, t_target, input, target, reduction):
+    t_diff = sum_terms(t_input, None if t_target is None else -t_target)
+    if t_diff is None:
+        return None
+    return _reduce_tensor(t_diff * (input - target) * 2.0, reduction)
+
+
+def _reduce_tensor(t: Tensor, reduction: str) -> Tensor:
+    if reduction == "none":
+        return t
+    return t.sum() if reduction == "sum" else t.mean()
+
+
+MSE_LOSS = defop(
+    "mse_loss",
+    _mse_loss,
+    ("input", "target"),
+    (
+        lambda g, input, target, reduction: apply(MSE_LOSS_BACKWARD, g, input, target,
+                                                  reduction=reduction),
+        lambda g, input, target, reduction: apply(MSE_LOSS_BACKWARD, g, target, input,
+                                                  reduction=reduction),
+    ),
+    promote=True,
+    jvp=_mse_jvp,
+)
+
+
+def mse_loss(input, target, reduction: str = "mean") -> Tensor:
+    """(input - target)^2, reduced (input and target broadcast)."""
+    check_reduction(reduction)
+    return apply(MSE_LOSS, input, target, reduction=reduction)
+
+
+# ---- public functions ---------------------------------------------------------------------------
+
+
+def check_reduction(reduction: str) -> None:
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _check_class_target(input, target, weight) -> None:
+    if input.ndim == 0:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    if input.ndim == 1:
+        if target.ndim != 0:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    elif input.ndim == 2:
+        if target.ndim != 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if input.shape[0] != target.shape[0]:
+            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                             f"batch_size ({target.shape[0]}).")
+    elif tuple(target.shape) != (input.shape[0],) + tuple(input.shape[2:]):
+        raise RuntimeError(f"Expected target size {[input.shape[0]] + list(input.shape[2:])}, "
+                           f"got {list(target.shape)}")
+    if target._data.dtype not in (xp.int64, xp.uint8):
+        raise RuntimeError("expected target dtype to be Long or Byte, but got "
+                           f"{type_name(target)}")
+    classes = input.shape[1 if input.ndim > 1 else 0]
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != classes):
+        raise RuntimeError(f"weight tensor should be defined either for all {classes} classes "
+                           f"or no classes but got weight tensor of shape: {list(weight.shape)}")
+
+
+def _long(target: Tensor) -> Tensor:
+    return target if target._data.dtype == xp.int64 else const(target._data.astype(xp.int64))
+
+
+def nll_loss(input, target, weight=None, ignore_index: int = -100,
+             reduction: str = "mean") -> Tensor:
+    """-input[i, target[i]] * weight[target[i]], reduced; class dim 1 (or 0 unbatched)."""
+    check_reduction(reduction)
+    _check_class_target(input, target, weight)
+    record = NLL_LOSS2D if input.ndim > 2 else NLL_LOSS
+    return apply(record, input, _long(target), weight, ignore_index=int(ignore_index),
+                 reduction=reduction)
+
+
+def cross_entropy(input, target, weight=None, ignore_index: int = -100, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """nll_loss(log_softmax(input, 1), target) for class indices, or the cross-entropy against
+    class probabilities; with optional label smoothing."""
+    check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if input.ndim == 0:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    cdim = 1 if input.ndim > 1 else 0
+    classes = input.shape[cdim]
+    if tuple(target.shape) == tuple(input.shape) and target._data.dtype.kind != "b":
+        if target._data.dtype.kind != "f":
+            raise RuntimeError("Expected floating point type for target with class "
+                               f"probabilities, got {type_name(target)}")
+        return _cross_entropy_probabilities(input, target, weight, reduction, label_smoothing,
+                                            cdim)
+    _check_class_target(input, target, weight)
+    check_float(input, "log_softmax_lastdim_kernel_impl")
+    target = _long(target)
+    if label_smoothing > 0:
+        return _cross_entropy_smoothed(input, target, weight, int(ignore_index), reduction,
+                                       label_smoothing, cdim, classes)
+    record = CROSS_ENTROPY2D if input.ndim > 2 else CROSS_ENTROPY
+    return apply(record, input, target, weight, ignore_index=int(ignore_index),
+                 reduction=reduction)[0]
+
+
+def _class_view(weight: Tensor, ndim: int, cdim: int) -> Tensor:
+    """A (C,) class weight shaped to broadcast along the class dim."""
+    return weight.reshape((-1,) + (1,) * (ndim - 1 - cdim))
+
+
+def _cross_entropy_probabilities(input, target, weight, reduction, smoothing, cdim):
+    classes = input.shape[cdim]
+    logp = log_softmax(input, cdim)
+    if smoothing > 0:
+        target = target * (1 - smoothing) + smoothing / classes
+    if weight is not None:
+        logp = logp * _class_view(weight, input.ndim, cdim)
+    losses = -(logp * target).sum(cdim)
+    if reduction == "none":
+        return losses
+    total = losses.sum()
+    return total if reduction == "sum" else total / (input.numel() / classes)
+
+
+def _cross_entropy_smoothed(input, target, weight, ignore_index, reduction, smoothing, cdim,
+                            classes):
+    # (1 - e) * nll + e * (the loss against the uniform distribution, weighted and normalised
+    # as nll is), as PyTorch defines label smoothing for class indices.
+    logp = log_softmax(input, cdim)
+    nll = nll_loss(logp, target, weight, ignore_index, reduction)
+    kept = target._data != ignore_index
+    weighted = logp if weight is None else logp * _class_view(weight, input.ndim, cdim)
+    smooth = -weighted.sum(cdim) * const(kept.astype(input._data.dtype))
+    if reduction == "mean":
+        if weight is None:
+            denom = kept.sum()
+        else:
+            denom = weight._data[target._data[kept]].sum()
+        smooth = smooth.sum() / float(denom)
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return nll * (1 - smoothing) + smooth * (smoothing / classes)
+
+
+def binary_cross_entropy(input, target, weight=None, reduction: str = "mean") -> Tensor:
+    """-(y log x + (1 - y) log(1 - x)), the logs clamped at -100, reduced."""
+    check_reduction(reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({target.shape!r}) that is different to the "
+                         f"input size ({input.shape!r}) is deprecated. Please ensure they have "
+                         "the same size.")
+    data = input._data
+    if data.size and ((data < 0) | (data > 1)).any():
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    return apply(BINARY_CROSS_ENTROPY, input, target, weight, reduction=reduction)
+
+
+METHODS: dict = {}
+FUNCTIONS: dict = {}

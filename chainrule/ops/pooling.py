@@ -1,0 +1,405 @@
+"""Pooling: max and average pooling over sliding windows, adaptive average pooling.
+
+Max pooling computes the indices of the window maxima once, without gradient, and passes them to
+its record: the VJP scatters to them and the scatter's VJP gathers at them. Average pooling and
+its VJP are each other's adjoints. Adaptive pools are matrices applied along each spatial dim.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+from .._backend import xp
+from .._dispatch import apply
+from ..tensor import Tensor
+from ._nnutil import check_float, const, ntuple
+from ._registry import defop
+from .convolution import col2im, pad_spatial
+
+# ---- pooling -----------------------------------------------------------------------------------
+
+
+def pool_out_size(size, kernel, stride, padding, dilation, ceil_mode):
+    """PyTorch's pooled length; with ceil_mode the last window must start inside the input or
+    its left padding."""
+    span = size + 2 * padding - dilation * (kernel - 1) - 1
+    out = (span + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + padding:
+        out -= 1
+    return out
+
+
+def _pool_pad(x, kernel, stride, padding, dilation, out, value):
+    """x padded before by ``padding`` and after as far as the last window reaches."""
+    size = x.shape[x.ndim - len(kernel):]
+    pairs = tuple(
+        (p, max(0, (o - 1) * s + d * (k - 1) + 1 - p - n))
+        for n, k, s, p, d, o in zip(size, kernel, stride, padding, dilation, out)
+    )
+    return pad_spatial(x, pairs, value), pairs
+
+
+def _offset_view(x, offset, stride, dilation, out):
+    nd = len(offset)
+    index = tuple(
+        slice(o * d, o * d + (n - 1) * s + 1, s)
+        for o, d, n, s in zip(offset, dilation, out, stride)
+    )
+    return x[(slice(None),) * (x.ndim - nd) + index]
+
+
+def _window_max(x, kernel, stride, padding, dilation, out):
+    """The views of x at each kernel offset (padded with -inf) and their elementwise maximum."""
+    fill = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
+    padded, _ = _pool_pad(x, kernel, stride, padding, dilation, out, fill)
+    offsets = list(itertools.product(*(range(k) for k in kernel)))
+    views = [_offset_view(padded, o, stride, dilation, out) for o in offsets]
+    best = views[0].copy() if len(views) == 1 else xp.maximum(views[0], views[1])
+    for view in views[2:]:
+        xp.maximum(best, view, out=best)  # NaN propagates, as in PyTorch
+    return offsets, views, best
+
+
+def max_pool_indices(x, kernel, stride, padding, dilation, out):
+    """For each window, the flat index (over the spatial dims) of its maximum: the first one on
+    ties, the last NaN if any (PyTorch's scan order)."""
+    nd = len(kernel)
+    offsets, views, best = _window_max(x, kernel, stride, padding, dilation, out)
+    # The offset of the first view equal to the maximum, as a small integer code.
+    code_type = xp.int8 if len(views) < 128 else xp.int32
+    code = xp.full(best.shape, len(views) - 1, dtype=code_type)
+    for k in range(len(views) - 2, -1, -1):
+        code = xp.where(views[k] == best, code_type(k), code)
+    if x.dtype.kind == "f":
+        nan = xp.isnan(best)
+        if nan.any():  # no view equals a NaN maximum: take the last NaN
+            for k, view in enumerate(views):
+                code = xp.where(nan & xp.isnan(view), code_type(k), code)
+    size = x.shape[x.ndim - nd:]
+    place = [math.prod(size[i + 1:]) for i in range(nd)]
+    delta = xp.array([sum(o * d * p for o, d, p in zip(off, dilation, place))
+                      for off in offsets], dtype=xp.int64)
+    base = 0
+    for i in range(nd):
+        shape = [1] * nd
+        shape[i] = out[i]
+        base = base + ((xp.arange(out[i]) * stride[i] - padding[i]) * place[i]).reshape(shape)
+    return xp.take(delta, code) + base
+
+
+def _max_pool(input, indices, kernel, stride, padding, dilation, out, disjoint):
+    # The window maxima straight from strided views (they keep a channels-last layout); equal
+    # to gathering the input at the indices.
+    return _window_max(input, kernel, stride, padding, dilation, out)[2]
+
+
+def gather_at(t: Tensor, indices, nd: int) -> Tensor:
+    """t (..., *spatial) gathered at flat spatial indices (..., *out), in differentiable ops."""
+    lead = math.prod(t.shape[: t.ndim - nd])
+    index = indices._data if isinstance(indices, Tensor) else indices
+    rows = xp.arange(lead)[:, None]
+    flat = t.reshape(lead, -1)[rows, index.reshape(lead, -1)]
+    return flat.reshape(index.shape)
+
+
+def _max_pool_scatter(grad, indices, input_size, disjoint):
+    nd = len(input_size)
+    lead = math.prod(grad.shape[: grad.ndim - nd])
+    out = xp.zeros((lead, math.prod(input_size)), dtype=grad.dtype)
+    flat_idx = indices.reshape(lead, -1)
+    flat_grad = grad.reshape(lead, -1)
+    if disjoint:  # no input element is in two windows: a plain scatter
+        xp.put_along_axis(out, flat_idx, flat_grad, axis=1)
+    else:
+        xp.add.at(out, (xp.arange(lead)[:, None], flat_idx), flat_grad)
+    return out.reshape(grad.shape[: grad.ndim - nd] + tuple(input_size))
+
+
+def _max_pool_grad(g, indices, input_shape, kernel, disjoint):
+    return apply(MAX_POOL_BACKWARD, g, indices, input_size=input_shape[-len(kernel):],
+                 disjoint=disjoint)
+
+
+def _max_pool_record(name: str, backward_name: str):
+    # The indices of the window maxima are computed once, without gradient, and passed in: the
+    # VJP scatters g to them, and the scatter's VJP gathers at them.
+    return defop(
+        name,
+        _max_pool,
+        ("input", "indices"),
+        (_max_pool_grad, None),
+        backward_name=backward_name,
+        jvp=lambda t_input, indices, kernel: gather_at(t_input, indices, len(kernel)),
+    )
+
+
+MAX_POOL2D = _max_pool_record("max_pool2d", "MaxPool2DWithIndicesBackward0")
+MAX_POOL3D = _max_pool_record("max_pool3d", "MaxPool3DWithIndicesBackward0")
+MAX_POOL_BACKWARD = defop(
+    "max_pool_backward",
+    _max_pool_scatter,
+    ("grad", "indices"),
+    (lambda g, indices, input_size: gather_at(g, indices, len(input_size)), None),
+    jvp="linear",
+)
+
+
+def avg_pool_divisor(size, kernel, stride, padding, out, count_include_pad, divisor_override,
+                     dtype):
+    """1 / (the number of elements each window averages), as an array of the pooled shape."""
+    if divisor_override:
+        return xp.full(out, 1.0 / divisor_override, dtype=dtype)
+    total = xp.ones((), dtype=xp.float64)
+    for n, k, s, p, o in zip(size, kernel, stride, padding, out):
+        start = xp.arange(o) * s - p
+        end = xp.minimum(start + k, n + p)
+        count = end - start if count_include_pad else (
+            xp.minimum(end, n) - xp.maximum(start, 0))
+        total = xp.multiply.outer(total, count)
+    return (1.0 / total).astype(dtype)
+
+
+def _avg_pool(input, kernel, stride, padding, out, scale):
+    ones = (1,) * len(kernel)
+    padded, _ = _pool_pad(input, kernel, stride, padding, ones, out, 0.0)
+    total = None
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        view = _offset_view(padded, offset, stride, ones, out)
+        if total is None:
+            total = view.copy()
+        else:
+            total += view
+    total *= scale
+    return total
+
+
+def _avg_pool_backward(grad, kernel, stride, padding, scale, input_size):
+    nd = len(kernel)
+    lead = grad.shape[: grad.ndim - nd]
+    out = grad.shape[grad.ndim - nd:]
+    g = (grad * scale).reshape((math.prod(lead), 1) + tuple(out))
+    pairs = tuple((p, 0) for p in padding)
+    image = col2im(lambda offset: xp.moveaxis(g, 1, -1), g.shape[0], 1, kernel, stride,
+                   (1,) * nd, out, pairs, input_size, grad.dtype)
+    return image.reshape(lead + tuple(input_size))
+
+
+def _avg_pool_record(name: str, backward_name: str):
+    return defop(
+        name,
+        _avg_pool,
+        ("input",),
+        (
+            lambda g, input_shape, kernel, stride, padding, scale: apply(
+                AVG_POOL_BACKWARD, g, kernel=kernel, stride=stride, padding=padding,
+                scale=scale, input_size=input_shape[-len(kernel):],
+            ),
+        ),
+        backward_name=backward_name,
+        jvp="linear",
+    )
+
+
+# Average pooling and its VJP are each other's adjoints (both linear).
+AVG_POOL2D = _avg_pool_record("avg_pool2d", "AvgPool2DBackward0")
+AVG_POOL3D = _avg_pool_record("avg_pool3d", "AvgPool3DBackward0")
+AVG_POOL_BACKWARD = defop(
+    "avg_pool_backward",
+    _avg_pool_backward,
+    ("grad",),
+    (
+        lambda g, kernel, stride, padding, scale: apply(
+            AVG_POOL2D, g, kernel=kernel, stride=stride, padding=padding,
+            out=scale.shape, scale=scale,
+        ),
+    ),
+    jvp="linear",
+)
+
+
+# ---- public functions ---------------------------------------------------------------------------
+
+
+def _pool_geometry(input, nd, kernel_size, stride, padding, dilation, ceil_mode, name):
+    if input.ndim not in (nd + 1, nd + 2) or input.numel() == 0:
+        raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for "
+                           "input")
+    kernel = ntuple(kernel_size, nd, name)
+    stride = kernel if stride is None or stride == [] or stride == () else ntuple(stride, nd,
+                                                                                  name)
+    padding = ntuple(padding, nd, name)
+    dilation = ntuple(dilation, nd, name)
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("stride should be greater than zero")
+    for k, p, d in zip(kernel, padding, dilation):
+        if p > ((k - 1) * d + 1) // 2:
+            raise RuntimeError("pad should be at most half of effective kernel size, but got "
+                               f"pad={p}, kernel_size={k} and dilation={d}")
+    size = input.shape[-nd:]
+    out = tuple(pool_out_size(n, k, s, p, d, ceil_mode)
+                for n, k, s, p, d in zip(size, kernel, stride, padding, dilation))
+    if any(o < 1 for o in out):
+        channels = input.shape[-nd - 1]
+        raise RuntimeError(
+            f"Given input size: ({'x'.join(map(str, (channels,) + tuple(size)))}). Calculated "
+            f"output size: ({'x'.join(map(str, (channels,) + out))}). Output size is too small")
+    return kernel, stride, padding, dilation, out
+
+
+def _max_pool_nd(input, nd, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                 name):
+    kernel, stride, padding, dilation, out = _pool_geometry(
+        input, nd, kernel_size, stride, padding, dilation, ceil_mode, name)
+    indices = const(max_pool_indices(input._data, kernel, stride, padding, dilation, out))
+    disjoint = all(s >= (k - 1) * d + 1 for k, s, d in zip(kernel, stride, dilation))
+    record = MAX_POOL3D if nd == 3 else MAX_POOL2D
+    result = apply(record, input, indices, kernel=kernel, stride=stride, padding=padding,
+                   dilation=dilation, out=out, disjoint=disjoint)
+    return (result, indices) if return_indices else result
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max over sliding windows of the last dim; ties go to the first maximum."""
+    if input.ndim not in (2, 3) or input.numel() == 0:
+        raise RuntimeError("max_pool1d() Expected 2D or 3D input tensor, but got "
+                           f"{list(input.shape)}")
+    stride = kernel_size if stride is None or stride == [] else stride
+    out = _max_pool_nd(input.unsqueeze(-2), 2, (1, ntuple(kernel_size, 1, "max_pool1d")[0]),
+                       (1, ntuple(stride, 1, "max_pool1d")[0]),
+                       (0, ntuple(padding, 1, "max_pool1d")[0]),
+                       (1, ntuple(dilation, 1, "max_pool1d")[0]), ceil_mode, return_indices,
+                       "max_pool1d")
+    if return_indices:
+        return out[0].squeeze(-2), out[1].squeeze(-2)
+    return out.squeeze(-2)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max over sliding 2-D windows; ties go to the first maximum."""
+    return _max_pool_nd(input, 2, kernel_size, stride, padding, dilation, ceil_mode,
+                        return_indices, "max_pool2d")
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max over sliding 3-D windows; ties go to the first maximum."""
+    return _max_pool_nd(input, 3, kernel_size, stride, padding, dilation, ceil_mode,
+                        return_indices, "max_pool3d")
+
+
+def _avg_pool_nd(input, nd, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                 divisor_override, name):
+    check_float(input, name)
+    kernel, stride, padding, _, out = _pool_geometry(input, nd, kernel_size, stride, padding, 1,
+                                                     ceil_mode, name)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    scale = avg_pool_divisor(input.shape[-nd:], kernel, stride, padding, out, count_include_pad,
+                             divisor_override, input._data.dtype)
+    record = AVG_POOL3D if nd == 3 else AVG_POOL2D
+    return apply(record, input, kernel=kernel, stride=stride, padding=padding, out=out,
+                 scale=scale)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True) -> Tensor:
+    """Mean over sliding windows of the last dim."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"avg_pool1d() Expected 2D or 3D input tensor, but got "
+                           f"{list(input.shape)}")
+    stride = kernel_size if stride is None or stride == [] else stride
+    out = _avg_pool_nd(input.unsqueeze(-2), 2, (1, ntuple(kernel_size, 1, "avg_pool1d")[0]),
+                       (1, ntuple(stride, 1, "avg_pool1d")[0]),
+                       (0, ntuple(padding, 1, "avg_pool1d")[0]), ceil_mode, count_include_pad,
+                       None, "avg_pool1d")
+    return out.squeeze(-2)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None) -> Tensor:
+    """Mean over sliding 2-D windows."""
+    return _avg_pool_nd(input, 2, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                        divisor_override, "avg_pool2d")
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None) -> Tensor:
+    """Mean over sliding 3-D windows."""
+    return _avg_pool_nd(input, 3, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                        divisor_override, "avg_pool3d")
+
+
+def _adaptive_matrix(size: int, out: int, dtype):
+    """The (out, size) matrix averaging PyTorch's adaptive windows
+    [floor(i * size / out), ceil((i + 1) * size / out))."""
+    m = xp.zeros((out, size), dtype=xp.float64)
+    for i in range(out):
+        start = (i * size) // out
+        end = -((-(i + 1) * size) // out)
+        m[i, start:end] = 1.0 / (end - start)
+    return m.astype(dtype)
+
+
+def along(x: Tensor, axis: int, matrix) -> Tensor:
+    """Apply an (out, size) matrix along one axis of x."""
+    m = const(matrix)
+    if axis == x.ndim - 1:
+        return x @ m.mT
+    if axis == x.ndim - 2:
+        return m @ x
+    return (x.transpose(axis, -1) @ m.mT).transpose(axis, -1)
+
+
+def adaptive_avg_pool_nd(input, output_size, nd, name):
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
+                           f"{list(input.shape)}")
+    check_float(input, name)
+    if not isinstance(output_size, (tuple, list)):
+        output_size = (output_size,) * nd
+    size = input.shape[-nd:]
+    out = tuple(n if o is None else int(o) for n, o in zip(size, output_size))
+    if all(o == 1 for o in out):
+        return input.mean(tuple(range(-nd, 0)), keepdim=True)
+    result = input
+    for i, (n, o) in enumerate(zip(size, out)):
+        if n != o:
+            result = along(result, input.ndim - nd + i, _adaptive_matrix(n, o, input._data.dtype))
+    return result if result is not input else input.clone()
+
+
+def adaptive_avg_pool1d(input, output_size) -> Tensor:
+    """Mean pooling of the last dim to ``output_size`` positions."""
+    return adaptive_avg_pool_nd(input, output_size, 1, "adaptive_avg_pool1d")
+
+
+def adaptive_avg_pool2d(input, output_size) -> Tensor:
+    """Mean pooling of the last two dims to ``output_size``."""
+    return adaptive_avg_pool_nd(input, output_size, 2, "adaptive_avg_pool2d")
+
+
+def adaptive_avg_pool3d(input, output_size) -> Tensor:
+    """Mean pooling of the last three dims to ``output_size``."""
+    return adaptive_avg_pool_nd(input, output_size, 3, "adaptive_avg_pool3d")
+
+
+def _torch_max_pool(fn):
+    def pool(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+        return fn(input, kernel_size, stride or None, padding, dilation, ceil_mode)
+
+    pool.__name__ = fn.__name__
+    pool.__doc__ = fn.__doc__
+    return pool
+
+
+FUNCTIONS = {
+    "max_pool1d": _torch_max_pool(max_pool1d),
+    "max_pool2d": _torch_max_pool(max_pool2d),
+    "max_pool3d": _torch_max_pool(max_pool3d),
+    "avg_pool1d": avg_pool1d,
+    "adaptive_avg_pool1d": adaptive_avg_pool1d,
+}
+METHODS: dict = {}
