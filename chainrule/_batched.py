@@ -12,6 +12,7 @@ outside it.
 from __future__ import annotations
 
 from ._backend import xp
+from ._shapes import size_tuple
 from .tensor import Tensor
 
 __all__ = ["BatchedTensor", "batched", "state"]
@@ -71,7 +72,21 @@ class BatchedTensor(Tensor):
     def item(self):
         raise RuntimeError(_ITEM)
 
-    _scalar = item
+    def _scalar(self, *args):
+        raise RuntimeError(_ITEM)
+
+    # Made from a batched tensor, a new tensor is batched too (PyTorch's rule).
+    def new_zeros(self, *size, dtype=None) -> BatchedTensor:
+        return batched(self._value.new_zeros((len(self._value),) + size_tuple(size), dtype=dtype),
+                       self._level)
+
+    def new_ones(self, *size, dtype=None) -> BatchedTensor:
+        return batched(self._value.new_ones((len(self._value),) + size_tuple(size), dtype=dtype),
+                       self._level)
+
+    def new_full(self, size, fill_value, *, dtype=None) -> BatchedTensor:
+        return batched(self._value.new_full((len(self._value),) + tuple(size), fill_value,
+                                            dtype=dtype), self._level)
 
     def tolist(self):
         raise RuntimeError(_ITEM)

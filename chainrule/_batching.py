@@ -9,19 +9,22 @@ others, so transforms inside the vmap see ordinary tensors.
 A batching rule is ``rule(op, args, batched, size, params) -> outputs`` with ``batched[i]``
 telling whether ``args[i]`` carries the batch in dim 0; it returns batch-first outputs. The
 shortcuts are ``"elementwise"`` (line the batch up in front and broadcast), ``batch_dims(...)``
-(shift the named dim parameters past the batch) and ``fallback`` (run each example, stack).
+(shift the named dim parameters past the batch), ``leading_dims(...)`` (ops that loop over
+leading dims, as NumPy's linalg: line those up) and ``fallback`` (run each example, stack).
 """
 
 from __future__ import annotations
 
 import warnings
 
+from ._backend import xp
 from ._batched import BatchedTensor, batched, state
 from .autograd.grad_mode import state as grad_state
 from .tensor import Tensor
 
 __all__ = ["batched_apply", "batched_inplace", "elementwise", "batch_dims", "fallback",
-           "materialize", "logical_ndim", "find_level", "rule_kind"]
+           "materialize", "logical_ndim", "find_level", "rule_kind", "leading_dims",
+           "pad_leading", "physical"]
 
 apply = None  # set by _dispatch (it calls into this module, and this module calls it back)
 ops: dict = {}  # ops the generic rules need (stack), registered by the op layer
@@ -133,6 +136,35 @@ def batch_dims(*names: str, all_dims: str | None = None):
     return rule
 
 
+def leading_dims(*core: int):
+    """A rule for ops that loop over leading dims and broadcast them (NumPy's linalg, matmul):
+    input ``i`` has ``core[i]`` trailing dims of its own. Batched inputs get unit dims after the
+    batch so that the leading dims line up; unbatched ones broadcast as they are."""
+
+    def rule(op, args, flags, size, params):
+        return apply(op, *pad_leading(args, flags, core), **params)
+
+    rule.kind = "leading dims"
+    return rule
+
+
+def pad_leading(args, flags, core) -> list:
+    """``args`` with unit dims after the batch of the batched ones, so that every tensor has as
+    many leading dims (those before its ``core`` trailing dims) as the one with the most."""
+    lead = max(logical_ndim(a, f) - c for a, f, c in zip(args, flags, core)
+               if isinstance(a, Tensor))
+    return [_pad(a, lead + c) if f else a for a, f, c in zip(args, flags, core)]
+
+
+def physical(x):
+    """The array behind ``x`` with the batch of every vmap level in front (``_data`` itself for
+    an ordinary tensor). Only for checks that must hold for every example at once, such as a
+    fast path taken when no element is zero; never for values."""
+    while type(x) is BatchedTensor:
+        x = x._value
+    return x._data
+
+
 _warned: set = set()
 
 
@@ -144,14 +176,14 @@ def fallback(op, args: list, flags: list, size: int, params: dict, level: int = 
             f"There is a performance drop because we have not yet implemented the batching rule "
             f"for {op.name}. Please file us an issue on GitHub so that we can prioritize its "
             f"implementation.", UserWarning, stacklevel=4)
-    stack = ops["stack"]
+    stack = ops["stack_fn"]  # the n-ary stack: every example gets its gradient
     results = []
     for b in range(size):
         args_b = [a[b] if f else a for a, f in zip(args, flags)]
         params_b = {k: _select_param(v, b, level) for k, v in params.items()}
         out = apply(op, *args_b, **params_b)
         results.append(out if type(out) is tuple else (out,))
-    outs = tuple(apply(stack, *column, dim=0) for column in zip(*results))
+    outs = tuple(stack(list(column), dim=0) for column in zip(*results))
     return outs if op.n_outputs > 1 else outs[0]
 
 
@@ -178,20 +210,22 @@ def rule_kind(op) -> str:
 
 
 INPLACE_ERROR = (
-    "vmap: {name}_(self, *extra_args) is not possible because there exists a Tensor `other` in "
+    "vmap: {name}(self, *extra_args) is not possible because there exists a Tensor `other` in "
     "extra_args that has more elements than `self`. This happened due to `other` being vmapped "
-    "over but `self` not being vmapped over in a vmap. Please try to use out-of-place operators "
-    "instead of inplace arithmetic. If said operator is being called inside the PyTorch "
-    "framework, please file a bug report instead.")
+    "over but `self` not being vmapped over {where}. Please try to use out-of-place operators "
+    "instead of {name}. If said operator is being called inside the PyTorch framework, please "
+    "file a bug report instead.")
 
 
 def batched_inplace(op, target, args: tuple, params: dict, level: int, inplace, commit):
     """``target.op_(*args)`` under vmap: the write goes into the batched value."""
     if not (type(target) is BatchedTensor and target._level == level):
-        raise RuntimeError(INPLACE_ERROR.format(name=op.name))
-    if (target._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)) \
-            and grad_state.enabled:
-        new = apply(op, target, *args, **params)  # recorded at this level, then written back
+        raise _inplace_error(op, target, args, level)
+    view = target._extra.get("view") if target._extra else None
+    if view is not None or (target._requires_grad or any(
+            isinstance(a, Tensor) and a._requires_grad for a in args)) and grad_state.enabled:
+        # Recorded at this level (and written through to a view's base), then written back.
+        new = apply(op, target, *args, **params)
         commit(target, new, op)
         return target
     value = target._value
@@ -207,3 +241,24 @@ def batched_inplace(op, target, args: tuple, params: dict, level: int, inplace, 
     target._version[0] += 1
     return target
 
+
+
+# PyTorch words the error by how it batches the op: a broadcast check, its pointwise rule, or
+# the generic fallback naming the aten op.
+_BROADCAST_CHECKED = ("add", "atan2")
+_ARITHMETIC = ("sub", "mul", "div", "copy", "masked_fill")
+
+
+def _inplace_error(op, target, args: tuple, level: int) -> RuntimeError:
+    name = op.name
+    for overload in ("_tensor", "_scalar_self", "_scalar"):  # one aten name for the overloads
+        name = name.removesuffix(overload)
+    if name in _BROADCAST_CHECKED:
+        size = state.sizes[level - 1]
+        shape = xp.broadcast_shapes(*[tuple(a.shape) for a in (target,) + args
+                                      if isinstance(a, Tensor)])
+        return RuntimeError(f"output with shape {list(target.shape)} doesn't match the broadcast "
+                            f"shape {[size, *shape]}")
+    if name in _ARITHMETIC:
+        return RuntimeError(INPLACE_ERROR.format(name="inplace arithmetic", where="in a vmap"))
+    return RuntimeError(INPLACE_ERROR.format(name=f"aten::{name}_", where=f"at level {level}"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from ._backend import as_dtype, get_default_dtype, xp
-from ._batched import batched
+from ._batched import BatchedTensor, batched
 from ._batched import state as vmap_state
 from ._shapes import size_tuple
 from .tensor import Tensor
@@ -294,6 +294,8 @@ def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:
 
 def _like(factory):
     def like(input, *, dtype=None, device=None, requires_grad: bool = False, **kwargs):
+        if type(input) is BatchedTensor and factory not in (rand, randn):
+            return _batched_like(like, input, dtype, requires_grad, **kwargs)
         return factory(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
                        **kwargs)
 
@@ -312,7 +314,16 @@ randn_like = _like(randn)
 def full_like(input, fill_value, *, dtype=None, device=None,
               requires_grad: bool = False) -> Tensor:
     """A tensor like ``input`` filled with ``fill_value``."""
+    if type(input) is BatchedTensor:
+        return _batched_like(full_like, input, dtype, requires_grad, fill_value=fill_value)
     return full(input.shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def _batched_like(like, input, dtype, requires_grad: bool, **kwargs) -> Tensor:
+    """Under vmap, a tensor made like a batched one is batched too (PyTorch's rule), so writing
+    an example's values into it works."""
+    out = batched(like(input._value, dtype=dtype or input.dtype, **kwargs), input._level)
+    return out.requires_grad_() if requires_grad else out
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, device=None) -> Tensor:

@@ -161,6 +161,10 @@ def _apply_batched(op, inputs: tuple, params: dict, level: int):
             source._version = [0]
         results[0]._version = source._version
         results[0]._requires_grad = source._requires_grad
+        # A view whatever the rule made of the values: writes into it go to the base.
+        root_view = source._extra.get("view") if source._extra else None
+        root, steps = root_view if root_view else (source, ())
+        results[0]._extra_dict()["view"] = (root, steps + ((op, params),))
     if top > base:
         _forward(op, inputs, params, results, base + 1)
     if state.enabled and op.differentiable and any(
@@ -370,10 +374,9 @@ def apply_inplace(op, target: Tensor, *args, **params) -> Tensor:
 def commit(target: Tensor, new: Tensor, op) -> None:
     """Make ``target`` hold ``new``'s values and history, through its base if it is a view."""
     view = target._extra.get("view") if target._extra else None
-    if type(target) is BatchedTensor:
+    if view is None and type(target) is BatchedTensor:
         # The values go into the batched storage; the history moves to the wrapper.
         apply_inplace(_batching.ops["copy"], target._value, new._value)
-        view = None
     elif view is None:
         _write(target, new._data, op)
     if view is None:
@@ -385,7 +388,10 @@ def commit(target: Tensor, new: Tensor, op) -> None:
         return
     root, steps = view
     new_root = apply(_batching.ops["view_scatter"], root, new, steps=steps)
-    _write(root, new_root._data, op)
+    if type(root) is BatchedTensor:
+        apply_inplace(_batching.ops["copy"], root._value, new_root._value)
+    else:
+        _write(root, new_root._data, op)
     bump_version(root)
     root.grad_fn, root._output_nr = new_root.grad_fn, new_root._output_nr
     root._requires_grad = new_root._requires_grad
@@ -394,6 +400,8 @@ def commit(target: Tensor, new: Tensor, op) -> None:
         replay = apply(step_op, replay, **step_params)
     target.grad_fn, target._output_nr = replay.grad_fn, replay._output_nr
     target._requires_grad = replay._requires_grad
+    if type(target) is BatchedTensor:
+        target._value = replay._value  # a rule may have copied rather than viewed the base
     if forward_state.level:
         copy_tangents(new_root, root)
         copy_tangents(replay, target)

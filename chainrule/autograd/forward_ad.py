@@ -121,7 +121,8 @@ def make_dual(tensor, tangent, *, level: int | None = None):
                            f"size {list(tensor.shape)} while the given forward gradient is of "
                            f"size {list(tangent.shape)}.")
     if not tensor.is_floating_point():
-        raise ValueError(f"make_dual: expected a floating point primal, got {tensor.dtype}")
+        raise ValueError(f"Expected primal to be floating point or complex, but got: "
+                         f"{tensor.dtype}")
     key = state.level if level is None else level + 1
     dual = tensor.view_as(tensor)
     set_tangent(dual, tangent if tangent.dtype == tensor.dtype else tangent.to(tensor.dtype), key)

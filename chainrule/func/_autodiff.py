@@ -6,6 +6,8 @@ mixes a nested level's perturbation with an outer one; the backward keeps its gr
 outer level or a tensor from outside the call can still use it. ``jvp`` opens a forward-mode
 dual level of its own; levels nest, each rule runs with the levels from its own on hidden.
 Jacobians push a whole basis through one ``vjp``/``jvp`` under ``vmap``.
+
+The checks and their messages follow torch/_functorch/eager_transforms.py.
 """
 
 from __future__ import annotations
@@ -13,14 +15,15 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+from .._backend import xp
 from .._batched import BatchedTensor, batched
 from .._creation import zeros
 from ..autograd import forward_ad as fwad
 from ..autograd._backward import grad as autograd_grad
-from ..autograd.grad_mode import enable_grad
+from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..autograd.graph import AccumulateGrad, next_seq
 from ..tensor import Tensor
-from ._pytree import tree_flatten, tree_unflatten
+from ._pytree import tree_flatten, tree_unflatten, treespec_pprint
 from ._vmap import vmap
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian"]
@@ -32,13 +35,76 @@ class _Levels:
 
 levels = _Levels()
 
+_JVP = "jvp(f, primals, tangents)"
 
-# ---- shared pieces ----------------------------------------------------------------------------
+
+# ---- arguments --------------------------------------------------------------------------------
+
+def _slice_argnums(args: tuple, argnums) -> tuple:
+    """The positions ``argnums`` names (wrapped, checked); PyTorch's errors for bad ones."""
+    if not isinstance(argnums, (int, tuple)):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    n = len(args)
+    wrapped = []
+    for a in nums:
+        if not isinstance(a, int):
+            raise RuntimeError(f"argnum must be int, got: {type(a)}")
+        if not -n <= a < n:
+            raise RuntimeError(f"Got argnum={a}, but only {n} positional inputs")
+        wrapped.append(a % n)
+    if isinstance(argnums, tuple):
+        if not wrapped:
+            raise RuntimeError("argnums must be non-empty")
+        if len(set(wrapped)) != len(wrapped):
+            raise RuntimeError(f"argnums elements must be unique, got {tuple(wrapped)}")
+    return tuple(wrapped)
+
+
+def _split_aux(out, has_aux: bool, api: str):
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise RuntimeError(f"{api}: output of function f should be a tuple: (output, aux) if "
+                           f"has_aux is True")
+    return out
+
+
+def _check_aux(aux):
+    """Auxiliary outputs must be tensors (in any pytree), as in PyTorch."""
+    leaves, spec = tree_flatten(aux)
+    for x in leaves:
+        if not isinstance(x, Tensor):
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(x)}")
+    return aux
+
+
+def _check_outputs(flat: list, api: str) -> None:
+    if not flat or (len(flat) == 1 and flat[0] is None):
+        raise RuntimeError(f"{api}: Expected f to be a function that has non-empty output (got "
+                           f"output = {flat})")
+    for o in flat:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(f"{api}: expected f(*primals) to return only tensors, got "
+                               f"unsupported type {type(o)}")
+
+
+def _error_if_complex(api: str, tree, is_input: bool) -> None:
+    for i, x in enumerate(tree_flatten(tree)[0]):
+        if isinstance(x, Tensor) and x.dtype.is_complex:
+            kind = "inputs" if is_input else "outputs"
+            raise RuntimeError(f"{api}: Expected all {kind} to be real but received complex "
+                               f"tensor at flattened input idx: {i}")
+
+
+# ---- the reverse level ------------------------------------------------------------------------
 
 def _target(x):
     """A fresh tensor to differentiate with respect to: x's values and history, x's identity not."""
     if not isinstance(x, Tensor):
-        raise RuntimeError(f"Expected the argument to differentiate to be a Tensor, got {type(x)}")
+        raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+    if x._data.dtype.kind not in "fc":
+        raise RuntimeError("only Tensors of floating point dtype can require gradients")
     if x._requires_grad:
         return x.view_as(x)
     if type(x) is BatchedTensor:
@@ -82,30 +148,11 @@ def _strip(x):
     return t
 
 
-def _argnums(args: tuple, argnums, where: str) -> tuple:
-    if isinstance(argnums, int):
-        nums = (argnums,)
-    elif isinstance(argnums, tuple) and argnums and all(isinstance(a, int) for a in argnums):
-        nums = argnums
-    else:
-        raise RuntimeError(f"{where}: Expected argnums to be int or Tuple[int, ...], got: "
-                           f"{argnums}")
-    n = len(args)
-    for a in nums:
-        if not -n <= a < n:
-            raise RuntimeError(f"Got argnums={a}, but only {n} positional inputs")
-    if len({a % n for a in nums}) != len(nums):
-        raise RuntimeError(f"{where}: argnums must be unique, got {argnums}")
-    return tuple(a % n for a in nums)
-
-
-def _split_aux(out, has_aux: bool, where: str):
-    if not has_aux:
-        return out, None
-    if not (isinstance(out, tuple) and len(out) == 2):
-        raise RuntimeError(f"{where}: output of function f should be a tuple: (output, aux) if "
-                           f"has_aux is True")
-    return out
+def _strip_tree(tree, keep: bool):
+    if keep:
+        return tree
+    leaves, spec = tree_flatten(tree)
+    return tree_unflatten([_strip(x) for x in leaves], spec)
 
 
 class _Call:
@@ -114,9 +161,12 @@ class _Call:
     def __init__(self, func, args: tuple, kwargs: dict, nums: tuple) -> None:
         self.start = next_seq()
         args = list(args)
-        self.targets = []
+        self.targets: list = []
         for i in nums:
-            args[i] = _tree_map_targets(args[i], self.targets)
+            leaves, spec = tree_flatten(args[i])
+            new = [_target(x) for x in leaves]
+            self.targets.extend(new)
+            args[i] = tree_unflatten(new, spec)
         self.ours = {id(t) for t in self.targets if t.grad_fn is None}
         self.diff = tuple(args[i] for i in nums)
         self.depth = levels.reverse
@@ -132,23 +182,33 @@ class _Call:
                 or any(isinstance(t, Tensor) and t._requires_grad for t in extra)
                 or _reaches_outside(outputs, self.ours, self.start))
 
-    def backward(self, outputs: list, cotangents, keep: bool) -> list:
+    def backward(self, outputs: list, cotangents, keep: bool, retain: bool = True) -> list:
+        """Gradients for every target (zeros where an output does not reach it)."""
+        pairs = [(o, c) for o, c in zip(outputs, cotangents or [None] * len(outputs))
+                 if o._requires_grad]
+        if not pairs:
+            return [_zeros_like(t) for t in self.targets]
+        outs = [p[0] for p in pairs]
+        cts = None if cotangents is None else [p[1] for p in pairs]
         with enable_grad():
-            grads = autograd_grad(outputs, self.targets, cotangents, retain_graph=True,
+            grads = autograd_grad(outs, self.targets, cts, retain_graph=retain or keep,
                                   create_graph=keep, allow_unused=True)
-        return [g if g is not None else _zeros_like(t) for g, t in zip(grads, self.targets)]
-
-
-def _tree_map_targets(tree, targets: list):
-    leaves, spec = tree_flatten(tree)
-    new = [_target(x) for x in leaves]
-    targets.extend(new)
-    return tree_unflatten(new, spec)
+        grads = [g if g is not None else _zeros_like(t) for g, t in zip(grads, self.targets)]
+        return grads if keep else [_strip(g) for g in grads]
 
 
 def _zeros_like(t):
-    z = zeros(*t.shape, dtype=t.dtype)
-    return z
+    return zeros(*t.shape, dtype=t.dtype)
+
+
+def _regroup(flat: list, diff: tuple, argnums):
+    """Flat per-leaf values back into the structure of the differentiated arguments."""
+    out = []
+    it = iter(flat)
+    for arg in diff:
+        leaves, spec = tree_flatten(arg)
+        out.append(tree_unflatten([next(it) for _ in leaves], spec))
+    return out[0] if isinstance(argnums, int) else tuple(out)
 
 
 # ---- grad -------------------------------------------------------------------------------------
@@ -158,29 +218,22 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        where = "grad_and_value(f)(*args)"
-        nums = _argnums(args, argnums, where)
-        call = _Call(func, args, kwargs, nums)
-        output, aux = _split_aux(call.output, has_aux, where)
+        api = "grad_and_value(f)(*args)"
+        call = _Call(func, args, kwargs, _slice_argnums(args, argnums))
+        output, aux = _split_aux(call.output, has_aux, api)
         if not isinstance(output, Tensor):
-            raise RuntimeError(f"{where}: Expected f(*args) to return a Tensor, got "
-                               f"{type(output)}")
+            raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got {type(output)}")
         if output.dim() != 0:
-            raise RuntimeError(f"{where}: Expected f(*args) to return a scalar Tensor, got tensor "
+            raise RuntimeError(f"{api}: Expected f(*args) to return a scalar Tensor, got tensor "
                                f"with {output.dim()} dims. Maybe you wanted to use the vjp or "
                                f"jacrev APIs instead?")
         keep = call.keep_graph([output])
-        if not output._requires_grad:
-            grads = [_zeros_like(t) for t in call.targets]
-        else:
-            grads = call.backward([output], None, keep)
-        if not keep:
-            output = _strip(output)
-            grads = [_strip(g) for g in grads]
-            aux = _strip_tree(aux)
+        grads = call.backward([output], None, keep)
+        output = _strip_tree(output, keep)
         result = _regroup(grads, call.diff, argnums)
-        value = (output, aux) if has_aux else output
-        return result, value
+        if has_aux:
+            return result, (output, _strip_tree(_check_aux(aux), keep))
+        return result, output
 
     return wrapper
 
@@ -197,106 +250,93 @@ def grad(func: Callable, argnums=0, has_aux: bool = False) -> Callable:
     return wrapper
 
 
-def _strip_tree(tree):
-    if tree is None:
-        return None
-    leaves, spec = tree_flatten(tree)
-    return tree_unflatten([_strip(x) for x in leaves], spec)
-
-
-def _regroup(flat: list, diff: tuple, argnums):
-    """Flat gradients back into the structure of the differentiated arguments."""
-    out = []
-    it = iter(flat)
-    for arg in diff:
-        leaves, spec = tree_flatten(arg)
-        out.append(tree_unflatten([next(it) for _ in leaves], spec))
-    return out[0] if isinstance(argnums, int) else tuple(out)
-
-
 # ---- vjp --------------------------------------------------------------------------------------
 
 def vjp(func: Callable, *primals, has_aux: bool = False):
     """``(func(*primals), vjp_fn)``; ``vjp_fn(cotangents)`` gives the vector-Jacobian products
     for every primal (``(output, vjp_fn, aux)`` with ``has_aux``)."""
-    call = _Call(func, primals, {}, tuple(range(len(primals))))
-    output, aux = _split_aux(call.output, has_aux, "vjp(f, *primals)")
+    return _vjp(func, primals, None, has_aux)
+
+
+def _vjp(func, primals: tuple, argnums, has_aux: bool):
+    """vjp with respect to the primals at ``argnums`` (all when None)."""
+    nums = tuple(range(len(primals))) if argnums is None else _slice_argnums(primals, argnums)
+    call = _Call(func, primals, {}, nums)
+    api = "vjp(f, *primals)"
+    output, aux = _split_aux(call.output, has_aux, api)
+    if has_aux:
+        _check_aux(aux)
     flat_out, out_spec = tree_flatten(output)
+    _check_outputs(flat_out, api)
     for o in flat_out:
-        if not isinstance(o, Tensor):
-            raise RuntimeError(f"vjp(f, *primals): Expected f to be a function that has "
-                               f"non-empty output with only Tensor outputs, got {type(o)}")
+        if o._data.dtype.kind not in "fc":
+            raise RuntimeError(f"vjp(f, ...): All outputs of f must be floating-point or complex "
+                               f"Tensors, got Tensor with dtype {o.dtype}")
     keep_out = call.keep_graph(flat_out)
 
-    def vjp_fn(*cotangents, retain_graph: bool = True, create_graph: bool | None = None):
-        tree = cotangents[0] if len(cotangents) == 1 else cotangents
-        flat_ct, ct_spec = tree_flatten(tree)
-        if ct_spec != out_spec and not (len(flat_ct) == len(flat_out) == 1):
+    def vjp_fn(cotangents, retain_graph: bool = True, create_graph: bool | None = None):
+        if create_graph is None:
+            create_graph = is_grad_enabled()
+        flat_ct, ct_spec = tree_flatten(cotangents)
+        if ct_spec != out_spec:
             raise RuntimeError(f"Expected pytree structure of cotangents to be the same as pytree "
-                               f"structure of outputs to the function. cotangents: {ct_spec}, "
-                               f"primal output: {out_spec}")
-        for c, o in zip(flat_ct, flat_out):
-            if tuple(c.shape) != tuple(o.shape):
-                raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
-                                   f"{tuple(c.shape)} and output[0] has a shape of "
-                                   f"{tuple(o.shape)}.")
-        keep = keep_out or call.keep_graph(flat_out, flat_ct)
-        pairs = [(o, c) for o, c in zip(flat_out, flat_ct) if o._requires_grad]
-        if pairs:
-            grads = call.backward([p[0] for p in pairs], [p[1] for p in pairs], keep)
-        else:
-            grads = [_zeros_like(t) for t in call.targets]
-        if not keep:
-            grads = [_strip(g) for g in grads]
-        return tuple(_regroup(grads, call.diff, tuple(range(len(primals)))))
+                               f"structure of outputs to the function. cotangents: "
+                               f"{treespec_pprint(ct_spec)}, primal output: "
+                               f"{treespec_pprint(out_spec)}")
+        keep = create_graph and (keep_out or call.keep_graph(flat_out, flat_ct))
+        grads = call.backward(flat_out, flat_ct, keep, retain_graph)
+        if argnums is None:
+            return tuple(_regroup(grads, call.diff, nums))
+        return _regroup(grads, call.diff, argnums)
 
-    if not keep_out:
-        output = tree_unflatten([_strip(o) for o in flat_out], out_spec)
-        aux = _strip_tree(aux)
-    return (output, vjp_fn, aux) if has_aux else (output, vjp_fn)
+    output = _strip_tree(output, keep_out)
+    if has_aux:
+        return output, vjp_fn, _strip_tree(aux, keep_out)
+    return output, vjp_fn
 
 
 # ---- jvp --------------------------------------------------------------------------------------
 
 def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: bool = False):
     """``(func(*primals), J @ tangents)`` by forward-mode AD at a dual level of its own."""
-    for name, value in (("primals", primals), ("tangents", tangents)):
-        if not isinstance(value, (tuple, list)):
-            raise RuntimeError(f"jvp(f, primals, tangents): Expected {name} to be a tuple. E.g. "
-                               f"it should be valid to call f(*{name}).")
-    flat_p, p_spec = tree_flatten(tuple(primals))
-    flat_t, t_spec = tree_flatten(tuple(tangents))
+    if not isinstance(primals, tuple):
+        raise RuntimeError(f"{_JVP}: Expected primals to be a tuple. E.g. it should be valid to "
+                           f"call f(*primals).")
+    flat_p, p_spec = tree_flatten(primals)
+    flat_t, t_spec = tree_flatten(tangents)
     if p_spec != t_spec:
-        raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the "
-                           f"same python structure. For example, if primals is a tuple of 3 "
-                           f"tensors, tangents also must be. Got primals with structure {p_spec} "
-                           f"and tangents with structure {t_spec}")
-    for p, t in zip(flat_p, flat_t):
-        if not isinstance(p, Tensor) or not isinstance(t, Tensor):
-            raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to only "
-                               "contain Tensors")
-        if tuple(p.shape) != tuple(t.shape):
-            raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have "
-                               f"the same shape, got {tuple(p.shape)} and {tuple(t.shape)}")
+        raise RuntimeError(f"{_JVP}: Expected primals and tangents to have the same python "
+                           f"structure. For example, if primals is a tuple of 3 tensors, tangents "
+                           f"also must be. Got primals with structure {p_spec} and tangents with "
+                           f"structure {t_spec}")
+    for name, flat in (("primals", flat_p), ("tangents", flat_t)):
+        if not flat:
+            raise RuntimeError(f"{_JVP}: Expected {name} to contain at least one Tensor.")
+        for x in flat:
+            if not isinstance(x, Tensor):
+                raise RuntimeError(f"{_JVP}: Expected {name} to only contain Tensors, got "
+                                   f"{type(x)}")
     fwad.state.nesting += 1
     fwad._enter()
     try:
         duals = [fwad.make_dual(p, t) for p, t in zip(flat_p, flat_t)]
-        out = func(*tree_unflatten(duals, p_spec))
-        out, aux = _split_aux(out, has_aux, "jvp(f, primals, tangents)")
+        out, aux = _split_aux(func(*tree_unflatten(duals, p_spec)), has_aux, _JVP)
+        if has_aux:
+            aux_leaves, aux_spec = tree_flatten(_check_aux(aux))
+            aux = tree_unflatten([fwad.unpack_dual(a).primal for a in aux_leaves], aux_spec)
         flat_o, o_spec = tree_flatten(out)
+        _check_outputs(flat_o, _JVP)
         primal_out, tangent_out = [], []
         for o in flat_o:
-            if not isinstance(o, Tensor):
-                raise RuntimeError(f"jvp(f, primals, tangents): Expected f(*primals) to return "
-                                   f"only tensors, got unsupported type {type(o)}")
             p, t = fwad.unpack_dual(o)
+            if t is None:
+                if strict:
+                    raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f "
+                                       "is independent of the inputs. This is not allowed with "
+                                       "strict=True.")
+                t = _zeros_like(o)
             primal_out.append(p)
-            tangent_out.append(t if t is not None else _zeros_like(o))
-        if has_aux:
-            aux_leaves, aux_spec = tree_flatten(aux)
-            aux = tree_unflatten([fwad.unpack_dual(a).primal if isinstance(a, Tensor) else a
-                                  for a in aux_leaves], aux_spec)
+            tangent_out.append(t)
     finally:
         fwad.exit_dual_level()
         fwad.state.nesting -= 1
@@ -307,68 +347,78 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
 def linearize(func: Callable, *primals):
     """``(func(*primals), jvp_fn)`` where ``jvp_fn(*tangents)`` is the JVP at ``primals``."""
     output = func(*primals)
+    flat_p, p_spec = tree_flatten(primals)
 
     def jvp_fn(*tangents):
+        flat_t, t_spec = tree_flatten(tangents)
+        if t_spec != p_spec:
+            raise RuntimeError(f"Expected the tangents {t_spec} to have the same argspec as the "
+                               f"primals {p_spec}")
+        for i, (t, p) in enumerate(zip(flat_t, flat_p)):
+            for what, got, want in (("shape", t.shape, p.shape), ("device", t.device, p.device),
+                                    ("dtype", t.dtype, p.dtype)):
+                if got != want:
+                    raise RuntimeError(f"tangent:{i} with {what} {got} in flattened pytree "
+                                       f"doesn't match the {what} {want} of the corresponding "
+                                       f"primal.")
         return jvp(func, primals, tangents)[1]
 
-    out_leaves, spec = tree_flatten(output)
-    return tree_unflatten([_strip(o) for o in out_leaves], spec), jvp_fn
+    return output, jvp_fn
 
 
 # ---- Jacobians --------------------------------------------------------------------------------
 
-def _basis(leaves: list) -> list:
-    """Rows of the identity over all ``leaves``' elements, split per leaf:
-    leaf k gets a tensor of shape ``(total,) + leaf.shape``."""
+def _basis(leaves: list, start: int = 0, stop: int | None = None) -> list:
+    """Rows ``start:stop`` of the identity over all ``leaves``' elements, split per leaf:
+    leaf k gets a tensor of shape ``(rows,) + leaf.shape``."""
     sizes = [x.numel() for x in leaves]
-    total = sum(sizes)
+    stop = sum(sizes) if stop is None else stop
     out = []
-    start = 0
+    offset = 0
     for x, n in zip(leaves, sizes):
-        block = zeros(total, n, dtype=x.dtype)
-        block._data[start:start + n] = _eye(n, block._data.dtype)
-        out.append(block.reshape((total,) + tuple(x.shape)))
-        start += n
+        block = zeros(stop - start, n, dtype=x.dtype)
+        rows = xp.arange(max(start, offset), min(stop, offset + n))
+        block._data[rows - start, rows - offset] = 1
+        out.append(block.reshape((stop - start,) + tuple(x.shape)))
+        offset += n
     return out
-
-
-def _eye(n: int, dtype):
-    from .._backend import xp
-
-    return xp.eye(n, dtype=dtype)
 
 
 def jacrev(func: Callable, argnums=0, *, has_aux: bool = False,
            chunk_size: int | None = None) -> Callable:
-    """The Jacobian of ``func`` by reverse mode: all rows at once, one vmapped vjp."""
+    """The Jacobian of ``func`` by reverse mode: rows by a vmapped vjp (a loop if
+    ``chunk_size=1``)."""
+    if not (chunk_size is None or chunk_size > 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
 
     @functools.wraps(func)
     def wrapper(*args):
-        nums = _argnums(args, argnums, "jacrev")
-
-        def partial(*diff):
-            full = list(args)
-            for i, d in zip(nums, diff):
-                full[i] = d
-            return func(*full)
-
-        diff = tuple(args[i] for i in nums)
-        res = vjp(partial, *diff, has_aux=has_aux)
+        _error_if_complex("jacrev", args, is_input=True)
+        res = _vjp(func, args, argnums, has_aux)
         output, vjp_fn = res[0], res[1]
         flat_out, out_spec = tree_flatten(output)
-        basis = _basis(flat_out)
-        cotangents = tree_unflatten(basis, out_spec)
-        rows = vmap(vjp_fn, chunk_size=chunk_size)(cotangents)  # per diff arg, (total,)+arg
-        flat_rows = [tree_flatten(r)[0] for r in rows]
-        in_leaves = [leaf for a in diff for leaf in tree_flatten(a)[0]]
-        rows_flat = [leaf for r in flat_rows for leaf in r]
+        _error_if_complex("jacrev", flat_out, is_input=False)
+        total = sum(o.numel() for o in flat_out)
+        diff = tuple(args[i] for i in _slice_argnums(args, argnums))
+        in_leaves = tree_flatten(diff)[0]
+        step = total if chunk_size is None else chunk_size
+        pieces = []  # per chunk of rows: one tensor per input leaf, (rows,) + leaf.shape
+        for start in range(0, total, step):
+            stop = min(start + step, total)
+            basis = tree_unflatten(_basis(flat_out, start, stop), out_spec)
+            if chunk_size == 1:  # a plain loop: no vmap limitations
+                row = tree_flatten(vjp_fn(tree_unflatten(
+                    [b[0] for b in tree_flatten(basis)[0]], out_spec)))[0]
+                pieces.append([r.unsqueeze(0) for r in row])
+            else:
+                pieces.append(tree_flatten(vmap(vjp_fn)(basis))[0])
+        rows = _join(pieces)
         jac_leaves = []
         start = 0
         for o in flat_out:
             n = o.numel()
-            per_input = [r.narrow(0, start, n) if len(flat_out) > 1 else r for r in rows_flat]
-            blocks = [p.reshape(tuple(o.shape) + tuple(x.shape))
-                      for p, x in zip(per_input, in_leaves)]
+            blocks = [r.narrow(0, start, n).reshape(tuple(o.shape) + tuple(x.shape))
+                      for r, x in zip(rows, in_leaves)]
             jac_leaves.append(_regroup(blocks, diff, argnums))
             start += n
         jac = tree_unflatten(jac_leaves, out_spec)
@@ -377,13 +427,22 @@ def jacrev(func: Callable, argnums=0, *, has_aux: bool = False,
     return wrapper
 
 
+def _join(pieces: list) -> list:
+    from .. import _batching
+
+    if len(pieces) == 1:
+        return pieces[0]
+    return [_batching.ops["cat_fn"](list(column), dim=0) for column in zip(*pieces)]
+
+
 def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *,
            randomness: str = "error") -> Callable:
     """The Jacobian of ``func`` by forward mode: all columns at once, one vmapped jvp."""
 
     @functools.wraps(func)
     def wrapper(*args):
-        nums = _argnums(args, argnums, "jacfwd")
+        _error_if_complex("jacfwd", args, is_input=True)
+        nums = _slice_argnums(args, argnums)
         diff = tuple(args[i] for i in nums)
         flat_in, in_spec = tree_flatten(diff)
 
@@ -395,12 +454,14 @@ def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *,
 
         def push(*tangents):
             res = jvp(partial, tuple(flat_in), tuple(tangents), has_aux=has_aux)
+            _error_if_complex("jacfwd", res[0], is_input=False)
             return (res[1], res[2]) if has_aux else res[1]
 
-        basis = _basis(flat_in)
-        out = vmap(push, out_dims=(0, None) if has_aux else 0,
-                   randomness=randomness)(*basis)
+        out = vmap(push, randomness=randomness)(*_basis(flat_in))
         tangents, aux = out if has_aux else (out, None)
+        if has_aux:  # the same for every column: take the first
+            leaves, spec = tree_flatten(aux)
+            aux = tree_unflatten([a[0] for a in leaves], spec)
         flat_t, out_spec = tree_flatten(tangents)
         jac_leaves = []
         for t in flat_t:
@@ -409,9 +470,8 @@ def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *,
             start = 0
             for x in flat_in:
                 n = x.numel()
-                piece = t.narrow(0, start, n) if len(flat_in) > 1 else t
-                piece = piece.reshape((n, -1)).t().reshape(out_shape + tuple(x.shape))
-                blocks.append(piece)
+                piece = t.narrow(0, start, n).movedim(0, -1)
+                blocks.append(piece.reshape(out_shape + tuple(x.shape)))
                 start += n
             jac_leaves.append(_regroup(blocks, diff, argnums))
         jac = tree_unflatten(jac_leaves, out_spec)
@@ -423,4 +483,3 @@ def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *,
 def hessian(func: Callable, argnums=0) -> Callable:
     """The Hessian of a scalar ``func``: ``jacfwd(jacrev(func))``."""
     return jacfwd(jacrev(func, argnums), argnums)
-

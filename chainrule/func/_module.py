@@ -77,14 +77,19 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     dicts = parameter_and_buffer_dicts
     if isinstance(dicts, dict):
         values = dicts
-    elif isinstance(dicts, (tuple, list)) and all(isinstance(d, dict) for d in dicts):
-        values = {}
+    elif isinstance(dicts, (tuple, list)):
+        if not all(isinstance(d, dict) for d in dicts):
+            raise ValueError("Expected all elements of parameter_and_buffer_dicts to be "
+                             "dictionaries")
+        counts: dict = {}
         for d in dicts:
-            for k, v in d.items():
-                if k in values:
-                    raise ValueError(f"{k} appeared in multiple dictionaries; behavior of "
-                                     f"functional call is ambiguous")
-                values[k] = v
+            for k in d:
+                counts[k] = counts.get(k, 0) + 1
+        repeated = [k for k, n in counts.items() if n > 1]
+        if repeated:
+            raise ValueError(f"{repeated} appeared in multiple dictionaries; behavior of "
+                             f"functional call is ambiguous")
+        values = {k: v for d in dicts for k, v in d.items()}
     else:
         raise ValueError(f"Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of "
                          f"dicts, but got {type(dicts)}")
@@ -109,14 +114,16 @@ def stack_module_state(models) -> tuple[dict, dict]:
     if not all(type(m) is first for m in models):
         raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
 
-    def stack(tensors, requires_grad: bool):
+    def stack(tensors: list, name: str):
+        flags = {t.requires_grad for t in tensors}
+        if len(flags) > 1:
+            raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
         out = _batching.ops["stack_fn"]([t.detach() for t in tensors])
-        return out.requires_grad_() if requires_grad else out
+        return out.requires_grad_() if flags == {True} else out
 
-    params = {name: stack([dict(m.named_parameters())[name] for m in models],
-                          p.requires_grad)
-              for name, p in models[0].named_parameters()}
-    buffers = {name: stack([dict(m.named_buffers())[name] for m in models], False)
-               for name, _ in models[0].named_buffers()}
+    all_params = [dict(m.named_parameters()) for m in models]
+    all_buffers = [dict(m.named_buffers()) for m in models]
+    params = {k: stack([p[k] for p in all_params], k) for k in all_params[0]}
+    buffers = {k: stack([b[k] for b in all_buffers], k) for k in all_buffers[0]}
     return params, buffers
 

@@ -1,59 +1,64 @@
-"""Pytrees: nested tuples, lists, dicts and namedtuples of leaves, flattened and rebuilt."""
+"""Pytrees as torch.utils._pytree has them: tuples, lists, dicts and namedtuples are nodes,
+everything else (None included) is a leaf. Specs compare and print as PyTorch's, so error
+messages that show a structure read the same."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
-__all__ = ["tree_flatten", "tree_unflatten", "tree_map", "broadcast_prefix", "TreeSpec", "LEAF"]
+__all__ = ["tree_flatten", "tree_unflatten", "tree_map", "broadcast_prefix", "treespec_pprint",
+           "TreeSpec", "LEAF"]
 
 
 class TreeSpec:
-    """The structure of a pytree: a node kind, its context (keys, type) and children specs."""
+    """The structure of a pytree: the node type, its context (keys, namedtuple class) and the
+    children's specs; a leaf is ``LEAF``."""
 
-    __slots__ = ("kind", "context", "children")
+    __slots__ = ("type", "context", "children")
 
-    def __init__(self, kind: str, context: Any = None, children: tuple = ()) -> None:
-        self.kind = kind
+    def __init__(self, type: type | None, context: Any = None, children: tuple = ()) -> None:
+        self.type = type
         self.context = context
         self.children = children
 
     @property
     def num_leaves(self) -> int:
-        if self.kind == "leaf":
+        if self.type is None:
             return 1
         return sum(c.num_leaves for c in self.children)
 
     def __eq__(self, other) -> bool:
-        return (isinstance(other, TreeSpec) and self.kind == other.kind
+        return (isinstance(other, TreeSpec) and self.type is other.type
                 and self.context == other.context and self.children == other.children)
 
-    def __repr__(self) -> str:
-        if self.kind == "leaf":
+    def __repr__(self, indent: int = 0) -> str:
+        if self.type is None:
             return "*"
-        inner = ", ".join(map(repr, self.children))
-        name = self.context.__name__ if self.kind == "namedtuple" else self.kind
-        return f"TreeSpec({name}, {self.context if self.kind == 'dict' else None}, [{inner}])"
+        name = "namedtuple" if self.type is _NamedTuple else self.type.__name__
+        indent += 2
+        inner = (",\n" + " " * indent).join(c.__repr__(indent) for c in self.children)
+        return f"TreeSpec({name}, {self.context}, [{inner}])"
 
 
-LEAF = TreeSpec("leaf")
+class _NamedTuple:
+    """The node type of namedtuples (the class itself is the context)."""
 
 
-def _is_namedtuple(x) -> bool:
-    return isinstance(x, tuple) and hasattr(type(x), "_fields")
+LEAF = TreeSpec(None)
 
 
-def _children(tree) -> tuple[str, Any, list] | None:
-    if _is_namedtuple(tree):
-        return "namedtuple", type(tree), list(tree)
-    if isinstance(tree, tuple):
-        return "tuple", None, list(tree)
-    if isinstance(tree, list):
-        return "list", None, tree
-    if isinstance(tree, dict):
+def _children(tree) -> tuple[type, Any, list] | None:
+    kind = type(tree)
+    if kind is tuple:
+        return tuple, None, list(tree)
+    if kind is list:
+        return list, None, tree
+    if kind is dict or kind is OrderedDict:
         keys = list(tree)
-        return "dict", keys, [tree[k] for k in keys]
-    if tree is None:
-        return "none", None, []
+        return kind, keys, [tree[k] for k in keys]
+    if isinstance(tree, tuple) and hasattr(kind, "_fields"):
+        return _NamedTuple, kind, list(tree)
     return None
 
 
@@ -74,25 +79,18 @@ def _flatten(tree, leaves: list) -> TreeSpec:
 
 def tree_unflatten(leaves, spec: TreeSpec):
     """Rebuild a pytree of ``spec``'s structure from its leaves."""
-    it = iter(leaves)
-    out = _build(it, spec)
-    return out
+    return _build(iter(leaves), spec)
 
 
 def _build(it, spec: TreeSpec):
-    kind = spec.kind
-    if kind == "leaf":
+    if spec.type is None:
         return next(it)
     children = [_build(it, c) for c in spec.children]
-    if kind == "tuple":
-        return tuple(children)
-    if kind == "list":
-        return children
-    if kind == "dict":
-        return dict(zip(spec.context, children))
-    if kind == "namedtuple":
+    if spec.type is _NamedTuple:
         return spec.context(*children)
-    return None
+    if spec.type is dict or spec.type is OrderedDict:
+        return spec.type(zip(spec.context, children))
+    return spec.type(children)
 
 
 def tree_map(fn, tree):
@@ -100,24 +98,35 @@ def tree_map(fn, tree):
     return tree_unflatten([fn(x) for x in leaves], spec)
 
 
-def broadcast_prefix(prefix, tree) -> list | None:
-    """For each leaf of ``tree``, the leaf of ``prefix`` above it; None when ``prefix`` is not a
-    prefix of ``tree``'s structure."""
+class _Asterisk(str):
+    def __repr__(self) -> str:
+        return "*"
+
+
+def treespec_pprint(spec: TreeSpec) -> str:
+    """The structure as a tree of ``*`` leaves: ``(*, {'a': *})``."""
+    return repr(tree_unflatten([_Asterisk("*")] * spec.num_leaves, spec))
+
+
+def broadcast_prefix(prefix, spec: TreeSpec) -> list | None:
+    """For each leaf of the tree of ``spec``, the leaf of ``prefix`` above it; None when
+    ``prefix`` is not a prefix of that structure."""
     out: list = []
-    return out if _prefix(prefix, tree, out) else None
+    return out if _prefix(prefix, spec, out) else None
 
 
-def _prefix(prefix, tree, out: list) -> bool:
+def _prefix(prefix, spec: TreeSpec, out: list) -> bool:
     node = _children(prefix)
-    if node is None or prefix is None:
-        out.extend([prefix] * tree_flatten(tree)[1].num_leaves)
+    if node is None:
+        out.extend([prefix] * spec.num_leaves)
         return True
     kind, context, children = node
-    other = _children(tree)
-    if other is None or other[0] != kind or len(other[2]) != len(children):
+    if kind is not spec.type or len(children) != len(spec.children):
         return False
-    if kind == "dict" and set(context) != set(other[1]):
+    if kind is _NamedTuple and context is not spec.context:
         return False
-    if kind == "dict":
-        children = [prefix[k] for k in other[1]]
-    return all(_prefix(p, t, out) for p, t in zip(children, other[2]))
+    if kind is dict or kind is OrderedDict:
+        if set(context) != set(spec.context):
+            return False
+        children = [prefix[k] for k in spec.context]  # by key, in the tree's order
+    return all(_prefix(p, s, out) for p, s in zip(children, spec.children))

@@ -1,0 +1,285 @@
+"""vmap against torch.func.vmap: in_dims, out_dims, pytrees, kwargs, nesting, chunks, randomness,
+in-place ops and outputs that do not depend on the batch."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+import pytest
+
+import chainrule
+
+from .conftest import randn
+
+Pair = namedtuple("Pair", ["a", "b"])
+
+
+def mlp(x, w, b):
+    return (x @ w + b).tanh()
+
+
+@pytest.mark.parametrize("in_dims", [0, 1, -1, -2])
+def test_in_dims_int(same, in_dims):
+    same(lambda lib, x: lib.func.vmap(lambda a: a.sin() * a.sum(), in_dims=in_dims)(x),
+         *randn(0, (3, 4)))
+
+
+@pytest.mark.parametrize("in_dims", [(0, None, None), (1, None, None), (0, 1, 0), (-2, -1, None)])
+def test_in_dims_per_argument(same, in_dims):
+    shapes = {(0, None, None): ((5, 3), (3, 2), (2,)), (1, None, None): ((3, 5), (3, 2), (2,)),
+              (0, 1, 0): ((5, 3), (3, 5, 2), (5, 2)), (-2, -1, None): ((5, 3), (3, 2, 5), (2,))}
+    same(lambda lib, x, w, b: lib.func.vmap(mlp, in_dims=in_dims)(x, w, b),
+         *randn(1, *shapes[in_dims]))
+
+
+def test_in_dims_nested_pytree(same):
+    def f(tree, pair, scale):
+        return tree["x"] @ tree["ws"][0] + tree["ws"][1] * pair.a + pair.b.sum() * scale
+
+    def program(lib, x, w0, w1, a, b, s):
+        tree = {"x": x, "ws": [w0, w1]}
+        in_dims = ({"x": 0, "ws": [None, 1]}, Pair(0, None), None)
+        return lib.func.vmap(f, in_dims=in_dims)(tree, Pair(a, b), s)
+
+    same(program, *randn(2, (4, 3), (3, 2), (2, 4), (4, 2), (5,), ()))
+
+
+def test_in_dims_broadcast_over_a_subtree(same):
+    def program(lib, x, y, z):
+        return lib.func.vmap(lambda a, pair: a * pair[0] - pair[1], in_dims=(None, 1))(x, (y, z))
+
+    same(program, *randn(3, (2,), (2, 4), (2, 4)))
+
+
+def test_kwargs_are_not_batched(same):
+    def program(lib, x, s):
+        return lib.func.vmap(lambda a, *, scale: a * scale)(x, scale=s)
+
+    same(program, *randn(4, (3, 2), (2,)))
+
+
+@pytest.mark.parametrize("out_dims", [0, 1, -1, (1,)])
+def test_out_dims_int(same, out_dims):
+    same(lambda lib, x: lib.func.vmap(lambda a: a.exp(), out_dims=out_dims)(x), *randn(5, (4, 3)))
+
+
+def test_out_dims_pytree(same):
+    def program(lib, x):
+        f = lambda a: {"sum": a.sum(), "both": (a * 2, a.t())}  # noqa: E731
+        return lib.func.vmap(f, out_dims={"sum": 0, "both": (1, 2)})(x)
+
+    same(program, *randn(6, (4, 2, 3)))
+
+
+def test_out_dims_none_for_outputs_that_are_not_batched(same):
+    def program(lib, x, c):
+        return lib.func.vmap(lambda a: (a * 2, c, "tag", 7), out_dims=(0, None, None, None))(x)
+
+    same(program, *randn(7, (3, 2), (5,)))
+
+
+def test_outputs_that_do_not_depend_on_the_batch_are_expanded(same):
+    def program(lib, x, c):
+        # (torch 2.13 fails to expand an unbatched output to an out_dim other than 0)
+        return lib.func.vmap(lambda a: (c, lib.ones(2, dtype=lib.float64), a.sum()))(x)
+
+    same(program, *randn(8, (3, 2), (2, 2)))
+
+
+def test_an_unbatched_argument_returned_is_expanded(same):
+    same(lambda lib, x, y: lib.func.vmap(lambda a, b: b, in_dims=(0, None))(x, y),
+         *randn(9, (4,), (2, 3)))
+
+
+def test_namedtuple_and_list_outputs_keep_their_type(same):
+    ours, _ = same(lambda lib, x: lib.func.vmap(lambda a: Pair(a.sin(), [a.cos()]))(x),
+                   *randn(10, (3, 2)))
+    assert type(ours) is Pair and type(ours.b) is list
+
+
+def test_shape_and_dim_inside_are_per_example(same):
+    def program(lib, x):
+        def f(a):
+            assert a.shape == (4,) and a.dim() == 1 and a.size(0) == 4 and a.numel() == 4
+            return a.reshape(2, 2).t().flatten() / a.shape[0]
+
+        return lib.func.vmap(f)(x)
+
+    same(program, *randn(11, (3, 4)))
+
+
+def test_scalar_examples(same):
+    same(lambda lib, x: lib.func.vmap(lambda a: a * a.exp())(x), *randn(12, (5,)))
+
+
+def test_reductions_indexing_and_matmul_inside(same):
+    def f(a, m):
+        return (a[1:] * m[0, 1:]).sum() + (m @ a).max() - a.logsumexp(0) + m.mean(1)[2]
+
+    same(lambda lib, x, m: lib.func.vmap(f)(x, m), *randn(13, (3, 4), (3, 4, 4)))
+
+
+def test_nested_vmap_outer_product(same):
+    def program(lib, x, y):
+        inner = lib.func.vmap(lambda a, b: a * b, in_dims=(None, 0))
+        return lib.func.vmap(inner, in_dims=(0, None))(x, y)
+
+    same(program, *randn(14, (3,), (4,)))
+
+
+def test_nested_vmap_with_in_dims_at_both_levels(same):
+    def program(lib, x, w):
+        inner = lib.func.vmap(lambda row, w: row @ w, in_dims=(1, None))
+        return lib.func.vmap(inner, in_dims=(2, 0), out_dims=1)(x, w)
+
+    same(program, *randn(15, (3, 4, 5), (5, 3, 2)))
+
+
+def test_triple_nested_vmap(same):
+    f = lambda a, b, c: (a * b - c).sin()  # noqa: E731
+
+    def program(lib, x, y, z):
+        v = lib.func.vmap
+        return v(v(v(f, (0, None, None)), (None, 0, None)), (None, None, 0))(x, y, z)
+
+    same(program, *randn(16, (2,), (3,), (4,)))
+
+
+@pytest.mark.parametrize("chunk_size", [1, 2, 3, 5, 100, None])
+def test_chunk_size_gives_the_same_result(same, chunk_size):
+    def program(lib, x, w, b):
+        return lib.func.vmap(lambda a: (mlp(a, w, b), a.sum()), chunk_size=chunk_size,
+                             out_dims=(1, 0))(x)
+
+    same(program, *randn(17, (5, 3), (3, 2), (2,)))
+
+
+def test_vmap_keeps_the_function_name(same):
+    def my_function(a):
+        return a
+
+    same(lambda lib, x: lib.func.vmap(my_function).__name__, *randn(18, (2,)))
+
+
+def test_vmap_is_exported_at_the_top_level():
+    assert chainrule.vmap is chainrule.func.vmap
+
+
+def test_inplace_on_a_batched_input_writes_through(same):
+    def program(lib, x):
+        y = x.clone()
+
+        def f(a):
+            a.mul_(2).add_(1)
+            return a
+
+        out = lib.func.vmap(f)(y)
+        return out, y
+
+    same(program, *randn(19, (3, 2)))
+
+
+def test_inplace_unbatched_into_batched(same):
+    def program(lib, x, c):
+        def f(a):
+            b = a.clone()
+            b.add_(c)
+            b[0] = c[1]
+            return b
+
+        return lib.func.vmap(f)(x, )
+
+    same(program, *randn(20, (3, 2), (2,)))
+
+
+def test_backward_through_vmap(same):
+    def program(lib, x, w):
+        x.requires_grad_()
+        w.requires_grad_()
+        y = lib.func.vmap(lambda a: (a @ w).tanh().sum(), in_dims=0)(x)
+        (y * y).sum().backward()
+        return y.detach(), x.grad, w.grad
+
+    same(program, *randn(21, (4, 3), (3, 2)))
+
+
+def test_nn_functional_inside(same):
+    def program(lib, x, w, b):
+        F = lib.nn.functional
+
+        def f(a):
+            h = F.relu(F.linear(a, w, b))
+            return F.log_softmax(h, dim=-1), F.softmax(h, dim=0)
+
+        return lib.func.vmap(f)(x)
+
+    same(program, *randn(22, (4, 3), (5, 3), (5,)))
+
+
+# ---- randomness -------------------------------------------------------------------------------
+
+def _random_rows(lib, randomness, chunk_size=None):
+    lib.manual_seed(0)
+
+    def f(a):
+        return a + lib.rand(3, dtype=lib.float64) + lib.randn_like(a)
+
+    return lib.func.vmap(f, randomness=randomness, chunk_size=chunk_size)(
+        lib.zeros(4, 3, dtype=lib.float64))
+
+
+@pytest.mark.parametrize("lib", [chainrule, __import__("torch")], ids=["chainrule", "torch"])
+@pytest.mark.parametrize("chunk_size", [None, 3])
+def test_randomness_same_gives_every_example_the_same_draws(lib, chunk_size):
+    rows = _random_rows(lib, "same", chunk_size).numpy()
+    assert rows.shape == (4, 3)
+    np.testing.assert_array_equal(rows, np.broadcast_to(rows[0], rows.shape))
+
+
+@pytest.mark.parametrize("lib", [chainrule, __import__("torch")], ids=["chainrule", "torch"])
+@pytest.mark.parametrize("chunk_size", [None, 3])
+def test_randomness_different_gives_examples_their_own_draws(lib, chunk_size):
+    rows = _random_rows(lib, "different", chunk_size).numpy()
+    assert rows.shape == (4, 3)
+    assert len({tuple(r) for r in rows}) == 4
+
+
+@pytest.mark.parametrize("lib", [chainrule, __import__("torch")], ids=["chainrule", "torch"])
+def test_randomness_different_dropout_masks_differ_per_example(lib):
+    lib.manual_seed(0)
+    x = lib.ones(8, 200, dtype=lib.float64)
+    out = lib.func.vmap(lambda a: lib.nn.functional.dropout(a, 0.5), randomness="different")(x)
+    kept = (out.numpy() != 0).mean(1)
+    assert ((kept > 0.3) & (kept < 0.7)).all()  # about half kept, in every example
+    assert len({tuple(r) for r in out.numpy()}) == 8
+    np.testing.assert_array_equal(out.numpy()[out.numpy() != 0], 2.0)
+
+
+@pytest.mark.parametrize("lib", [chainrule, __import__("torch")], ids=["chainrule", "torch"])
+def test_randomness_same_dropout_mask_is_shared(lib):
+    lib.manual_seed(0)
+    x = lib.ones(4, 50, dtype=lib.float64)
+    out = lib.func.vmap(lambda a: lib.nn.functional.dropout(a, 0.5), randomness="same")(x)
+    rows = out.numpy()
+    np.testing.assert_array_equal(rows, np.broadcast_to(rows[0], rows.shape))
+
+
+@pytest.mark.parametrize("lib", [chainrule, __import__("torch")], ids=["chainrule", "torch"])
+def test_randomness_modes_of_nested_vmaps(lib):
+    lib.manual_seed(0)
+    x = lib.zeros(3, 4, dtype=lib.float64)
+    inner = lib.func.vmap(lambda a: a + lib.rand(()), randomness="same")
+    out = lib.func.vmap(inner, randomness="different")(x).numpy()
+    np.testing.assert_array_equal(out, np.broadcast_to(out[:, :1], out.shape))  # same inside
+    assert len(set(out[:, 0])) == 3  # different across the outer batch
+
+
+def test_random_values_outside_vmap_are_not_affected():
+    chainrule.manual_seed(0)
+    chainrule.rand(2)
+    expected = chainrule.rand(2)
+    chainrule.manual_seed(0)
+    chainrule.func.vmap(lambda a: a * 2)(chainrule.zeros(3))
+    chainrule.rand(2)
+    np.testing.assert_array_equal(chainrule.rand(2).numpy(), expected.numpy())
