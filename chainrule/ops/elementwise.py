@@ -161,6 +161,7 @@ FLOOR_DIVIDE = defop(
     (not_implemented("floor_divide"), not_implemented("floor_divide")),
     promote=True,
     backward_name=_NO_DERIVATIVE,
+    batch="elementwise",
 )
 
 
@@ -205,6 +206,7 @@ RREMAINDER = defop(
     (None, not_implemented("remainder")),
     promote=True,
     backward_name=_NO_DERIVATIVE,
+    batch="elementwise",
 )
 FMOD = defop(
     "fmod",
@@ -834,6 +836,7 @@ MAXIMUM = defop(
     (_maximum_grad, lambda g, input, other: _maximum_grad(g, other, input)),
     promote=True,
     jvp=_maximum_jvp,
+    batch="elementwise",
 )
 MINIMUM = defop(
     "minimum",
@@ -842,6 +845,7 @@ MINIMUM = defop(
     (_minimum_grad, lambda g, input, other: _minimum_grad(g, other, input)),
     promote=True,
     jvp=_minimum_jvp,
+    batch="elementwise",
 )
 FMAX = defop(
     "fmax",
@@ -853,6 +857,7 @@ FMAX = defop(
     ),
     promote=True,
     jvp=_fmax_jvp,
+    batch="elementwise",
 )
 FMIN = defop(
     "fmin",
@@ -864,6 +869,7 @@ FMIN = defop(
     ),
     promote=True,
     jvp=_fmin_jvp,
+    batch="elementwise",
 )
 
 
@@ -1032,7 +1038,8 @@ WHERE = defop(
 
 
 def _compare(name: str, ufunc):
-    return defop(name, ufunc, ("input", "other"), (None, None), promote=True, differentiable=False)
+    return defop(name, ufunc, ("input", "other"), (None, None), promote=True, differentiable=False,
+                 batch="elementwise")
 
 
 def _test(name: str, fn, otherwise: bool):
@@ -1043,7 +1050,7 @@ def _test(name: str, fn, otherwise: bool):
             return fn(input)
         return xp.full(input.shape, otherwise)
 
-    return defop(name, forward, ("input",), (None,), differentiable=False)
+    return defop(name, forward, ("input",), (None,), differentiable=False, batch="elementwise")
 
 
 def _bitwise(name: str, ufunc, kernel: str, inputs=("input", "other"), kinds: str = "biu"):
@@ -1054,7 +1061,8 @@ def _bitwise(name: str, ufunc, kernel: str, inputs=("input", "other"), kinds: st
         return ufunc(*args)
 
     forward.__name__ = name
-    return defop(name, forward, inputs, (None,) * len(inputs), promote=True, differentiable=False)
+    return defop(name, forward, inputs, (None,) * len(inputs), promote=True, differentiable=False,
+                 batch="elementwise")
 
 
 EQ = _compare("eq", xp.equal)
@@ -1066,7 +1074,8 @@ GE = _compare("ge", xp.greater_equal)
 LOGICAL_AND = _compare("logical_and", xp.logical_and)
 LOGICAL_OR = _compare("logical_or", xp.logical_or)
 LOGICAL_XOR = _compare("logical_xor", xp.logical_xor)
-LOGICAL_NOT = defop("logical_not", xp.logical_not, ("input",), (None,), differentiable=False)
+LOGICAL_NOT = defop("logical_not", xp.logical_not, ("input",), (None,), differentiable=False,
+                    batch="elementwise")
 BITWISE_AND = _bitwise("bitwise_and", xp.bitwise_and, "bitwise_and_cpu")
 BITWISE_OR = _bitwise("bitwise_or", xp.bitwise_or, "bitwise_or_cpu")
 BITWISE_XOR = _bitwise("bitwise_xor", xp.bitwise_xor, "bitwise_xor_cpu")
