@@ -12,12 +12,14 @@ import math
 from collections import namedtuple
 
 from .._backend import as_dtype, xp
+from .._batched import BatchedTensor
+from .._batching import batch_dims, materialize, physical
 from .._dispatch import apply, apply_inplace
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from ._registry import defop
 from ._shapes import normalize_dim, normalize_dims
-from .elementwise import sign, where
+from .elementwise import isnan, sign, where
 
 _inf = math.inf
 
@@ -124,21 +126,35 @@ def _select_along_backward(grad, indices, dim, shape, accumulate):
     return out
 
 
+def _select_batch(op, args, flags, size, params):
+    # Both tensors get the batch (an unbatched one as a broadcast view: no copy), so that the
+    # forward and the gradient at outer levels see matching shapes.
+    args = [a if f else materialize(a, size) for a, f in zip(args, flags)]
+    params = dict(params, dim=params["dim"] + 1)
+    if "shape" in params:
+        params["shape"] = (size,) + tuple(params["shape"])
+    return apply(op, *args, **params)
+
+
+# The indices are an input (without gradient) rather than a parameter, so that under vmap they
+# can be batched like the values they index.
 SELECT_ALONG_DIM = defop(
     "select_along_dim",
     _select_along,
-    ("input",),
+    ("input", "indices"),
     (lambda g, input_shape, indices, dim: apply(
-        SELECT_ALONG_DIM_BACKWARD, g, indices=indices, dim=dim, shape=input_shape,
-        accumulate=True),),
+        SELECT_ALONG_DIM_BACKWARD, g, indices, dim=dim, shape=input_shape, accumulate=True),
+     None),
     jvp="linear",
+    batch=_select_batch,
 )
 SELECT_ALONG_DIM_BACKWARD = defop(
     "select_along_dim_backward",
     _select_along_backward,
-    ("grad",),
-    (lambda g, indices, dim: apply(SELECT_ALONG_DIM, g, indices=indices, dim=dim),),
+    ("grad", "indices"),
+    (lambda g, indices, dim: apply(SELECT_ALONG_DIM, g, indices, dim=dim), None),
     jvp="linear",
+    batch=_select_batch,
 )
 
 
@@ -149,9 +165,8 @@ def _scatter(g, indices, dim: int, shape: tuple, keepdim: bool = True, accumulat
     if not shape:
         return g.reshape(())
     if not keepdim:
-        g = g.unsqueeze(dim)
-        indices = xp.expand_dims(indices, dim)
-    return apply(SELECT_ALONG_DIM_BACKWARD, g, indices=indices, dim=dim, shape=shape,
+        g, indices = g.unsqueeze(dim), indices.unsqueeze(dim)
+    return apply(SELECT_ALONG_DIM_BACKWARD, g, indices, dim=dim, shape=shape,
                  accumulate=accumulate)
 
 
@@ -162,16 +177,16 @@ def _gather(t, indices, dim: int, keepdim: bool = True):
     if not t._data.ndim:
         return t.reshape(indices.shape)
     if keepdim:
-        return apply(SELECT_ALONG_DIM, t, indices=indices, dim=dim)
-    return apply(SELECT_ALONG_DIM, t, indices=xp.expand_dims(indices, dim), dim=dim).squeeze(dim)
+        return apply(SELECT_ALONG_DIM, t, indices, dim=dim)
+    return apply(SELECT_ALONG_DIM, t, indices.unsqueeze(dim), dim=dim).squeeze(dim)
 
 
 def _select_grad(grads, input_shape, out, dim, keepdim):
-    return _scatter(grads[0], out[1]._data, dim, input_shape, keepdim)
+    return _scatter(grads[0], out[1], dim, input_shape, keepdim)
 
 
 def _select_jvp(t_input, out, dim, keepdim):
-    return _gather(t_input, out[1]._data, dim, keepdim), None
+    return _gather(t_input, out[1], dim, keepdim), None
 
 
 def _on_vector(forward):
@@ -185,6 +200,37 @@ def _on_vector(forward):
     return run
 
 
+# ---- batching rules (vmap) ----------------------------------------------------------------------
+
+_over_dims = batch_dims("dim")  # ops over a tuple of dims (0-d examples: the empty tuple)
+
+
+def _along_dim(op, args, flags, size, params):
+    """Ops along the one int ``dim`` of their one input: the dim moves past the batch, and 0-d
+    examples (whose results are 0-d) run as vectors of one element."""
+    x = args[0]
+    ndim = x._data.ndim - 1
+    if ndim:
+        dim = params["dim"]
+        return apply(op, x, **dict(params, dim=(dim + ndim if dim < 0 else dim) + 1))
+    out = apply(op, x.reshape(size, 1), **dict(params, dim=1))
+    return tuple(o.reshape(size) for o in out) if op.n_outputs > 1 else out.reshape(size)
+
+
+_along_dim.kind = "dims"
+
+
+def _whole(record, **fixed):
+    """A reduction of all elements: ``record`` over every dim but the batch."""
+
+    def rule(op, args, flags, size, params):
+        x = args[0]
+        return apply(record, x, dim=tuple(range(1, x._data.ndim)), **fixed)
+
+    rule.kind = "dims"
+    return rule
+
+
 # ---- sum and mean -----------------------------------------------------------------------------
 
 
@@ -196,18 +242,13 @@ def _mean_dim(input, dim, keepdim):
     return xp.mean(input, axis=dim, keepdims=keepdim)
 
 
-SUM = defop(
-    "sum", xp.sum, ("input",), (lambda g, input_shape: g.expand(input_shape),), jvp="linear"
-)
 SUM_DIM = defop(
-    "sum_dim", _sum_dim, ("input",), (_unreduce,), backward_name="SumBackward1", jvp="linear"
+    "sum_dim", _sum_dim, ("input",), (_unreduce,), backward_name="SumBackward1", jvp="linear",
+    batch=_over_dims,
 )
-MEAN = defop(
-    "mean",
-    xp.mean,
-    ("input",),
-    (lambda g, input_shape: g.expand(input_shape) / math.prod(input_shape),),
-    jvp="linear",
+SUM = defop(
+    "sum", xp.sum, ("input",), (lambda g, input_shape: g.expand(input_shape),), jvp="linear",
+    batch=_whole(SUM_DIM, keepdim=False),
 )
 MEAN_DIM = defop(
     "mean_dim",
@@ -220,6 +261,15 @@ MEAN_DIM = defop(
     ),
     backward_name="MeanBackward1",
     jvp="linear",
+    batch=_over_dims,
+)
+MEAN = defop(
+    "mean",
+    xp.mean,
+    ("input",),
+    (lambda g, input_shape: g.expand(input_shape) / math.prod(input_shape),),
+    jvp="linear",
+    batch=_whole(MEAN_DIM, keepdim=False),
 )
 
 
@@ -257,7 +307,7 @@ def _prod_others(input, out, dim: int):
     the product of the non-zeros times the other zero; with more, everything is zero.
     """
     zero = input == 0
-    if not zero._data.any():
+    if not physical(zero).any():  # no zero in any example
         return out / input
     nonzero = where(zero, 1.0, input)
     count = zero.sum(dim, keepdim=True)
@@ -272,13 +322,6 @@ def _prod_all_weight(input, out):
     return _prod_others(input.reshape(-1), out.reshape(1), 0).reshape(input.shape)
 
 
-PROD = defop(
-    "prod",
-    xp.prod,
-    ("input",),
-    (lambda g, input, out: g * _prod_all_weight(input, out),),
-    jvp=lambda t_input, input, out: (t_input * _prod_all_weight(input, out)).sum(),
-)
 
 
 def _prod_dim_weight(input, out, dim, keepdim):
@@ -296,6 +339,22 @@ PROD_DIM = defop(
     backward_name="ProdBackward1",
     jvp=lambda t_input, input, out, dim, keepdim: (
         (t_input * _prod_dim_weight(input, out, dim, keepdim)).sum(dim, keepdim=keepdim)),
+    batch=_along_dim,
+)
+
+
+def _prod_batch(op, args, flags, size, params):
+    return apply(PROD_DIM, args[0].reshape(size, -1), dim=1, keepdim=False)
+
+
+_prod_batch.kind = "dims"
+PROD = defop(
+    "prod",
+    xp.prod,
+    ("input",),
+    (lambda g, input, out: g * _prod_all_weight(input, out),),
+    jvp=lambda t_input, input, out: (t_input * _prod_all_weight(input, out)).sum(),
+    batch=_prod_batch,
 )
 
 
@@ -347,6 +406,7 @@ AMAX = defop(
     ("input",),
     (_ties_rule,),
     jvp=_ties_jvp,
+    batch=_over_dims,
 )
 AMIN = defop(
     "amin",
@@ -354,11 +414,12 @@ AMIN = defop(
     ("input",),
     (_ties_rule,),
     jvp=_ties_jvp,
+    batch=_over_dims,
 )
 MAX = defop("max", xp.max, ("input",), (_whole_ties_rule,), backward_name="MaxBackward1",
-            jvp=_whole_ties_jvp)
+            jvp=_whole_ties_jvp, batch=_whole(AMAX, keepdim=False))
 MIN = defop("min", xp.min, ("input",), (_whole_ties_rule,), backward_name="MinBackward1",
-            jvp=_whole_ties_jvp)
+            jvp=_whole_ties_jvp, batch=_whole(AMIN, keepdim=False))
 
 
 @_on_vector
@@ -380,9 +441,9 @@ def _min_dim(input, dim, keepdim):
 
 
 MAX_DIM = defop("max_dim", _max_dim, ("input",), (_select_grad,), backward_name="MaxBackward0",
-                n_outputs=2, jvp=_select_jvp)
+                n_outputs=2, jvp=_select_jvp, batch=_along_dim)
 MIN_DIM = defop("min_dim", _min_dim, ("input",), (_select_grad,), backward_name="MinBackward0",
-                n_outputs=2, jvp=_select_jvp)
+                n_outputs=2, jvp=_select_jvp, batch=_along_dim)
 
 
 def amax(input, dim=(), keepdim: bool = False) -> Tensor:
@@ -431,8 +492,20 @@ def _argext(fn):
     return forward
 
 
-ARGMAX = defop("argmax", _argext(xp.argmax), ("input",), (None,), differentiable=False)
-ARGMIN = defop("argmin", _argext(xp.argmin), ("input",), (None,), differentiable=False)
+def _argext_batch(op, args, flags, size, params):
+    """With a dim, along it; without, over the flattened example."""
+    if params["dim"] is not None:
+        return _along_dim(op, args, flags, size, params)
+    x = args[0]
+    out = apply(op, x.reshape(size, -1), dim=1, keepdim=False)
+    return out.reshape((size,) + (1,) * (x._data.ndim - 1)) if params["keepdim"] else out
+
+
+_argext_batch.kind = "dims"
+ARGMAX = defop("argmax", _argext(xp.argmax), ("input",), (None,), differentiable=False,
+               batch=_argext_batch)
+ARGMIN = defop("argmin", _argext(xp.argmin), ("input",), (None,), differentiable=False,
+               batch=_argext_batch)
 
 
 def argmax(input, dim: int | None = None, keepdim: bool = False) -> Tensor:
@@ -457,8 +530,10 @@ def _logical(fn):
     return forward
 
 
-ALL = defop("all", _logical(xp.all), ("input",), (None,), differentiable=False)
-ANY = defop("any", _logical(xp.any), ("input",), (None,), differentiable=False)
+ALL = defop("all", _logical(xp.all), ("input",), (None,), differentiable=False,
+            batch=_over_dims)
+ANY = defop("any", _logical(xp.any), ("input",), (None,), differentiable=False,
+            batch=_over_dims)
 
 
 def all(input, dim=None, keepdim: bool = False) -> Tensor:
@@ -519,6 +594,7 @@ VAR = defop(
         _kept(g, input.shape, dim, keepdim) * _var_weight(input, dim, correction)),),
     jvp=lambda t_input, input, dim, correction, keepdim: (
         (t_input * _var_weight(input, dim, correction)).sum(dim, keepdim=keepdim)),
+    batch=_over_dims,
 )
 STD = defop(
     "std",
@@ -528,6 +604,7 @@ STD = defop(
         _kept(g, input.shape, dim, keepdim) * _std_weight(input, out, dim, correction, keepdim)),),
     jvp=lambda t_input, input, out, dim, correction, keepdim: (
         (t_input * _std_weight(input, out, dim, correction, keepdim)).sum(dim, keepdim=keepdim)),
+    batch=_over_dims,
 )
 
 
@@ -564,6 +641,7 @@ VAR_MEAN = defop(
     jvp=lambda t_input, input, dim, correction, keepdim: (
         (t_input * _var_weight(input, dim, correction)).sum(dim, keepdim=keepdim),
         t_input.mean(dim, keepdim=keepdim)),
+    batch=_over_dims,
 )
 STD_MEAN = defop(
     "std_mean",
@@ -576,6 +654,7 @@ STD_MEAN = defop(
         (t_input * _std_weight(input, out[0], dim, correction, keepdim)).sum(
             dim, keepdim=keepdim),
         t_input.mean(dim, keepdim=keepdim)),
+    batch=_over_dims,
 )
 
 
@@ -661,6 +740,7 @@ LINALG_VECTOR_NORM = defop(
     float_out=True,
     jvp=lambda t_input, input, out, ord, dim, keepdim: (
         (t_input * _norm_weight(input, out, ord, dim, keepdim)).sum(dim, keepdim=keepdim)),
+    batch=_over_dims,
 )
 
 
@@ -716,6 +796,7 @@ LOGSUMEXP = defop(
     float_out=True,
     jvp=lambda t_input, input, out, dim, keepdim: (
         (t_input * _softmax_weight(input, out, dim, keepdim)).sum(dim, keepdim=keepdim)),
+    batch=_over_dims,
 )
 
 
@@ -741,7 +822,7 @@ def _rcumsum(g, dim: int):
 
 
 # cumsum and its reverse are each other's transpose.
-CUMSUM = defop("cumsum", _cumsum, ("input",), (_rcumsum,), jvp="linear")
+CUMSUM = defop("cumsum", _cumsum, ("input",), (_rcumsum,), jvp="linear", batch=_along_dim)
 CUMSUM_REVERSE = defop(
     "cumsum_reverse",
     lambda input, dim: xp.flip(_cumsum(xp.flip(input, dim), dim), dim) if input.ndim
@@ -749,16 +830,15 @@ CUMSUM_REVERSE = defop(
     ("input",),
     (lambda g, dim: apply(CUMSUM, g, dim=dim),),
     jvp="linear",
+    batch=_along_dim,
 )
 
 
 def _first_zero(input, dim):
     """Per slice: positions along ``dim``, and the position of the first zero (n if none)."""
-    zero = input._data == 0
-    n = input._data.shape[dim]
-    first = xp.where(zero.any(axis=dim, keepdims=True), xp.argmax(zero, axis=dim, keepdims=True),
-                     n)
-    return _positions(input._data.shape, dim), first
+    zero = input == 0
+    first = where(zero.any(dim, keepdim=True), zero.argmax(dim, keepdim=True), input.shape[dim])
+    return _const(_positions(input.shape, dim)), first
 
 
 def _cumprod_grad(g, input, out, dim):
@@ -769,14 +849,14 @@ def _cumprod_grad(g, input, out, dim):
     # the right derivative, which is needed (and computed) only when building a graph.
     if not input._data.ndim:
         return g
-    if not (input._data == 0).any():
+    if not (physical(input) == 0).any():  # no zero in any example
         return _rcumsum(g * out, dim) / input
     pos, first = _first_zero(input, dim)
-    before, at = _const(pos < first), _const(pos == first)
+    before, at = pos < first, pos == first
     y = where(at, 1.0, input)
     y_out = y.cumprod(dim)
     g_before = _rcumsum(g * out, dim) / where(before, input, 1.0)
-    g_at = (g * y_out * _const(pos >= first)).sum(dim, keepdim=True)
+    g_at = (g * y_out * (pos >= first)).sum(dim, keepdim=True)
     g_after = 0.0
     if is_grad_enabled():
         x_k = where(at, input, 0.0).sum(dim, keepdim=True)
@@ -787,10 +867,10 @@ def _cumprod_grad(g, input, out, dim):
 def _cumprod_jvp(t_input, input, out, dim):
     if not input._data.ndim:
         return t_input
-    if not (input._data == 0).any():
+    if not (physical(input) == 0).any():
         return out * (t_input / input).cumsum(dim)
     pos, first = _first_zero(input, dim)
-    before, at = _const(pos < first), _const(pos == first)
+    before, at = pos < first, pos == first
     t_before = out * (t_input / where(before, input, 1.0)).cumsum(dim)
     t_at = (t_input * at).sum(dim, keepdim=True)
     return where(before, t_before, t_at * where(at, 1.0, input).cumprod(dim))
@@ -802,6 +882,7 @@ CUMPROD = defop(
     ("input",),
     (_cumprod_grad,),
     jvp=_cumprod_jvp,
+    batch=_along_dim,
 )
 
 
@@ -840,10 +921,11 @@ def _cumext_record(name: str, accumulate, compare):
         name,
         _cumext(accumulate, compare),
         ("input",),
-        (lambda grads, input_shape, out, dim: _scatter(grads[0], out[1]._data, dim, input_shape,
+        (lambda grads, input_shape, out, dim: _scatter(grads[0], out[1], dim, input_shape,
                                                         accumulate=True),),
         n_outputs=2,
-        jvp=lambda t_input, out, dim: (_gather(t_input, out[1]._data, dim), None),
+        jvp=lambda t_input, out, dim: (_gather(t_input, out[1], dim), None),
+        batch=_along_dim,
     )
 
 
@@ -885,8 +967,8 @@ def _sort(input, dim, descending):
 
 def _sort_record(name: str, backward_name: str):
     return defop(name, _sort, ("input",), (lambda grads, input_shape, out, dim: _scatter(
-        grads[0], out[1]._data, dim, input_shape),), n_outputs=2, backward_name=backward_name,
-        jvp=lambda t_input, out, dim: (_gather(t_input, out[1]._data, dim), None))
+        grads[0], out[1], dim, input_shape),), n_outputs=2, backward_name=backward_name,
+        jvp=lambda t_input, out, dim: (_gather(t_input, out[1], dim), None), batch=_along_dim)
 
 
 SORT = _sort_record("sort", "SortBackward0")
@@ -897,7 +979,8 @@ def _argsort_forward(input, dim, descending):
     return _argsort(input, dim, descending) if input.ndim else xp.zeros((), xp.int64)
 
 
-ARGSORT = defop("argsort", _argsort_forward, ("input",), (None,), differentiable=False)
+ARGSORT = defop("argsort", _argsort_forward, ("input",), (None,), differentiable=False,
+                batch=_along_dim)
 
 
 def _sort_dim(input, dim) -> int:
@@ -923,8 +1006,8 @@ def _topk(input, dim, k, largest):
 
 
 TOPK = defop("topk", _topk, ("input",), (lambda grads, input_shape, out, dim: _scatter(
-    grads[0], out[1]._data, dim, input_shape),), n_outputs=2,
-    jvp=lambda t_input, out, dim: (_gather(t_input, out[1]._data, dim), None))
+    grads[0], out[1], dim, input_shape),), n_outputs=2,
+    jvp=lambda t_input, out, dim: (_gather(t_input, out[1], dim), None), batch=_along_dim)
 
 
 def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple:
@@ -961,20 +1044,36 @@ def _pick(position, nan_wins: bool):
 
 
 KTHVALUE = defop("kthvalue", _pick(lambda n, k: k - 1, False), ("input",), (_select_grad,),
-                 n_outputs=2, jvp=_select_jvp)
+                 n_outputs=2, jvp=_select_jvp, batch=_along_dim)
 MEDIAN_DIM = defop("median_dim", _pick(lambda n: (n - 1) // 2, True), ("input",), (_select_grad,),
-                   backward_name="MedianBackward1", n_outputs=2, jvp=_select_jvp)
+                   backward_name="MedianBackward1", n_outputs=2, jvp=_select_jvp,
+                   batch=_along_dim)
 
 
-def _median(input):
-    flat = input.reshape(-1)
-    if flat.size == 0 or (flat.dtype.kind in "fc" and xp.isnan(flat).any()):
-        return xp.asarray(xp.nan, dtype=input.dtype)
-    k = (flat.size - 1) // 2
-    return xp.partition(flat, k)[k]
+def _median(input, dim):
+    """The lower median of the elements in the dims ``dim`` (NaN where one of them is NaN)."""
+    rest = tuple(d for d in range(input.ndim) if d not in dim)
+    shape = tuple(input.shape[d] for d in rest)
+    n = math.prod(input.shape[d] for d in dim)
+    if n == 0:
+        return xp.full(shape, xp.nan, dtype=input.dtype)
+    x = xp.transpose(input, rest + tuple(dim)).reshape(shape + (n,))
+    k = (n - 1) // 2
+    out = xp.partition(x, k, axis=-1)[..., k]
+    if input.dtype.kind in "fc":
+        out = xp.where(xp.isnan(x).any(axis=-1), xp.nan, out)
+    return out
 
 
-MEDIAN = defop("median", _median, ("input",), (_whole_ties_rule,), jvp=_whole_ties_jvp)
+# The median of all elements; ``dim`` (all dims) lets vmap run it over the dims of each example.
+MEDIAN = defop(
+    "median",
+    _median,
+    ("input",),
+    (lambda g, input, out, dim: _ties_rule(g, input, out, dim, False),),
+    jvp=lambda t_input, input, out, dim: _ties_jvp(t_input, input, out, dim, False),
+    batch=_over_dims,
+)
 
 
 def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False) -> tuple:
@@ -990,7 +1089,7 @@ def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False) -> tuple:
 def median(input, dim: int | None = None, keepdim: bool = False):
     """The lower median; with ``dim``, (values, indices) of the medians along it."""
     if dim is None:
-        return apply(MEDIAN, input)
+        return apply(MEDIAN, input, dim=tuple(range(input._data.ndim)))
     dim = _sort_dim(input, dim)
     if input._data.ndim and input._data.shape[dim] == 0:
         raise IndexError(f"median(): Expected reduction dim {dim} to have non-zero size.")
@@ -1020,7 +1119,8 @@ def _mode(input, dim, keepdim):
     return values, indices
 
 
-MODE = defop("mode", _mode, ("input",), (_select_grad,), n_outputs=2, jvp=_select_jvp)
+MODE = defop("mode", _mode, ("input",), (_select_grad,), n_outputs=2, jvp=_select_jvp,
+             batch=_along_dim)
 
 
 def mode(input, dim: int = -1, keepdim: bool = False) -> tuple:
@@ -1041,6 +1141,9 @@ def quantile(input, q, dim: int | None = None, keepdim: bool = False, *,
         raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, "
                            f"midpoint or nearest. Got {interpolation}")
     scalar_q = not isinstance(q, Tensor)
+    if type(q) is BatchedTensor:
+        raise RuntimeError("quantile(): vmap over q is not supported (its values choose the "
+                           "elements taken); batch the input instead")
     qs = xp.asarray(q._data if isinstance(q, Tensor) else q, dtype=xp.float64)
     if qs.ndim > 1:
         raise RuntimeError("quantile() q must be a scalar or 1D tensor")
@@ -1070,14 +1173,14 @@ def quantile(input, q, dim: int | None = None, keepdim: bool = False, *,
 
     def take(indices):
         indices = xp.broadcast_to(indices.reshape(along), shape)
-        return apply(SELECT_ALONG_DIM, ordered, indices=indices, dim=d)
+        return apply(SELECT_ALONG_DIM, ordered, _const(indices), dim=d)
 
     below, above = take(low), take(high)
     weight = _const((pos - low).astype(x._data.dtype).reshape(along))
     out = below + weight * (above - below)
     if x._data.dtype.kind == "f":  # NaN anywhere in a slice makes its quantiles NaN (sorted last)
         last = take(xp.full(len(pos), n - 1))
-        out = where(_const(xp.isnan(last._data)), last, out)
+        out = where(isnan(last), last, out)
     out = out.permute((d,) + tuple(i for i in range(out._data.ndim) if i != d))
     if keepdim:
         shape = (1,) * input._data.ndim if dim is None else tuple(
