@@ -17,12 +17,13 @@ import string
 import warnings
 
 from .._backend import xp
+from .._batching import batch_dims, fallback, leading_dims, logical_ndim, pad_leading, physical
 from .._dispatch import apply, apply_inplace
 from ..tensor import Tensor
 from ._registry import defop
 from ._shapes import normalize_dim
 from .elementwise import MUL
-from .reduction import _prod_others, amax, amin, result, vector_norm
+from .reduction import SUM_DIM, _prod_others, amax, amin, result, vector_norm
 
 
 class LinAlgError(RuntimeError):
@@ -62,11 +63,43 @@ def _add(a, b):
 # ---- products ------------------------------------------------------------------------------------
 
 
+def _matmul_batch(op, args, flags, size, params):
+    """vmap of a product with matmul's semantics (mm, matmul, mv, vm, dot), on batch-first
+    values: ``matmul`` of the values shaped so that it computes every example's product."""
+    a, b = args
+    fa, fb = flags
+    na, nb = logical_ndim(a, fa), logical_ndim(b, fb)
+    if na == 1 and nb == 1:  # dot products
+        if fa and fb:
+            return apply(EINSUM, a, b, equation="zi,zi->z")
+        return matmul(a, b) if fa else matmul(b, a)  # (B, k) @ (k,)
+    if fa and not fb and nb <= 2:
+        # (B, ..., k) @ (k, n): one product with the batch (and a's leading dims) as rows,
+        # rather than B products against a broadcast copy of b.
+        shape = a._data.shape
+        out = matmul(a.reshape(-1, shape[-1]), b)
+        return out.reshape(shape[:-1] + b._data.shape[1:])
+    if fb and not fa and nb == 1 and na == 2:  # (m, k) @ (B, k): (B, k) @ (k, m)
+        return matmul(b, a.mT)
+    # A vector is a one-row (left) or one-column (right) matrix, for batched and unbatched
+    # values alike; the leading dims of batched values are lined up and broadcast.
+    if na == 1:
+        a = a.unsqueeze(-2)
+    if nb == 1:
+        b = b.unsqueeze(-1)
+    a, b = pad_leading((a, b), flags, (2, 2))
+    out = matmul(a, b)
+    if nb == 1:
+        out = out.squeeze(-1)
+    return out.squeeze(-2) if na == 1 else out
+
+
 def _mm_rules():
     return (lambda g, other: g @ other.mT, lambda g, input: input.mT @ g)
 
 
-MM = defop("mm", xp.matmul, ("input", "other"), _mm_rules(), promote=True, jvp="multilinear")
+MM = defop("mm", xp.matmul, ("input", "other"), _mm_rules(), promote=True, jvp="multilinear",
+           batch=_matmul_batch)
 BMM = defop(
     "matmul",
     xp.matmul,
@@ -75,6 +108,7 @@ BMM = defop(
     promote=True,
     backward_name="BmmBackward0",
     jvp="multilinear",
+    batch=_matmul_batch,
 )
 DOT = defop(
     "dot",
@@ -83,6 +117,7 @@ DOT = defop(
     MUL.vjp,  # g is a scalar: the elementwise product's rules
     promote=True,
     jvp="multilinear",
+    batch=_matmul_batch,
 )
 # (.., m, k) @ (k,) -> (.., m)
 MV = defop(
@@ -95,6 +130,7 @@ MV = defop(
     ),
     promote=True,
     jvp="multilinear",
+    batch=_matmul_batch,
 )
 # (k,) @ (.., k, n) -> (.., n)
 VM = defop(
@@ -108,6 +144,7 @@ VM = defop(
     promote=True,
     backward_name="MvBackward0",
     jvp="multilinear",
+    batch=_matmul_batch,
 )
 
 
@@ -117,6 +154,13 @@ def _vdot_rule(g, other):
     return g * other
 
 
+def _vdot_batch(op, args, flags, size, params):
+    if any(isinstance(a, Tensor) and a._data.dtype.kind == "c" for a in args):
+        # Complex inputs need a conjugate, and chainrule has no conj op: run per example.
+        return fallback(op, args, flags, size, params)
+    return _matmul_batch(op, args, flags, size, params)  # real: the dot product
+
+
 VDOT = defop(
     "vdot",
     xp.vdot,
@@ -124,6 +168,7 @@ VDOT = defop(
     (_vdot_rule, lambda g, input: _vdot_rule(g, input)),
     promote=True,
     jvp="multilinear",
+    batch=_vdot_batch,
 )
 
 
@@ -249,6 +294,18 @@ def _addmm_jvp(t_input, t_mat1, t_mat2, mat1, mat2, beta, alpha):
     return out
 
 
+def _addmm_batch(op, args, flags, size, params):
+    input, mat1, mat2 = args
+    if op is ADDMM and flags == [False, True, False] and (
+            input._data.ndim < 2 or input._data.shape[-2] == 1):
+        # A batched mat1 times mat2 plus a row (a bias): one product with the batch as rows.
+        _, m, k = mat1._data.shape
+        out = apply(op, input, mat1.reshape(-1, k), mat2, **params)
+        return out.reshape(size, m, out._data.shape[-1])
+    core = 2 if op is ADDMM else 3
+    return apply(op, *pad_leading(args, flags, (core,) * 3), **params)
+
+
 def _addmm_record(name: str):
     return defop(
         name,
@@ -261,6 +318,7 @@ def _addmm_record(name: str):
         ),
         promote=True,
         jvp=_addmm_jvp,
+        batch=_addmm_batch,
     )
 
 
@@ -310,6 +368,15 @@ def _swap_equation(equation: str, which: int) -> str:
 # A binary contraction whose subscripts are unique within each operand and each appear in one of
 # the other two terms; einsum() reduces any equation to these (plus diagonals and sums), so the
 # gradient of each operand is again such a contraction, of g with the other operand.
+def _einsum_batch(op, args, flags, size, params):
+    """The batch as one more subscript, of the batched operands and of the output."""
+    equation = params["equation"]
+    inputs, out = equation.split("->")
+    z = next(c for c in string.ascii_letters if c not in equation)
+    a, b = (z + t if f else t for t, f in zip(inputs.split(","), flags))
+    return apply(op, *args, equation=f"{a},{b}->{z}{out}")
+
+
 EINSUM = defop(
     "einsum",
     lambda input, other, equation: xp.einsum(equation, input, other, optimize=True),
@@ -320,6 +387,7 @@ EINSUM = defop(
     ),
     promote=True,
     jvp="multilinear",
+    batch=_einsum_batch,
 )
 
 
@@ -480,6 +548,12 @@ def _diagonal_view(input, offset: int, dim1: int, dim2: int):
     owner = input.base if input.base is not None else input
     if not isinstance(owner, xp.ndarray) or length == 0 or 0 in shape:
         return xp.diagonal(input, offset, dim1, dim2).copy()
+    if not (owner.flags.c_contiguous or owner.flags.f_contiguous):
+        # Memory in another order (a stack of transposes) is no buffer to build on; NumPy's
+        # diagonal is a view of it too, read-only until told otherwise.
+        view = xp.diagonal(input, offset, dim1, dim2)
+        view.flags.writeable = input.flags.writeable
+        return view
     at = input.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
     return xp.ndarray(shape, input.dtype, buffer=owner, offset=at + start, strides=strides)
 
@@ -494,8 +568,13 @@ def _diagonal_grad(g, input_shape, offset, dim1, dim2):
     return apply(DIAG_EMBED, g, offset=offset, dim1=dim1, dim2=dim2, shape=input_shape)
 
 
+def _diag_embed_batch(op, args, flags, size, params):
+    return apply(op, args[0], offset=params["offset"], dim1=params["dim1"] + 1,
+                 dim2=params["dim2"] + 1, shape=(size,) + tuple(params["shape"]))
+
+
 DIAGONAL = defop("diagonal", _diagonal_view, ("input",), (_diagonal_grad,), view=True,
-                 jvp="linear")
+                 jvp="linear", batch=batch_dims("dim1", "dim2"))
 DIAGONAL_COPY = defop(
     "diagonal_copy",
     lambda input, offset, dim1, dim2: xp.diagonal(input, offset, dim1, dim2).copy(),
@@ -503,6 +582,7 @@ DIAGONAL_COPY = defop(
     (_diagonal_grad,),
     backward_name="DiagonalBackward0_copy",
     jvp="linear",
+    batch=batch_dims("dim1", "dim2"),
 )
 DIAG_EMBED = defop(
     "diag_embed",
@@ -511,6 +591,7 @@ DIAG_EMBED = defop(
     (lambda g, offset, dim1, dim2: apply(DIAGONAL_COPY, g, offset=offset, dim1=dim1,
                                          dim2=dim2),),
     jvp="linear",
+    batch=_diag_embed_batch,
 )
 
 
@@ -555,12 +636,19 @@ def diag(input, diagonal: int = 0) -> Tensor:
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input._data.ndim}D")
 
 
+def _trace_batch(op, args, flags, size, params):
+    diagonals = apply(DIAGONAL_COPY, args[0], offset=0, dim1=1, dim2=2)
+    return apply(SUM_DIM, diagonals, dim=(1,), keepdim=False)
+
+
+_trace_batch.kind = "dims"
 TRACE = defop(
     "trace",
     xp.trace,
     ("input",),
     (lambda g, input_shape: g * _eye(*input_shape, dtype=g._data.dtype),),
     jvp="linear",
+    batch=_trace_batch,
 )
 
 
@@ -579,6 +667,7 @@ TRIL = defop(
     ("input",),
     (lambda g, diagonal: apply(TRIL, g, diagonal=diagonal),),
     jvp="linear",
+    batch=leading_dims(2),
 )
 TRIU = defop(
     "triu",
@@ -586,6 +675,7 @@ TRIU = defop(
     ("input",),
     (lambda g, diagonal: apply(TRIU, g, diagonal=diagonal),),
     jvp="linear",
+    batch=leading_dims(2),
 )
 
 
@@ -656,6 +746,7 @@ LINALG_INV = defop(
     (lambda g, out: -(out.mT @ g @ out.mT),),
     backward_name="LinalgInvExBackward0",
     jvp=lambda t_A, out: -(out @ t_A @ out),
+    batch=leading_dims(2),
 )
 
 
@@ -668,10 +759,10 @@ def inv(A) -> Tensor:
 def _cofactor(A, det):
     """d det(A) / dA = det(A) A^{-T} (Giles 2008); for singular matrices the cofactor
     matrix from the SVD A = U S V^T: det(U) det(V) U diag(prod_{j != i} s_j) V^T."""
-    if (det._data != 0).all():
+    if (physical(det) != 0).all():  # no singular matrix in any example
         return det.unsqueeze(-1).unsqueeze(-1) * inv(A).mT
     U, S, Vh = svd(A)
-    sign = _const(xp.linalg.det(U._data) * xp.linalg.det(Vh._data))
+    sign = (apply(LINALG_DET, U) * apply(LINALG_DET, Vh)).detach()  # +-1
     others = _prod_others(S, S.prod(-1, keepdim=True), -1)
     return sign.unsqueeze(-1).unsqueeze(-1) * ((U * others.unsqueeze(-2)) @ Vh)
 
@@ -687,6 +778,7 @@ LINALG_DET = defop(
     ("A",),
     (lambda g, A, out: g.unsqueeze(-1).unsqueeze(-1) * _cofactor(A, out),),
     jvp=lambda t_A, A, out: (_cofactor(A, out) * t_A).sum((-2, -1)),
+    batch=leading_dims(2),
 )
 
 
@@ -710,6 +802,7 @@ LINALG_SLOGDET = defop(
     (_slogdet_rule,),
     n_outputs=2,
     jvp=lambda t_A, A, out: (out[0].new_zeros(out[0].shape), (inv(A).mT * t_A).sum((-2, -1))),
+    batch=leading_dims(2),
 )
 
 
@@ -750,6 +843,11 @@ def _solve_jvp(t_A, t_B, A, out, vector):
     return apply(LINALG_SOLVE, A, rhs, vector=vector)
 
 
+def _solve_batch(op, args, flags, size, params):
+    core = (2, 1 if params["vector"] else 2)
+    return apply(op, *pad_leading(args, flags, core), **params)
+
+
 LINALG_SOLVE = defop(
     "linalg_solve",
     _solve,
@@ -758,6 +856,7 @@ LINALG_SOLVE = defop(
     promote=True,
     backward_name="LinalgSolveExBackward0",
     jvp=_solve_jvp,
+    batch=_solve_batch,
 )
 
 
@@ -813,6 +912,7 @@ LINALG_CHOLESKY = defop(
     (_cholesky_rule,),
     backward_name="LinalgCholeskyExBackward0",
     jvp=_cholesky_jvp,
+    batch=leading_dims(2),
 )
 
 
@@ -888,7 +988,15 @@ def _qr_jvp(t_A, A, out, mode):
     return dQ, dR
 
 
-LINALG_QR = defop("linalg_qr", _qr, ("A",), (_qr_rule,), n_outputs=2, jvp=_qr_jvp)
+def _qr_batch(op, args, flags, size, params):
+    Q, R = apply(op, args[0], **params)
+    if params["mode"] == "r":  # Q is an empty vector, for each example
+        Q = Q.new_zeros((size, 0))
+    return Q, R
+
+
+LINALG_QR = defop("linalg_qr", _qr, ("A",), (_qr_rule,), n_outputs=2, jvp=_qr_jvp,
+                  batch=_qr_batch)
 
 
 def qr(A, mode: str = "reduced") -> tuple:
@@ -936,6 +1044,7 @@ LINALG_EIGH = defop(
     (_eigh_rule,),
     n_outputs=2,
     jvp=_eigh_jvp,
+    batch=leading_dims(2),
 )
 
 
@@ -1013,6 +1122,7 @@ LINALG_SVD = defop(
     (_svd_rule,),
     n_outputs=3,
     jvp=_svd_jvp,
+    batch=leading_dims(2),
 )
 
 
@@ -1072,7 +1182,8 @@ def _pinv_jvp(t_A, A, out):
     return -(P @ t_A @ P) + (X - (X @ A) @ P) + (Y - P @ (A @ Y))
 
 
-LINALG_PINV = defop("linalg_pinv", _pinv, ("A",), (_pinv_rule,), jvp=_pinv_jvp)
+LINALG_PINV = defop("linalg_pinv", _pinv, ("A",), (_pinv_rule,), jvp=_pinv_jvp,
+                    batch=leading_dims(2))
 
 
 def pinv(A, *, atol=None, rtol=None, hermitian: bool = False, rcond=None) -> Tensor:
@@ -1102,10 +1213,10 @@ def lstsq(A, B, rcond=None, *, driver=None) -> tuple:
     vector = B._data.ndim == A._data.ndim - 1
     P = pinv(A, rtol=rcond)
     X = (P @ B.unsqueeze(-1)).squeeze(-1) if vector else P @ B
-    s = xp.linalg.svd(A._data, compute_uv=False)
+    s = svdvals(A).detach()
     rtol = rcond if rcond is not None else xp.finfo(A._data.dtype).eps * max(A._data.shape[-2:])
-    tol = rtol * s.max(axis=-1, keepdims=True, initial=0)
-    rank = _const((s > tol).sum(axis=-1).astype(xp.int64))
+    top = amax(s, -1, keepdim=True) if s.shape[-1] else s.new_zeros(s.shape[:-1] + (1,))
+    rank = (s > top * rtol).sum(-1)
     residuals = X.reshape(-1)[:0]  # empty, as 'gelsy' leaves it (but part of the graph)
     singular_values = _const(xp.zeros((0,), dtype=A._data.dtype))
     return result("linalg_lstsq", "solution residuals rank singular_values",
@@ -1179,6 +1290,7 @@ LINALG_MATRIX_EXP = defop(
     # gA = L(A^T, g), the Fréchet derivative at A^T applied to g
     (lambda g, A: _frechet_exp(A.mT, g),),
     jvp=lambda t_A, A: _frechet_exp(A, t_A),
+    batch=leading_dims(2),
 )
 
 
@@ -1203,6 +1315,7 @@ LINALG_CROSS = defop(
     ),
     promote=True,
     jvp="multilinear",
+    batch=batch_dims("dim"),
 )
 
 
