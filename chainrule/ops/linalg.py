@@ -79,8 +79,14 @@ def _matmul_batch(op, args, flags, size, params):
         shape = a._data.shape
         out = matmul(a.reshape(-1, shape[-1]), b)
         return out.reshape(shape[:-1] + b._data.shape[1:])
-    if fb and not fa and nb == 1 and na == 2:  # (m, k) @ (B, k): (B, k) @ (k, m)
-        return matmul(b, a.mT)
+    if fb and not fa and na == 2 and nb <= 2:
+        # (m, k) @ (B, k, n) as (B n, k) @ (k, m), transposed back (a copy of b at most, where
+        # n > 1, against B separate products)
+        if nb == 1:
+            return matmul(b, a.mT)
+        _, k, n = b._data.shape
+        out = matmul(b.mT.reshape(-1, k), a.mT)
+        return out.reshape(size, n, out._data.shape[-1]).mT
     # A vector is a one-row (left) or one-column (right) matrix, for batched and unbatched
     # values alike; the leading dims of batched values are lined up and broadcast.
     if na == 1:
@@ -296,14 +302,14 @@ def _addmm_jvp(t_input, t_mat1, t_mat2, mat1, mat2, beta, alpha):
 
 def _addmm_batch(op, args, flags, size, params):
     input, mat1, mat2 = args
-    if op is ADDMM and flags == [False, True, False] and (
-            input._data.ndim < 2 or input._data.shape[-2] == 1):
+    if flags == [False, True, False] and mat1._data.ndim == 3 and mat2._data.ndim == 2 and (
+            input._data.ndim < 2 or input._data.shape[:-1] == (1,)):
         # A batched mat1 times mat2 plus a row (a bias): one product with the batch as rows.
         _, m, k = mat1._data.shape
         out = apply(op, input, mat1.reshape(-1, k), mat2, **params)
         return out.reshape(size, m, out._data.shape[-1])
-    core = 2 if op is ADDMM else 3
-    return apply(op, *pad_leading(args, flags, (core,) * 3), **params)
+    # matmul's leading dims, and the input broadcast against the product
+    return apply(op, *pad_leading(args, flags, (2, 2, 2)), **params)
 
 
 def _addmm_record(name: str):
