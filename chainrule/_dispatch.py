@@ -126,16 +126,17 @@ def apply(op, *inputs, **params):
         result = _wrap(out, None, 0)
         if op.view:
             _link_view(result, inputs[0], op, params)
-        if forward_state.level:
-            _forward(op, inputs, params, (result,))
+        # Record first: a JVP rule reading ``out`` then records through it (reverse over forward).
         if needs_grad and state.enabled and op.differentiable:
             _record(op, inputs, params, (result,))
+        if forward_state.level:
+            _forward(op, inputs, params, (result,))
         return result
     results = tuple(_wrap(a if type(a) is _ndarray else xp.asarray(a), None, 0) for a in out)
-    if forward_state.level:
-        _forward(op, inputs, params, results)
     if needs_grad and state.enabled and op.differentiable:
         _record(op, inputs, params, results)
+    if forward_state.level:
+        _forward(op, inputs, params, results)
     return results
 
 
@@ -165,11 +166,11 @@ def _apply_batched(op, inputs: tuple, params: dict, level: int):
         root_view = source._extra.get("view") if source._extra else None
         root, steps = root_view if root_view else (source, ())
         results[0]._extra_dict()["view"] = (root, steps + ((op, params),))
-    if top > base:
-        _forward(op, inputs, params, results, base + 1)
     if state.enabled and op.differentiable and any(
             isinstance(x, Tensor) and x._requires_grad for x in inputs):
         _record(op, inputs, params, results)
+    if top > base:
+        _forward(op, inputs, params, results, base + 1)
     return results[0] if op.n_outputs == 1 else results
 
 
@@ -199,6 +200,13 @@ def _forward(op, inputs: tuple, params: dict, results: tuple, first: int = 1) ->
                 if tangent._data.dtype != result._data.dtype:
                     tangent = tangent.to(result._data.dtype)
                 set_tangent(result, tangent, level)
+    # Outputs saved for backward before they had tangents take them now (forward over reverse).
+    node = results[0].grad_fn
+    saved = node.saved.get("out") if node is not None and node.saved else None
+    if saved is not None:
+        for s, result in zip(saved if type(saved) is tuple else (saved,), results):
+            tangents = result._extra.get("tangent") if result._extra else None
+            s.tangent = dict(tangents) if tangents else None
 
 
 def _jvp(op, inputs: tuple, tangents: list, params: dict, results: tuple):

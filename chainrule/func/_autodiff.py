@@ -138,11 +138,29 @@ def _reaches_outside(tensors, ours: set, start: int) -> bool:
     return False
 
 
+def _layers(tensors) -> list:
+    """The tensors and, for batched ones, the values under each vmap level."""
+    out = []
+    for t in tensors:
+        while isinstance(t, Tensor):
+            out.append(t)
+            t = t._value if type(t) is BatchedTensor else None
+    return out
+
+
 def _strip(x):
-    """Drop the graph this level made (for a batched tensor, only the wrapper's)."""
-    if not isinstance(x, Tensor) or not x._requires_grad:
+    """Drop the graph this level made, at every vmap layer of a batched tensor."""
+    if not isinstance(x, Tensor):
         return x
-    t = batched(x._value, x._level) if type(x) is BatchedTensor else x.detach()
+    if type(x) is BatchedTensor:
+        value = _strip(x._value)
+        if value is x._value and not x._requires_grad:
+            return x
+        t = batched(value, x._level)
+    elif not x._requires_grad:
+        return x
+    else:
+        t = x.detach()
     if fwad.state.level:
         fwad.copy_tangents(x, t)
     return t
@@ -178,9 +196,11 @@ class _Call:
             levels.reverse -= 1
 
     def keep_graph(self, outputs, extra=()) -> bool:
+        """Whether an outer level, or a tensor from before the call, can use the graph (also
+        through the values of batched tensors: an outer vmap's inputs may require grad)."""
         return (self.depth > 0 or levels.reverse > 0
-                or any(isinstance(t, Tensor) and t._requires_grad for t in extra)
-                or _reaches_outside(outputs, self.ours, self.start))
+                or any(t._requires_grad for t in _layers(extra))
+                or _reaches_outside(_layers(outputs), self.ours, self.start))
 
     def backward(self, outputs: list, cotangents, keep: bool, retain: bool = True) -> list:
         """Gradients for every target (zeros where an output does not reach it)."""
