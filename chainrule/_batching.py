@@ -117,10 +117,9 @@ def _shift(d, ndim: int):
     return (d + ndim if d < 0 else d) + 1
 
 
-def batch_dims(*names: str, all_dims: str | None = None):
+def batch_dims(*names: str):
     """A rule for ops whose parameters ``names`` are dims of the first input: every tensor input
-    gets the batch in front and the dims move one to the right. ``all_dims`` names the op to
-    run, over every logical dim, when the dim parameter is None (``sum`` without a dim)."""
+    gets the batch in front and the dims move one to the right."""
 
     def rule(op, args, flags, size, params):
         ndim = logical_ndim(args[0], flags[0])
@@ -222,9 +221,10 @@ def batched_inplace(op, target, args: tuple, params: dict, level: int, inplace, 
     if not (type(target) is BatchedTensor and target._level == level):
         raise _inplace_error(op, target, args, level)
     view = target._extra.get("view") if target._extra else None
-    if view is not None or (target._requires_grad or any(
+    if view is not None or rule_kind(op) != "elementwise" or (target._requires_grad or any(
             isinstance(a, Tensor) and a._requires_grad for a in args)) and grad_state.enabled:
-        # Recorded at this level (and written through to a view's base), then written back.
+        # Through the op's batching rule (and recorded at this level, written through to a
+        # view's base), then written back; only elementwise ops write straight into the batch.
         new = apply(op, target, *args, **params)
         commit(target, new, op)
         return target

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 
+from .._batching import rule_kind
 from . import FAMILIES
 from ._registry import REGISTRY, ZERO, Op
 
@@ -17,7 +18,9 @@ HEADER = """# Op coverage
 Generated from the op registry by `python -m chainrule.ops._coverage > docs/ops.md`; do not edit.
 One row per registered op record. *VJP rules* lists the inputs that have a reverse-mode rule
 (`zero`: differentiable with derivative zero; `none`: not differentiable in that input). *JVP*
-is the forward-mode rule (`—`: none yet).
+is the forward-mode rule (`—`: none yet). *vmap* is the batching rule: `elementwise` (the batch
+lined up in front, broadcasting), `dims` (dim parameters shifted past the batch), `leading dims` (the
+batch as one more leading dim of an op that batches over them), `rule` (a rule of the op's own) or `fallback` (no rule: vmap runs the op per example and warns).
 """
 
 
@@ -48,8 +51,8 @@ def render() -> str:
     """The markdown table, one line per op record, in registration order."""
     lines = [
         HEADER,
-        "| op | family | backward name | inputs | VJP rules | JVP |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| op | family | backward name | inputs | VJP rules | JVP | vmap |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for op in REGISTRY.values():
         rules = (
@@ -59,10 +62,12 @@ def render() -> str:
         )
         lines.append(
             f"| `{op.name}` | {_family(op)} | `{op.backward_name}` | "
-            f"{len(op.inputs)} ({', '.join(op.inputs)}) | {rules} | {_jvp(op)} |"
+            f"{len(op.inputs)} ({', '.join(op.inputs)}) | {rules} | {_jvp(op)} | {rule_kind(op)} |"
         )
     with_jvp = sum(op.jvp is not None for op in REGISTRY.values())
-    lines += ["", f"{len(REGISTRY)} ops, {with_jvp} with a JVP rule."]
+    batched = sum(rule_kind(op) != "fallback" for op in REGISTRY.values())
+    lines += ["", f"{len(REGISTRY)} ops, {with_jvp} with a JVP rule, {batched} with a batching "
+              f"rule."]
     return "\n".join(lines) + "\n"
 
 

@@ -459,13 +459,9 @@ def amin(input, dim=(), keepdim: bool = False) -> Tensor:
 def _extreme(name: str, whole, over_dim, binary: str):
     def extreme(input, dim=None, keepdim: bool = False, *, other=None):
         if isinstance(dim, Tensor) or other is not None:
-            import chainrule
+            from . import elementwise
 
-            fn = getattr(chainrule, binary, None)
-            if fn is None:
-                raise NotImplementedError(f"{name}(input, other) needs chainrule.{binary}, "
-                                          "which is not available yet")
-            return fn(input, dim if other is None else other)
+            return getattr(elementwise, binary)(input, dim if other is None else other)
         if dim is None:
             _check_nonempty(input, name)
             return apply(whole, input)
