@@ -19,53 +19,60 @@ def _owner(module, name: str):
 
 @contextlib.contextmanager
 def _swapped(module, values: dict, tie_weights: bool, strict: bool):
-    params = dict(module.named_parameters(remove_duplicate=False))
-    buffers = dict(module.named_buffers(remove_duplicate=False))
-    known = {**params, **buffers}
-    if strict:
-        missing = [k for k in known if k not in values]
-        unexpected = [k for k in values if k not in known]
-        if missing or unexpected:
-            parts = []
-            if unexpected:
-                parts.append("Unexpected key(s): " + ", ".join(f"'{k}'" for k in unexpected) + ".")
-            if missing:
-                parts.append("Missing key(s): " + ", ".join(f"'{k}'" for k in missing) + ".")
-            raise RuntimeError("Error(s) in reparametrizing for " + type(module).__name__ + ":\n\t"
-                               + "\n\t".join(parts))
-    values = dict(values)
+    """Swap the named tensors into ``module`` for the block, then back; ``values`` ends up with
+    what the module held at the end (a module that reassigns a buffer updates it)."""
+    known = dict(module.named_parameters(remove_duplicate=False))
+    known.update(module.named_buffers(remove_duplicate=False))
+    given = values
     if tie_weights:
-        # Names that share one tensor in the module share the replacement too.
-        by_tensor: dict = {}
-        for name, t in known.items():
-            by_tensor.setdefault(id(t), []).append(name)
-        for names in by_tensor.values():
-            given = [n for n in names if n in values]
-            if given and len(given) < len(names):
-                for n in names:
-                    values.setdefault(n, values[given[0]])
-            elif len(given) > 1 and any(values[n] is not values[given[0]] for n in given):
-                raise ValueError(f"functional_call got multiple values for keys {given}, which "
-                                 f"are tied. Consider using tie_weights=False")
+        values = _untie(known, values)
+    if strict:
+        missing = sorted(k for k in known if k not in values)
+        unexpected = sorted(k for k in values if k not in known)
+        parts = []
+        if unexpected:
+            parts.append(f"Unexpected key(s): {', '.join(map(repr, unexpected))}.")
+        if missing:
+            parts.append(f"Missing key(s): {', '.join(map(repr, missing))}.")
+        if parts:
+            raise RuntimeError(f"Error(s) in reparametrizing for {type(module).__name__}:\n\t"
+                               + "\n\t".join(parts))
     saved = []
     try:
         for name, value in values.items():
             owner, attr = _owner(module, name)
             store = (owner._parameters if attr in owner._parameters
-                     else owner._buffers if attr in owner._buffers else None)
-            if store is None:
-                saved.append((owner.__dict__, attr, owner.__dict__.get(attr, _MISSING)))
-                owner.__dict__[attr] = value
-            else:
-                saved.append((store, attr, store[attr]))
-                store[attr] = value
+                     else owner._buffers if attr in owner._buffers else owner.__dict__)
+            saved.append((name, store, attr, store.get(attr, _MISSING)))
+            store[attr] = value
         yield
     finally:
-        for store, attr, old in reversed(saved):
+        final = {}
+        for name, store, attr, old in reversed(saved):
+            final[name] = store.get(attr)
             if old is _MISSING:
                 store.pop(attr, None)
             else:
                 store[attr] = old
+        given.update({k: final[k] for k in given if k in final})
+
+
+def _untie(known: dict, values: dict) -> dict:
+    """Names that share one tensor in the module share the replacement given for any of them."""
+    by_tensor: dict = {}
+    for name, t in known.items():
+        by_tensor.setdefault(id(t), []).append(name)
+    out = dict(values)
+    for names in by_tensor.values():
+        given = [n for n in names if n in values]
+        if len(names) < 2 or not given:
+            continue
+        if any(values[n] is not values[given[0]] for n in given):
+            raise ValueError(f"functional_call got multiple values for keys {sorted(names)}, "
+                             f"which are tied. Consider using tie_weights=False")
+        for n in names:
+            out[n] = values[given[0]]
+    return out
 
 
 _MISSING = object()
