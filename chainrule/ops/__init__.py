@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import _batching
 from .._dispatch import apply, apply_inplace
 from ..tensor import Tensor
-from . import elementwise, linalg, reduction, shape
+from . import elementwise, indexing, linalg, reduction, shape
 
 # isort: split
 # The nn families after the core ones (their records come later in docs/ops.md).
@@ -43,9 +43,11 @@ from .elementwise import (
 
 __all__ = ["REGISTRY", "Op", "defop", "FUNCTIONS"]
 
-FAMILIES = (elementwise, reduction, linalg, shape, activation, linear, convolution, pooling,
-            normalization, dropout, embedding, padding, distance, loss)
-_batching.ops.update(stack=REGISTRY["stack"], copy=REGISTRY["copy"], cat_fn=shape.cat,
+FAMILIES = (elementwise, reduction, linalg, shape, indexing, activation, linear, convolution,
+            pooling, normalization, dropout, embedding, padding, distance, loss)
+Tensor._to_dtype = shape.to_dtype
+_batching.ops.update(stack=REGISTRY["stack"], copy=REGISTRY["copy"],
+                     view_scatter=REGISTRY["view_scatter"], cat_fn=shape.cat,
                      stack_fn=shape.stack)
 FUNCTIONS: dict = {}
 for _family in FAMILIES:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 import torch.autograd.forward_ad as torch_fwd
-from op_db import shape
+from op_db import indexing, shape
 from op_db._harness import as_tuple
 from op_db._spec import T
 
@@ -23,7 +23,7 @@ INPLACE = ("Tensor.__setitem__", "Tensor.fill_", "Tensor.zero_", "Tensor.copy_")
 
 def _cases():
     out = []
-    for row in shape.ROWS:
+    for row in shape.ROWS + indexing.ROWS:
         if not row.orders or row.name in INPLACE or row.name.endswith("_"):
             continue
         for i, sample in enumerate(row.samples):

@@ -1,0 +1,1256 @@
+"""Indexing ops: select and slice views, advanced indexing and index assignment, gather/scatter,
+the index_* ops, take/put, masked ops, nonzero and unique.
+
+Indexing reads keys the way PyTorch does, not NumPy: integers, slices and None are applied first
+as a view, then the tensor indices index that view (``x[0, :, [1, 2]]`` has shape
+``(x.shape[1], 2)``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from .._backend import xp
+from .._dispatch import apply, apply_inplace, bump_version
+from ..autograd.grad_mode import state
+from ..tensor import Tensor
+from ._registry import defop
+from ._shapes import normalize_dim
+from .elementwise import where
+from .shape import (
+    _FULL,
+    ALIAS,
+    _along,
+    _broadcast_shape,
+    _copy_,
+    _prefix,
+    _variant,
+    expand,
+    reshape,
+)
+
+_ndarray = xp.ndarray
+
+# ---- basic and advanced indexing ---------------------------------------------------------------
+
+
+def _getitem(input, index):
+    return input[index]
+
+
+def _index_backward(grad, index, shape):
+    out = xp.zeros(shape, dtype=grad.dtype)
+    if _is_basic(index) or not any(
+        type(k) is _ndarray and k.dtype.kind != "b" for k in index
+    ):  # no integer array: no position is hit twice, a plain write suffices
+        out[index] = grad
+    else:
+        xp.add.at(out, index, grad)
+    return out
+
+
+def _is_basic(index) -> bool:
+    return all(k is None or k is Ellipsis or type(k) is slice or type(k) is int for k in index)
+
+
+def _take_index(g, index):
+    return apply(SLICE if _is_basic(index) else INDEX, g, index=index)
+
+
+INDEX_BACKWARD = defop("index_backward", _index_backward, ("grad",), (_take_index,), jvp="linear")
+
+
+def _getitem_grad(g, input_shape, index):
+    return apply(INDEX_BACKWARD, g, index=index, shape=input_shape)
+
+
+SELECT = defop("select", _getitem, ("input",), (_getitem_grad,), view=True, jvp="linear")
+SLICE = defop("slice", _getitem, ("input",), (_getitem_grad,), view=True, jvp="linear")
+# x[None], x[0, None]: a basic index whose last step is an unsqueeze.
+SLICE_UNSQUEEZE = _variant(SLICE, "UnsqueezeBackward0")
+INDEX = defop("index", _getitem, ("input",), (_getitem_grad,), jvp="linear")
+
+
+def _index_put(input, values, index, accumulate):
+    out = input.copy()
+    if accumulate:
+        xp.add.at(out, index, values)
+        return out
+    try:
+        out[index] = values
+    except ValueError:
+        target = out[index].shape
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(xp.shape(values))} cannot be broadcast "
+            f"to indexing result of shape {list(target)}"
+        ) from None
+    return out
+
+
+def _index_put_input_grad(g, index, accumulate):
+    return g if accumulate else apply(INDEX_PUT, g, 0.0, index=index, accumulate=False)
+
+
+INDEX_PUT = defop(
+    "index_put",
+    _index_put,
+    ("input", "values"),
+    (_index_put_input_grad, lambda g, index: apply(INDEX, g, index=index)),
+    jvp=lambda t_input, t_values, input, index, accumulate: apply(
+        INDEX_PUT,
+        t_input if t_input is not None else input.new_zeros(input.shape),
+        t_values if t_values is not None else 0.0,
+        index=index,
+        accumulate=accumulate,
+    ),
+)
+
+
+def _sequence_as_tuple(key: list) -> bool:
+    # PyTorch (like old NumPy) reads a short list holding slices, None, Ellipsis, tensors or
+    # sequences as a tuple of indices.
+    return len(key) < 32 and any(
+        k is None or k is Ellipsis or isinstance(k, (slice, list, tuple, Tensor, _ndarray))
+        for k in key
+    )
+
+
+def _index_array(k):
+    """An index tensor, list or array as a NumPy array of integers or bools (or an int)."""
+    a = k._data if isinstance(k, Tensor) else xp.asarray(k) if isinstance(k, list) else k
+    if isinstance(k, list) and not k:
+        return xp.zeros(0, dtype=xp.int64)
+    kind = a.dtype.kind
+    if kind == "u" and a.dtype.itemsize == 1:  # uint8 tensors are (deprecated) masks in torch
+        return a.astype(bool)
+    if kind not in "biu":
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    if a.ndim == 0 and kind != "b":
+        return int(a)
+    return a
+
+
+_BAD_INDEX = (
+    "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+    "are valid indices (got {})"
+)
+
+
+def _parse_key(key, shape: tuple):
+    """PyTorch's reading of ``tensor[key]``: (view op, basic index, advanced index).
+
+    The basic index (ints, slices, None) is applied first, as a view, unless it keeps every dim
+    (None); the advanced index (integer and bool arrays) then indexes that view (None: none).
+    The view op is the record PyTorch names after the last step that changed something.
+    """
+    single_slice = type(key) is slice
+    if type(key) is not tuple:
+        key = tuple(key) if isinstance(key, list) and _sequence_as_tuple(key) else (key,)
+    items = []
+    consumed = 0
+    for k in key:
+        if isinstance(k, (Tensor, _ndarray, list)):
+            k = _index_array(k)
+        elif isinstance(k, (bool, xp.bool_)):
+            k = xp.asarray(k)
+        elif not (k is None or k is Ellipsis or type(k) is slice or isinstance(k, int)):
+            if hasattr(k, "__index__") and not isinstance(k, float):
+                k = k.__index__()
+            else:
+                raise IndexError(_BAD_INDEX.format(type(k).__name__))
+        if k is None or k is Ellipsis:
+            pass
+        elif type(k) is _ndarray and k.dtype.kind == "b":
+            consumed += k.ndim
+        else:
+            consumed += 1
+        items.append(k)
+    ndim = len(shape)
+    if consumed > ndim:
+        if ndim == 0 and items and isinstance(items[0], int):
+            raise IndexError(
+                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+            )
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    basic, advanced = [], []
+    view_op = None
+    changes = False
+    dim = 0
+    for k in items:
+        if k is None:
+            basic.append(None)
+            advanced.append(_FULL)
+            view_op = SLICE_UNSQUEEZE
+        elif k is Ellipsis:
+            n = ndim - consumed
+            basic.extend([_FULL] * n)
+            advanced.extend([_FULL] * n)
+            dim += n
+            consumed = ndim
+        elif type(k) is slice:
+            if k.step is not None and k.step <= 0:
+                raise ValueError("step must be greater than zero")
+            basic.append(k)
+            advanced.append(_FULL)
+            if k.indices(shape[dim]) != (0, shape[dim], 1):
+                view_op = SLICE
+            dim += 1
+        elif isinstance(k, int):
+            size = shape[dim]
+            if not -size <= k < size:
+                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {size}")
+            basic.append(k)
+            view_op = SELECT
+            dim += 1
+        elif k.ndim == 0:  # a bool scalar: a new dim of size 1, kept or emptied
+            basic.append(None)
+            advanced.append(k.reshape(1))
+            view_op = SLICE_UNSQUEEZE
+            changes = True
+        elif k.dtype.kind == "b":
+            if k.shape != shape[dim : dim + k.ndim]:
+                raise IndexError(
+                    f"The shape of the mask {list(k.shape)} at index {dim} does not "
+                    f"match the shape of the indexed tensor {list(shape)} at index "
+                    f"{dim}"
+                )
+            basic.extend([_FULL] * k.ndim)
+            advanced.append(k)
+            dim += k.ndim
+            changes = True
+        else:
+            basic.append(_FULL)
+            advanced.append(k)
+            dim += 1
+            changes = True
+    if single_slice:
+        view_op = SLICE
+    basic_index = tuple(basic) + (Ellipsis,) if view_op is not None else None
+    if not changes:
+        return view_op or ALIAS, basic_index, None
+    while advanced and advanced[-1] is _FULL:
+        advanced.pop()
+    return view_op, basic_index, tuple(advanced)
+
+
+def getitem(input, key) -> Tensor:
+    """``input[key]``: ints, slices, None, Ellipsis, bool masks and integer index tensors."""
+    kind = type(key)
+    if kind is int:
+        size = input._data.shape[0] if input._data.ndim else None
+        if size is not None and -size <= key < size:
+            return apply(SELECT, input, index=(key, Ellipsis))
+    elif kind is slice and (key.step is None or key.step > 0) and input._data.ndim:
+        return apply(SLICE, input, index=(key,))
+    view_op, basic, advanced = _parse_key(key, input._data.shape)
+    if advanced is None:
+        return apply(view_op, input) if view_op is ALIAS else apply(view_op, input, index=basic)
+    if basic is not None:
+        input = apply(view_op, input, index=basic)
+    try:
+        return apply(INDEX, input, index=advanced)
+    except IndexError as err:
+        raise IndexError(str(err).replace(" axis ", " dimension ")) from None
+
+
+def _value_for(value, ndim: int):
+    """An assigned value without the leading size-one dims PyTorch ignores."""
+    if isinstance(value, (list, tuple)):
+        raise TypeError(
+            f"can't assign a {type(value).__name__} to a torch tensor; convert it "
+            "with torch.tensor(...) first"
+        )
+    shape = value._data.shape if isinstance(value, Tensor) else ()
+    lead = 0
+    while len(shape) - lead > ndim and shape[lead] == 1:
+        lead += 1
+    if not lead:
+        return value
+    return value.reshape(shape[lead:]) if isinstance(value, Tensor) else value
+
+
+def setitem(input, key, value) -> None:
+    """``input[key] = value``, in place; differentiable for non-leaf tensors."""
+    view_op, basic, advanced = _parse_key(key, input._data.shape)
+    if view_op is ALIAS and advanced is None:
+        basic = None  # x[...] = v copies into x itself
+    recording = state.enabled and (
+        input.requires_grad or (isinstance(value, Tensor) and value.requires_grad)
+    )
+    if not recording:
+        target = input._data if basic is None else input._data[basic]
+        v = value._data if isinstance(value, Tensor) else value
+        if advanced is None:
+            v = _value_for(value, target.ndim)
+            target[...] = v._data if isinstance(v, Tensor) else v
+        else:
+            try:
+                target[advanced] = v
+            except IndexError as err:
+                raise IndexError(str(err).replace(" axis ", " dimension ")) from None
+            except ValueError:
+                raise RuntimeError(
+                    f"shape mismatch: value tensor of shape {list(xp.shape(v))} cannot be "
+                    f"broadcast to indexing result of shape {list(target[advanced].shape)}"
+                ) from None
+        bump_version(input)
+        return
+    target = input if basic is None else apply(view_op, input, index=basic)
+    if advanced is None:
+        _copy_(target, _value_for(value, target._data.ndim))
+    else:
+        apply_inplace(INDEX_PUT, target, value, index=advanced, accumulate=False)
+
+
+# ---- gather and scatter ------------------------------------------------------------------------
+
+
+def _on_vectors(forward):
+    """Run an index forward on a 0-d input as on a one-element vector (PyTorch's convention)."""
+
+    def run(input, *args, **params):
+        if input.ndim:
+            return forward(input, *args, **params)
+        args = [a.reshape(-1) if type(a) is _ndarray else a for a in args]
+        return forward(input.reshape(1), *args, **params).reshape(())
+
+    return run
+
+
+def _mesh(index, dim: int) -> tuple:
+    """The NumPy index of ``input[i0, .., index[i0, .., ik], .., ik]`` for every position."""
+    mesh = list(xp.indices(index.shape, sparse=True))
+    mesh[dim] = index
+    return tuple(mesh)
+
+
+def _gather(input, index, dim):
+    if not input.ndim:  # every index is 0 (checked): copies of the one element
+        return xp.full(index.shape, input, dtype=input.dtype)
+    return xp.take_along_axis(
+        input[_prefix(index.shape[:dim]) + (_FULL,) + _prefix(index.shape[dim + 1 :])],
+        index,
+        axis=dim,
+    )
+
+
+@_on_vectors
+def _scatter(input, index, src, dim):
+    out = input.copy()
+    out[_mesh(index, dim)] = src[_prefix(index.shape)] if type(src) is _ndarray else src
+    return out
+
+
+@_on_vectors
+def _scatter_add(input, index, src, dim):
+    out = input.copy()
+    xp.add.at(out, _mesh(index, dim), src[_prefix(index.shape)])
+    return out
+
+
+def _src_grad(g, index, src_shape, dim):
+    """The gradient of the src of a scatter: g gathered at the index, zero beyond its extent."""
+    return _scaled_src_grad(g, index, src_shape, dim, None)
+
+
+def _scaled_src_grad(g, index, src_shape, dim, factor):
+    out = apply(GATHER, g, index, dim=dim)
+    if factor is not None:
+        out = out * factor
+    if tuple(out._data.shape) == tuple(src_shape):
+        return out
+    return apply(INDEX_BACKWARD, out, index=_prefix(out._data.shape), shape=src_shape)
+
+
+GATHER = defop(
+    "gather",
+    _gather,
+    ("input", "index"),
+    (
+        lambda g, input_shape, index, dim: apply(
+            SCATTER_ADD, g.new_zeros(input_shape), index, g, dim=dim
+        ),
+        None,
+    ),
+    jvp="linear",
+)
+SCATTER_ADD = defop(
+    "scatter_add",
+    _scatter_add,
+    ("input", "index", "src"),
+    (lambda g: g, None, _src_grad),
+    jvp="linear",
+)
+
+
+def _scatter_jvp(t_input, t_src, input, index, dim):
+    base = t_input if t_input is not None else input.new_zeros(input.shape)
+    return apply(SCATTER, base, index, t_src if t_src is not None else 0.0, dim=dim)
+
+
+SCATTER = defop(
+    "scatter",
+    _scatter,
+    ("input", "index", "src"),
+    (lambda g, index, dim: apply(SCATTER, g, index, 0.0, dim=dim), None, _src_grad),
+    jvp=_scatter_jvp,
+)
+SCATTER_VALUE = _variant(SCATTER, "ScatterBackward1")
+
+_REDUCE_UFUNC = {
+    "sum": xp.add,
+    "mean": xp.add,
+    "prod": xp.multiply,
+    "amax": xp.maximum,
+    "amin": xp.minimum,
+}
+
+
+def _identity(reduce: str, dtype):
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    if dtype.kind == "f":
+        return -xp.inf if reduce == "amax" else xp.inf
+    info = xp.iinfo(dtype) if dtype.kind in "iu" else None
+    if info is None:
+        return reduce == "amin"
+    return info.min if reduce == "amax" else info.max
+
+
+@_on_vectors
+def _scatter_reduce(input, index, src, dim, reduce, include_self):
+    mesh = _mesh(index, dim)
+    src = src[_prefix(index.shape)]
+    out = input.copy()
+    if not include_self:
+        out[mesh] = _identity(reduce, out.dtype)
+    _REDUCE_UFUNC[reduce].at(out, mesh, src)
+    if reduce == "mean":
+        count = xp.full(out.shape, 1 if include_self else 0, dtype=out.dtype)
+        xp.add.at(count, mesh, 1)
+        count[count == 0] = 1
+        out = out // count if out.dtype.kind in "iu" else out / count
+    return out
+
+
+def _touched(g, index, dim):
+    """True where some index points (a bool tensor of g's shape)."""
+    hits = apply(SCATTER_ADD, g.new_zeros(g.shape), index, g.new_ones(index.shape), dim=dim)
+    return hits != 0
+
+
+def _reduce_factors(g, input, index, src, out, dim, reduce, include_self):
+    """d out / d input (input-shaped) and d out / d src (index-shaped) of scatter_reduce; None
+    means one. Gradients of ties (amax, amin) are split evenly, as in PyTorch."""
+    keep_self = None if include_self else where(_touched(g, index, dim), 0.0, 1.0).to(g.dtype)
+    if reduce == "sum":
+        return keep_self, None
+    if reduce == "mean":
+        base = g.new_full(g.shape, 1.0 if include_self else 0.0)
+        count = apply(SCATTER_ADD, base, index, g.new_ones(index.shape), dim=dim)
+        inv = 1.0 / count.clamp(min=1.0)
+        return (inv if include_self else keep_self), apply(GATHER, inv, index, dim=dim)
+    src = src[_prefix(index.shape)]
+    out_at = apply(GATHER, out, index, dim=dim)
+    if reduce == "prod":
+        # The product of the other elements, also where the element itself is 0: out / x where
+        # x != 0; where x is the only zero of its group, the product of the group's non-zeros.
+        zero_self, zero_src = input == 0, src == 0
+        masked_self = where(zero_self, 1.0, input)
+        masked_src = where(zero_src, 1.0, src)
+        nonzero_prod = apply(
+            SCATTER_REDUCE_NONLINEAR,
+            masked_self,
+            index,
+            masked_src,
+            dim=dim,
+            reduce="prod",
+            include_self=include_self,
+        )
+        zeros = apply(
+            SCATTER_ADD,
+            zero_self.to(g.dtype) if include_self else g.new_zeros(g.shape),
+            index,
+            zero_src.to(g.dtype),
+            dim=dim,
+        )
+        only_zero = zeros == 1
+        self_factor = where(zero_self & only_zero, nonzero_prod, out / masked_self)
+        src_factor = where(
+            zero_src & apply(GATHER, only_zero, index, dim=dim),
+            apply(GATHER, nonzero_prod, index, dim=dim),
+            out_at / masked_src,
+        )
+        return (self_factor if include_self else keep_self), src_factor
+    hit_self = input == out
+    if not include_self:
+        hit_self = hit_self & (keep_self != 0)
+    hit_src = (src == out_at).to(g.dtype)
+    ties = apply(SCATTER_ADD, hit_self.to(g.dtype), index, hit_src, dim=dim)
+    share = 1.0 / ties.clamp(min=1.0)
+    return hit_self.to(g.dtype) * share, hit_src * apply(GATHER, share, index, dim=dim)
+
+
+def _reduce_input_grad(g, input, index, src, out, dim, reduce, include_self):
+    factor = _reduce_factors(g, input, index, src, out, dim, reduce, include_self)[0]
+    return g if factor is None else g * factor
+
+
+def _reduce_src_grad(g, input, index, src, src_shape, out, dim, reduce, include_self):
+    factor = _reduce_factors(g, input, index, src, out, dim, reduce, include_self)[1]
+    return _scaled_src_grad(g, index, src_shape, dim, factor)
+
+
+def _reduce_jvp(t_input, t_src, input, index, src, out, dim, reduce, include_self):
+    self_factor, src_factor = _reduce_factors(
+        out, input, index, src, out, dim, reduce, include_self
+    )
+    total = out.new_zeros(out.shape)
+    if t_input is not None:
+        total = t_input if self_factor is None else t_input * self_factor
+    if t_src is not None:
+        t = t_src[_prefix(index.shape)]
+        total = apply(
+            SCATTER_ADD, total, index, t if src_factor is None else t * src_factor, dim=dim
+        )
+    return total
+
+
+def _linear_reduce_input_grad(g, index, dim, reduce, include_self):
+    return _reduce_input_grad(g, None, index, None, None, dim, reduce, include_self)
+
+
+def _linear_reduce_src_grad(g, index, src_shape, dim, reduce, include_self):
+    return _reduce_src_grad(g, None, index, None, src_shape, None, dim, reduce, include_self)
+
+
+# sum and mean read only the index; prod, amax and amin also the values and the result.
+SCATTER_REDUCE = defop(
+    "scatter_reduce",
+    _scatter_reduce,
+    ("input", "index", "src"),
+    (_linear_reduce_input_grad, None, _linear_reduce_src_grad),
+    jvp="linear",
+)
+SCATTER_REDUCE_NONLINEAR = _variant(
+    SCATTER_REDUCE, vjp=(_reduce_input_grad, None, _reduce_src_grad), jvp=_reduce_jvp
+)
+
+
+@_on_vectors
+def _index_select(input, index, dim):
+    return xp.take(input, index.reshape(-1), axis=dim)
+
+
+@_on_vectors
+def _index_add(input, index, source, dim, alpha):
+    out = input.copy()
+    if source.ndim < out.ndim:
+        source = xp.expand_dims(source, dim)
+    xp.add.at(out, _along(dim, index.reshape(-1)), source if alpha == 1 else source * alpha)
+    return out
+
+
+@_on_vectors
+def _index_copy(input, index, source, dim):
+    out = input.copy()
+    if source.ndim < out.ndim:
+        source = xp.expand_dims(source, dim)
+    out[_along(dim, index.reshape(-1))] = source
+    return out
+
+
+@_on_vectors
+def _index_fill(input, index, value, dim):
+    out = input.copy()
+    out[_along(dim, index.reshape(-1))] = value
+    return out
+
+
+INDEX_SELECT = defop(
+    "index_select",
+    _index_select,
+    ("input", "index"),
+    (
+        lambda g, input_shape, index, dim: apply(
+            INDEX_ADD, g.new_zeros(input_shape), index, g, dim=dim, alpha=1
+        ),
+        None,
+    ),
+    jvp="linear",
+)
+
+
+def _index_add_source_grad(g, index, dim, alpha):
+    picked = apply(INDEX_SELECT, g, index, dim=dim)
+    return picked if alpha == 1 else picked * alpha
+
+
+INDEX_ADD = defop(
+    "index_add",
+    _index_add,
+    ("input", "index", "source"),
+    (
+        lambda g: g,
+        None,
+        _index_add_source_grad,
+    ),
+    jvp="linear",
+)
+INDEX_COPY = defop(
+    "index_copy",
+    _index_copy,
+    ("input", "index", "source"),
+    (
+        lambda g, index, dim: apply(INDEX_FILL, g, index, 0.0, dim=dim),
+        None,
+        lambda g, index, dim: apply(INDEX_SELECT, g, index, dim=dim),
+    ),
+    jvp="linear",
+)
+
+
+def _index_fill_jvp(t_input, t_value, input, index, dim):
+    base = t_input if t_input is not None else input.new_zeros(input.shape)
+    return apply(INDEX_FILL, base, index, t_value if t_value is not None else 0.0, dim=dim)
+
+
+INDEX_FILL = defop(
+    "index_fill",
+    _index_fill,
+    ("input", "index", "value"),
+    (
+        lambda g, index, dim: apply(INDEX_FILL, g, index, 0.0, dim=dim),
+        None,
+        # the sum of g where the value was written
+        lambda g, index, dim: (g - apply(INDEX_FILL, g, index, 0.0, dim=dim)).sum(),
+    ),
+    jvp=_index_fill_jvp,
+)
+INDEX_FILL_TENSOR = _variant(INDEX_FILL, "IndexFillBackward1")
+
+
+def _put(input, index, source, accumulate):
+    out = input.copy()
+    flat = out.reshape(-1)
+    if accumulate:
+        xp.add.at(flat, index.reshape(-1), source.reshape(-1))
+    else:
+        flat[index.reshape(-1)] = source.reshape(-1)
+    return out
+
+
+TAKE = defop(
+    "take",
+    lambda input, index: xp.take(input, index),
+    ("input", "index"),
+    (
+        lambda g, input_shape, index: apply(
+            PUT, g.new_zeros(input_shape), index, g, accumulate=True
+        ),
+        None,
+    ),
+    jvp="linear",
+)
+PUT = defop(
+    "put",
+    _put,
+    ("input", "index", "source"),
+    (
+        lambda g, index, accumulate: (
+            g if accumulate else apply(PUT, g, index, g.new_zeros(index.shape), accumulate=False)
+        ),
+        None,
+        lambda g, index, source_shape: apply(TAKE, g, index).reshape(source_shape),
+    ),
+    jvp="linear",
+)
+
+
+def _masked_select(input, mask):
+    input, mask = xp.broadcast_arrays(input, mask)
+    return input[mask]
+
+
+def _masked_scatter(input, mask, source):
+    shape = xp.broadcast_shapes(input.shape, mask.shape)
+    out = xp.broadcast_to(input, shape).copy()
+    mask = xp.broadcast_to(mask, shape)
+    n = int(xp.count_nonzero(mask))
+    if n > source.size:
+        raise RuntimeError("masked_scatter: Number of elements of source < number of ones in mask")
+    out[mask] = source.reshape(-1)[:n]
+    return out
+
+
+def _masked_scatter_source_grad(g, mask, source_shape):
+    picked = apply(MASKED_SELECT, g, mask)
+    numel = math.prod(source_shape)
+    if picked._data.size < numel:  # source elements past the mask's count get no gradient
+        picked = apply(INDEX_BACKWARD, picked, index=_prefix(picked._data.shape), shape=(numel,))
+    return picked.reshape(source_shape)
+
+
+MASKED_SELECT = defop(
+    "masked_select",
+    _masked_select,
+    ("input", "mask"),
+    (
+        lambda g, input_shape, mask: apply(
+            MASKED_SCATTER, g.new_zeros(xp.broadcast_shapes(input_shape, mask._data.shape)), mask, g
+        ),
+        None,
+    ),
+    jvp="linear",
+)
+MASKED_SCATTER = defop(
+    "masked_scatter",
+    _masked_scatter,
+    ("input", "mask", "source"),
+    (lambda g, mask: where(mask, 0.0, g), None, _masked_scatter_source_grad),
+    jvp="linear",
+)
+
+# ---- not differentiable ------------------------------------------------------------------------
+
+NONZERO = defop(
+    "nonzero", lambda input: xp.argwhere(input), ("input",), (None,), differentiable=False
+)
+
+
+def _unique(input, sorted, return_inverse, return_counts, dim):
+    empty = xp.zeros(0, dtype=xp.int64)
+    if dim is None:
+        res = xp.unique(
+            input.reshape(-1), return_inverse=return_inverse, return_counts=return_counts
+        )
+    else:
+        res = xp.unique(input, return_inverse=return_inverse, return_counts=return_counts, axis=dim)
+    res = res if isinstance(res, tuple) else (res,)
+    values = res[0]
+    inverse = res[1].astype(xp.int64) if return_inverse else empty
+    if return_inverse and dim is None:
+        inverse = inverse.reshape(input.shape)
+    counts = res[-1].astype(xp.int64) if return_counts else empty
+    return values, inverse.reshape(-1) if dim is not None else inverse, counts
+
+
+def not_implemented_unique2(grads):
+    raise NotImplementedError("the derivative for '_unique2' is not implemented.")
+
+
+UNIQUE = defop(
+    "unique",
+    _unique,
+    ("input",),
+    (not_implemented_unique2,),
+    n_outputs=3,
+    backward_name="Unique2Backward0",
+)
+UNIQUE_DIM = _variant(UNIQUE, "UniqueDimBackward0")
+
+
+def narrow(input, dim: int, start, length: int) -> Tensor:
+    """The view of ``length`` elements from ``start`` along ``dim``."""
+    shape = input._data.shape
+    if not shape:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    dim = normalize_dim(dim, len(shape), "narrow")
+    start = int(start._data) if isinstance(start, Tensor) else int(start)
+    size = shape[dim]
+    if not -size <= start <= size:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
+        )
+    start %= max(size, 1) if start < 0 else size + 1
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return apply(SLICE, input, index=_along(dim, slice(start, start + length)))
+
+
+def select(input, dim: int, index: int) -> Tensor:
+    """The view at ``index`` along ``dim``, without that dim."""
+    shape = input._data.shape
+    if not shape:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    dim = normalize_dim(dim, len(shape), "select")
+    index = int(index)
+    if not -shape[dim] <= index < shape[dim]:
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size "
+            f"{list(shape)} at dimension {dim}"
+        )
+    return apply(SELECT, input, index=_along(dim, index) + (Ellipsis,))
+
+
+# ---- public functions: gather, scatter and friends ---------------------------------------------
+
+_TYPE_NAMES = {
+    "float32": "Float",
+    "float64": "Double",
+    "float16": "Half",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
+
+
+def _check_index_tensor(index, op: str, expected: str = "int64") -> None:
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{op}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    if index._data.dtype.kind not in "iu":
+        raise RuntimeError(f"{op}(): Expected dtype {expected} for index")
+
+
+def _check_bounds(
+    index, size: int, dim: int, *, negative: bool, error=RuntimeError, message: str | None = None
+) -> None:
+    if not index.size:
+        return
+    low, high = int(index.min()), int(index.max())
+    bad = high if high >= size else low if low < (-size if negative else 0) else None
+    if bad is not None:
+        raise error(
+            message.format(bad)
+            if message
+            else f"index {bad} is out of bounds for dimension {dim} with size {size}"
+        )
+
+
+def _check_scatter(op: str, input, dim: int, index, src=None) -> int:
+    """Validate a gather/scatter call in PyTorch's words; return the normalised dim."""
+    _check_index_tensor(index, op)
+    shape = input._data.shape
+    dim = normalize_dim(dim, len(shape), op)
+    ishape = index._data.shape
+    if index._data.size == 0:
+        return dim
+    if max(len(ishape), 1) != max(len(shape), 1):
+        side = "input" if op == "gather" else "self"
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as {side} tensor")
+    sshape = src._data.shape if isinstance(src, Tensor) else None
+    for d, n in enumerate(ishape):
+        too_big = d != dim and n > shape[d]
+        if op == "gather" and too_big:
+            raise RuntimeError(
+                f"Size does not match at dimension {d} expected index "
+                f"{list(ishape)} to be no larger than self {list(shape)} apart "
+                f"from dimension {dim}"
+            )
+        if too_big or (sshape is not None and len(sshape) == len(ishape) and n > sshape[d]):
+            raise RuntimeError(
+                f"Expected index {list(ishape)} to be no larger than self "
+                f"{list(shape)} apart from dimension {dim} and to be no larger "
+                f"size than src {list(sshape or ())}"
+            )
+    _check_bounds(index._data, shape[dim] if shape else 1, dim, negative=False)
+    return dim
+
+
+def _check_same_dtype(op: str, input, other, what: str = "src") -> None:
+    if isinstance(other, Tensor) and other._data.dtype != input._data.dtype:
+        raise RuntimeError(f"{op}(): Expected self.dtype to be equal to {what}.dtype")
+
+
+def gather(input, dim: int, index, *, sparse_grad: bool = False) -> Tensor:
+    """``out[i][j] = input[index[i][j]][j]`` along ``dim`` (index has input's number of dims)."""
+    dim = _check_scatter("gather", input, dim, index)
+    return apply(GATHER, input, index, dim=dim)
+
+
+def _scatter_call(input, dim, index, src, value, reduce, op: str) -> tuple:
+    """(record, inputs, params) of a scatter call, checked."""
+    if src is None and value is None:
+        raise TypeError(f"{op}() missing 1 required argument: 'src' or 'value'")
+    src = value if src is None else src
+    dim = _check_scatter(op, input, dim, index, src)
+    if reduce is not None:
+        modes = {"add": "sum", "multiply": "prod"}
+        if reduce not in modes:
+            raise RuntimeError(
+                f"{op}(): reduce argument must be either add or multiply, got {reduce}"
+            )
+        if not isinstance(src, Tensor):
+            src = Tensor._wrap(xp.full(index._data.shape, src, dtype=input._data.dtype), None, 0)
+        record = SCATTER_REDUCE if modes[reduce] == "sum" else SCATTER_REDUCE_NONLINEAR
+        return record, (index, src), {"dim": dim, "reduce": modes[reduce], "include_self": True}
+    if isinstance(src, Tensor):
+        _check_same_dtype(op, input, src)
+        return SCATTER, (index, src), {"dim": dim}
+    return SCATTER_VALUE, (index, src), {"dim": dim}
+
+
+def scatter(input, dim: int, index, src=None, *, value=None, reduce=None) -> Tensor:
+    """A copy of input with ``src`` (a tensor or a number) written at ``index`` along ``dim``."""
+    record, args, params = _scatter_call(input, dim, index, src, value, reduce, "scatter")
+    return apply(record, input, *args, **params)
+
+
+def _scatter_(self, dim: int, index, src=None, *, value=None, reduce=None) -> Tensor:
+    record, args, params = _scatter_call(self, dim, index, src, value, reduce, "scatter_")
+    return apply_inplace(record, self, *args, **params)
+
+
+def scatter_add(input, dim: int, index, src) -> Tensor:
+    """A copy of input with ``src`` added at ``index`` along ``dim`` (repeats accumulate)."""
+    dim = _check_scatter("scatter_add", input, dim, index, src)
+    _check_same_dtype("scatter_add", input, src)
+    return apply(SCATTER_ADD, input, index, src, dim=dim)
+
+
+def _scatter_add_(self, dim: int, index, src) -> Tensor:
+    dim = _check_scatter("scatter_add_", self, dim, index, src)
+    _check_same_dtype("scatter_add_", self, src)
+    return apply_inplace(SCATTER_ADD, self, index, src, dim=dim)
+
+
+def _scatter_reduce_call(input, dim, index, src, reduce, op) -> tuple:
+    if reduce not in _REDUCE_UFUNC:
+        raise RuntimeError(
+            f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
+        )
+    dim = _check_scatter(op, input, dim, index, src)
+    _check_same_dtype(op, input, src)
+    return SCATTER_REDUCE if reduce in ("sum", "mean") else SCATTER_REDUCE_NONLINEAR, dim
+
+
+def scatter_reduce(
+    input, dim: int, index, src, reduce: str, *, include_self: bool = True
+) -> Tensor:
+    """A copy of input with ``src`` reduced into it at ``index`` (sum, prod, mean, amax, amin)."""
+    record, dim = _scatter_reduce_call(input, dim, index, src, reduce, "scatter_reduce")
+    return apply(record, input, index, src, dim=dim, reduce=reduce, include_self=include_self)
+
+
+def _scatter_reduce_(
+    self, dim: int, index, src, reduce: str, *, include_self: bool = True
+) -> Tensor:
+    record, dim = _scatter_reduce_call(self, dim, index, src, reduce, "scatter_reduce_")
+    return apply_inplace(
+        record, self, index, src, dim=dim, reduce=reduce, include_self=include_self
+    )
+
+
+def _check_index_vector(op: str, input, dim: int, index) -> int:
+    _check_index_tensor(index, op, "int32 or int64")
+    if index._data.ndim > 1:
+        raise IndexError(f"{op}(): Index is supposed to be a vector")
+    shape = input._data.shape
+    dim = normalize_dim(dim, len(shape), op)
+    if not shape and index._data.size > 1:
+        raise RuntimeError(
+            f"{op}(): Index to scalar can have only 1 value, got {index._data.size} value(s)"
+        )
+    return dim
+
+
+def index_select(input, dim: int, index) -> Tensor:
+    """The slices of input at the positions ``index`` (a vector) along ``dim``."""
+    dim = _check_index_vector("index_select", input, dim, index)
+    shape = input._data.shape
+    _check_bounds(
+        index._data,
+        shape[dim] if shape else 1,
+        dim,
+        negative=False,
+        error=IndexError,
+        message="index out of range in self",
+    )
+    return apply(INDEX_SELECT, input, index, dim=dim)
+
+
+def _index_source_call(op: str, input, dim: int, index, source) -> int:
+    dim = _check_index_vector(op, input, dim, index)
+    shape = input._data.shape
+    if source._data.dtype != input._data.dtype:
+        raise RuntimeError(
+            f"{op}(): self ({_TYPE_NAMES.get(input._data.dtype.name)}) and source "
+            f"({_TYPE_NAMES.get(source._data.dtype.name)}) must have the same "
+            "scalar type"
+        )
+    sshape = source._data.shape
+    k = index._data.size
+    if shape and len(sshape) == len(shape) and sshape[dim] != k:
+        raise RuntimeError(
+            f"{op}(): Number of indices ({k}) should be equal to "
+            f"source.size(dim): ({sshape[dim]}), for dim: {dim}"
+        )
+    return dim
+
+
+def _index_add_call(op, input, dim, index, source):
+    dim = _index_source_call(op, input, dim, index, source)
+    shape = input._data.shape
+    _check_bounds(
+        index._data,
+        shape[dim] if shape else 1,
+        dim,
+        negative=False,
+        error=IndexError,
+        message="index out of range in self",
+    )
+    return dim
+
+
+def index_add(input, dim: int, index, source, *, alpha=1) -> Tensor:
+    """A copy of input with ``alpha * source`` added at ``index`` along ``dim``."""
+    dim = _index_add_call("index_add", input, dim, index, source)
+    return apply(INDEX_ADD, input, index, source, dim=dim, alpha=alpha)
+
+
+def _index_add_(self, dim: int, index, source, *, alpha=1) -> Tensor:
+    dim = _index_add_call("index_add_", self, dim, index, source)
+    return apply_inplace(INDEX_ADD, self, index, source, dim=dim, alpha=alpha)
+
+
+def _index_copy_call(op, input, dim, index, source):
+    dim = _index_source_call(op, input, dim, index, source)
+    shape = input._data.shape
+    size = shape[dim] if shape else 1
+    _check_bounds(
+        index._data,
+        size,
+        dim,
+        negative=False,
+        error=IndexError,
+        message=f"index_copy_(): index {{}} is out of bounds for dimension {dim} with size {size}",
+    )
+    return dim
+
+
+def index_copy(input, dim: int, index, source) -> Tensor:
+    """A copy of input with the slices of ``source`` written at ``index`` along ``dim``."""
+    dim = _index_copy_call("index_copy", input, dim, index, source)
+    return apply(INDEX_COPY, input, index, source, dim=dim)
+
+
+def _index_copy_(self, dim: int, index, source) -> Tensor:
+    dim = _index_copy_call("index_copy_", self, dim, index, source)
+    return apply_inplace(INDEX_COPY, self, index, source, dim=dim)
+
+
+def _index_fill_call(op, input, dim, index, value):
+    dim = _check_index_vector(op, input, dim, index)
+    shape = input._data.shape
+    _check_bounds(index._data, shape[dim] if shape else 1, dim, negative=True, error=IndexError)
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError(
+                f"index_fill_ only supports a 0-dimensional value tensor, but got "
+                f"tensor with {value._data.ndim} dimension(s)."
+            )
+        return INDEX_FILL_TENSOR, dim
+    return INDEX_FILL, dim
+
+
+def index_fill(input, dim: int, index, value) -> Tensor:
+    """A copy of input with ``value`` written at ``index`` along ``dim``."""
+    record, dim = _index_fill_call("index_fill", input, dim, index, value)
+    return apply(record, input, index, value, dim=dim)
+
+
+def _index_fill_(self, dim: int, index, value) -> Tensor:
+    record, dim = _index_fill_call("index_fill_", self, dim, index, value)
+    return apply_inplace(record, self, index, value, dim=dim)
+
+
+def _check_flat(index, numel: int) -> None:
+    _check_index_tensor(index, "take")
+    _check_bounds(
+        index._data,
+        numel,
+        0,
+        negative=True,
+        error=IndexError,
+        message=f"out of range: tried to access index {{}} on a tensor of {numel} elements.",
+    )
+
+
+def take(input, index) -> Tensor:
+    """The elements of the flattened input at ``index`` (shaped like index)."""
+    _check_flat(index, input._data.size)
+    return apply(TAKE, input, index)
+
+
+def _put_call(input, index, source):
+    _check_flat(index, input._data.size)
+    if source._data.size != index._data.size:
+        raise IndexError(
+            f"put_(): Expected source and index to have the same number of "
+            f"elements, but got source.numel() = {source._data.size}, "
+            f"index.numel() = {index._data.size}"
+        )
+    _check_same_dtype("put_", input, source, "source")
+
+
+def put(input, index, source, accumulate: bool = False) -> Tensor:
+    """A copy of input with ``source`` written (or added) at ``index`` of the flattened input."""
+    _put_call(input, index, source)
+    return apply(PUT, input, index, source, accumulate=accumulate)
+
+
+def _put_(self, index, source, accumulate: bool = False) -> Tensor:
+    _put_call(self, index, source)
+    return apply_inplace(PUT, self, index, source, accumulate=accumulate)
+
+
+def take_along_dim(input, indices, dim: int | None = None) -> Tensor:
+    """gather along ``dim`` after broadcasting input and indices in the other dims."""
+    _check_index_tensor(indices, "take_along_dim")
+    if dim is None:
+        return gather(reshape(input, -1), 0, reshape(indices, -1))
+    shape, ishape = input._data.shape, indices._data.shape
+    dim = normalize_dim(dim, len(shape), "take_along_dim")
+    if len(ishape) != len(shape):
+        raise RuntimeError(
+            f"torch.take_along_dim(): input and indices should have the same "
+            f"number of dimensions, but got {len(shape)} dimensions for input, "
+            f"and {len(ishape)} dimensions for indices"
+        )
+    rest = _broadcast_shape(
+        [shape[:dim] + (1,) + shape[dim + 1 :], ishape[:dim] + (1,) + ishape[dim + 1 :]]
+    )
+    want = rest[:dim] + (shape[dim],) + rest[dim + 1 :]
+    iwant = rest[:dim] + (ishape[dim],) + rest[dim + 1 :]
+    if want != shape:
+        input = expand(input, want)
+    if iwant != ishape:
+        indices = Tensor._wrap(xp.broadcast_to(indices._data, iwant), None, 0)
+    return gather(input, dim, indices)
+
+
+def _check_mask(op: str, mask) -> None:
+    if not isinstance(mask, Tensor) or mask._data.dtype != xp.bool_:
+        raise RuntimeError(f"{op}: expected BoolTensor for mask")
+
+
+def masked_select(input, mask) -> Tensor:
+    """The elements of input where the (broadcast) mask is True, as a 1-d tensor."""
+    _check_mask("masked_select", mask)
+    _broadcast_shape([input._data.shape, mask._data.shape])
+    return apply(MASKED_SELECT, input, mask)
+
+
+def masked_scatter(input, mask, source) -> Tensor:
+    """A copy of input with the elements of ``source``, in order, where mask is True."""
+    _check_mask("masked_scatter", mask)
+    _check_same_dtype("masked_scatter", input, source, "source")
+    return apply(MASKED_SCATTER, input, mask, source)
+
+
+def _masked_scatter_(self, mask, source) -> Tensor:
+    _check_mask("masked_scatter_", mask)
+    _check_same_dtype("masked_scatter_", self, source, "source")
+    return apply_inplace(MASKED_SCATTER, self, mask, source)
+
+
+def _index_put_args(input, indices, values) -> tuple:
+    view_op, basic, advanced = _parse_key(tuple(indices), input._data.shape)
+    if basic is not None or advanced is None:
+        raise IndexError("index_put_(): indices must be a tuple of index tensors")
+    if not isinstance(values, Tensor):
+        values = Tensor._wrap(xp.asarray(values, dtype=input._data.dtype), None, 0)
+    return values, advanced
+
+
+def index_put(input, indices, values, accumulate: bool = False) -> Tensor:
+    """A copy of input with ``values`` put (or added) at the tensor indices ``indices``."""
+    values, index = _index_put_args(input, indices, values)
+    return apply(INDEX_PUT, input, values, index=index, accumulate=accumulate)
+
+
+def _index_put_(self, indices, values, accumulate: bool = False) -> Tensor:
+    values, index = _index_put_args(self, indices, values)
+    return apply_inplace(INDEX_PUT, self, values, index=index, accumulate=accumulate)
+
+
+def nonzero(input, *, as_tuple: bool = False):
+    """The indices of the non-zero elements: an (n, ndim) tensor, or one tensor per dim."""
+    out = apply(NONZERO, input)
+    if not as_tuple:
+        return out
+    if input._data.ndim == 0:
+        return (Tensor._wrap(xp.zeros(out._data.shape[0], dtype=xp.int64), None, 0),)
+    return tuple(
+        Tensor._wrap(xp.ascontiguousarray(out._data[:, d]), None, 0)
+        for d in range(input._data.ndim)
+    )
+
+
+def argwhere(input) -> Tensor:
+    """The indices of the non-zero elements, as an (n, ndim) tensor."""
+    return apply(NONZERO, input)
+
+
+def unique(
+    input,
+    sorted: bool = True,
+    return_inverse: bool = False,  # noqa: A002
+    return_counts: bool = False,
+    dim: int | None = None,
+):
+    """The sorted distinct elements (or slices along dim), optionally with the inverse indices
+    and the counts."""
+    if dim is not None:
+        dim = normalize_dim(dim, input._data.ndim, "unique")
+    values, inverse, counts = apply(
+        UNIQUE if dim is None else UNIQUE_DIM,
+        input,
+        sorted=sorted,
+        return_inverse=return_inverse,
+        return_counts=return_counts,
+        dim=dim,
+    )
+    out = (values,) + ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
+    return out[0] if len(out) == 1 else out
+
+
+FUNCTIONS = {
+    f.__name__: f
+    for f in (
+        narrow,
+        select,
+        gather,
+        scatter,
+        scatter_add,
+        scatter_reduce,
+        index_select,
+        index_add,
+        index_copy,
+        index_fill,
+        take,
+        put,
+        take_along_dim,
+        masked_select,
+        masked_scatter,
+        index_put,
+        nonzero,
+        argwhere,
+        unique,
+    )
+}
+
+METHODS = dict(
+    FUNCTIONS,
+    __getitem__=getitem,
+    __setitem__=setitem,
+    scatter_=_scatter_,
+    scatter_add_=_scatter_add_,
+    scatter_reduce_=_scatter_reduce_,
+    index_add_=_index_add_,
+    index_copy_=_index_copy_,
+    index_fill_=_index_fill_,
+    index_put_=_index_put_,
+    put_=_put_,
+    masked_scatter_=_masked_scatter_,
+)
