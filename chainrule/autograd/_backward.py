@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from .._batched import state as vmap_state
 from .._creation import ones_like, zeros_like
 from ..tensor import Tensor
 from . import engine, forward_ad
+from .grad_mode import state as grad_state
 
 __all__ = ["backward", "grad"]
 
@@ -49,6 +51,10 @@ _detach = forward_ad.detach_keeping_tangents
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
              create_graph: bool = False, grad_variables=None, inputs=None) -> None:
     """Accumulate the gradients of ``tensors`` into the ``.grad`` of the graph's leaves."""
+    if vmap_state.level or grad_state.reverse_levels or forward_ad.state.nesting:
+        raise RuntimeError("backward() called inside a functorch transform. This is not "
+                           "supported, please use functorch.grad or functorch.vjp instead or call "
+                           "backward() outside of functorch transforms.")
     outputs = _tensors(tensors)
     grads = _root_grads(outputs, grad_tensors if grad_tensors is not None else grad_variables,
                         create_graph)

@@ -13,6 +13,7 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_g
 class _State(threading.local):
     enabled = True
     inference = False
+    reverse_levels = 0  # torch.func grad/vjp calls running their function
 
 
 state = _State()

@@ -21,6 +21,7 @@ from .._creation import zeros
 from ..autograd import forward_ad as fwad
 from ..autograd._backward import grad as autograd_grad
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
+from ..autograd.grad_mode import state as grad_state
 from ..autograd.graph import AccumulateGrad, next_seq
 from ..tensor import Tensor
 from ._pytree import tree_flatten, tree_unflatten, treespec_pprint
@@ -28,12 +29,6 @@ from ._vmap import vmap
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian"]
 
-
-class _Levels:
-    reverse = 0  # grad/vjp calls in progress: their backward must keep its graph
-
-
-levels = _Levels()
 
 _JVP = "jvp(f, primals, tangents)"
 
@@ -187,18 +182,18 @@ class _Call:
             args[i] = tree_unflatten(new, spec)
         self.ours = {id(t) for t in self.targets if t.grad_fn is None}
         self.diff = tuple(args[i] for i in nums)
-        self.depth = levels.reverse
-        levels.reverse += 1
+        self.depth = grad_state.reverse_levels
+        grad_state.reverse_levels += 1
         try:
             with enable_grad():
                 self.output = func(*args, **kwargs)
         finally:
-            levels.reverse -= 1
+            grad_state.reverse_levels -= 1
 
     def keep_graph(self, outputs, extra=()) -> bool:
         """Whether an outer level, or a tensor from before the call, can use the graph (also
         through the values of batched tensors: an outer vmap's inputs may require grad)."""
-        return (self.depth > 0 or levels.reverse > 0
+        return (self.depth > 0 or grad_state.reverse_levels > 0
                 or any(t._requires_grad for t in _layers(extra))
                 or _reaches_outside(_layers(outputs), self.ours, self.start))
 

@@ -34,15 +34,6 @@ def _setitem(lib):
     return f
 
 
-def _requires_grad_inside(lib):
-    def f(a):
-        y = lib.ones(2, dtype=lib.float64)
-        y.requires_grad_()
-        return a * y
-
-    return f
-
-
 def _backward_inside(a):
     a.sum().backward()
     return a.sum()
@@ -92,6 +83,7 @@ VMAP_ROWS = {
     "returns None": lambda lib, x: lib.func.vmap(lambda a: (a, None))(x),
     "batched with out_dim None": lambda lib, x: lib.func.vmap(g, out_dims=None)(x),
     "grad of a vector under vmap": lambda lib, x: lib.func.vmap(lib.func.grad(lambda a: a))(x),
+    "backward under vmap": lambda lib, x: lib.func.vmap(_backward_inside)(x.requires_grad_()),
     # ---- vmap: randomness --------------------------------------------------------------------
     "rand in error mode": lambda lib, x: lib.func.vmap(lambda a: a + lib.rand(2))(x),
     "randn_like in error mode": lambda lib, x: lib.func.vmap(lambda a: lib.randn_like(a))(x),
@@ -131,6 +123,9 @@ ROWS = {
     "grad of no arguments": lambda lib, x: lib.func.grad(lambda: x.sum())(),
     "grad of a float input": lambda lib, x: lib.func.grad(lambda a: a)(3.0),
     "grad of an int tensor": lambda lib, x: lib.func.grad(lambda a: a.sum())(lib.arange(3)),
+    "backward under grad": lambda lib, x: lib.func.grad(_backward_inside)(x),
+    "backward under vjp": lambda lib, x: lib.func.vjp(_backward_inside, x),
+    "backward under jvp": lambda lib, x: lib.func.jvp(_backward_inside, (x,), (x,)),
     # ---- vjp ---------------------------------------------------------------------------------
     "vjp cotangent tuple for a tensor": lambda lib, x: lib.func.vjp(lambda a: a.sin(), x)[1]((x,)),
     "vjp cotangent list for a tuple": lambda lib, x: lib.func.vjp(lambda a: (a, a), x)[1]([x, x]),

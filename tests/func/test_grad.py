@@ -228,3 +228,51 @@ def test_linearize(same):
         return out, fn(t1, t2), fn(s1, s2)
 
     same(program, *randn(25, (3,), (3,), (3,), (3,), (3,), (3,)))
+
+
+def test_vjp_fn_create_graph_and_grad_mode(same):
+    def program(lib, a, ct):
+        a.requires_grad_()
+        _, fn = lib.func.vjp(lambda x: x.sin() * x, a)
+        (default,) = fn(ct)
+        (flat,) = fn(ct, create_graph=False)
+        with lib.no_grad():
+            (no_grad,) = fn(ct)
+        return default, flat, no_grad
+
+    same(program, *randn(26, (3,), (3,)))
+
+
+def test_vjp_fn_without_retain_graph_frees_it(same_error):
+    def program(lib, a, ct):
+        _, fn = lib.func.vjp(lambda x: x.sin() * x, a)
+        fn(ct, retain_graph=False)
+        return fn(ct)
+
+    same_error(program, *randn(27, (3,), (3,)))
+
+
+def test_jvp_and_vjp_under_no_grad(same):
+    def program(lib, a, t):
+        with lib.no_grad():
+            out, fn = lib.func.vjp(lambda x: (x * x).sum(), a)
+            return out, fn(lib.ones((), dtype=lib.float64)), lib.func.jvp(lib.tanh, (a,), (t,))
+
+    same(program, *randn(28, (3,), (3,)))
+
+
+def test_transform_outputs_keep_the_history_of_inputs_that_require_grad(same):
+    def program(lib, a, t):
+        a.requires_grad_()
+        F = lib.func
+        out, tangent = F.jvp(lambda x: x.exp() * x, (a,), (t,))
+        lin_out, lin_fn = F.linearize(lambda x: x.exp() * x, a)
+        value, vjp_fn = F.vjp(lambda x: x.exp(), a)
+        g, v = F.grad_and_value(lambda x: (x.exp() * x).sum())(a)
+        # (linearize's jvp_fn is left out: torch's traced one holds the Jacobian as constants,
+        # so its result does not lead back to the primals)
+        results = (out, tangent, lin_out, value, vjp_fn(t)[0], g, v)
+        grads = lib.autograd.grad(sum(r.sum() for r in results), a)
+        return results, grads
+
+    same(program, *randn(29, (3,), (3,)))

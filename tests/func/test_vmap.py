@@ -283,3 +283,67 @@ def test_random_values_outside_vmap_are_not_affected():
     chainrule.func.vmap(lambda a: a * 2)(chainrule.zeros(3))
     chainrule.rand(2)
     np.testing.assert_array_equal(chainrule.rand(2).numpy(), expected.numpy())
+
+
+# ---- in-place writes and views ------------------------------------------------------------
+
+def test_tensors_made_like_a_batched_one_are_batched(same):
+    def program(lib, x):
+        def f(a):
+            out = lib.zeros_like(a)
+            out[0] = a[1]
+            ones = a.new_ones(2)
+            ones.mul_(a[:2])
+            full = lib.full_like(a, 3.0)
+            full.add_(a)
+            return out, ones, full, lib.ones_like(a).sum()
+
+        return lib.func.vmap(f)(x)
+
+    same(program, *randn(30, (4, 3)))
+
+
+def test_writes_through_views_of_a_batched_tensor(same):
+    def program(lib, x):
+        def f(a):
+            b = a.clone()
+            b[1:][0] = 5.0  # a view of a view
+            b.reshape(2, 2).t()[0].mul_(-1)
+            b[-1] += a[0]
+            return b
+
+        return lib.func.vmap(f)(x)
+
+    same(program, *randn(31, (3, 4)))
+
+
+def test_writes_into_a_batched_input_reach_the_caller(same):
+    def program(lib, x):
+        y = x.clone()
+
+        def f(a):
+            a[0] = a[1] * 2
+            a[1:].add_(1)
+            return a.sum()
+
+        out = lib.func.vmap(f, in_dims=1)(y)
+        return out, y
+
+    same(program, *randn(32, (3, 5)))
+
+
+def test_inplace_under_vmap_with_autograd(same):
+    def program(lib, x, w):
+        x.requires_grad_()
+
+        def f(a):
+            b = a * 1.0
+            b[0] = (b[1] * w).sin()
+            b.mul_(a)
+            return b.sum()
+
+        y = lib.func.vmap(f)(x)
+        y.sum().backward()
+        return y.detach(), x.grad
+
+    same(program, *randn(33, (4, 3), ()))
