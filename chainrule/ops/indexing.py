@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from .._backend import xp
+from .._batched import BatchedTensor
 from .._dispatch import apply, apply_inplace, bump_version
 from ..autograd.grad_mode import state
 from ..tensor import Tensor
@@ -278,7 +279,9 @@ def setitem(input, key, value) -> None:
     recording = state.enabled and (
         input.requires_grad or (isinstance(value, Tensor) and value.requires_grad)
     )
-    if not recording:
+    # Under vmap the values live behind the batched wrapper: take the op path, which batches.
+    batched = type(input) is BatchedTensor or type(value) is BatchedTensor
+    if not recording and not batched:
         target = input._data if basic is None else input._data[basic]
         v = value._data if isinstance(value, Tensor) else value
         if advanced is None:
