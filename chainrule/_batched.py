@@ -43,6 +43,7 @@ _ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't suppo
          "calling .item() on a Tensor, please try to rewrite what you're doing with other "
          "operations. If error is occurring somewhere inside PyTorch internals, please file a "
          "bug report.")
+_NO_STORAGE = "Cannot access data pointer of Tensor that doesn't have storage"
 _CONTROL_FLOW = ("vmap: It looks like you're attempting to use a Tensor in some data-dependent "
                  "control flow. We don't support that yet, please file an issue at "
                  "https://github.com/pytorch/pytorch/issues .")
@@ -89,7 +90,7 @@ class BatchedTensor(Tensor):
                                             dtype=dtype), self._level)
 
     def tolist(self):
-        raise RuntimeError(_ITEM)
+        raise RuntimeError(_NO_STORAGE)
 
     def __bool__(self) -> bool:
         raise RuntimeError(_CONTROL_FLOW)
@@ -98,8 +99,7 @@ class BatchedTensor(Tensor):
         raise RuntimeError(_CONTROL_FLOW)
 
     def numpy(self, *, force: bool = False):
-        raise RuntimeError("vmap: numpy() of a batched tensor is not supported: its values are "
-                           "one example of a batch; return the tensor from the vmapped function")
+        raise RuntimeError(_NO_STORAGE)
 
     def __array__(self, dtype=None, copy=None):
         return self.numpy()

@@ -13,6 +13,8 @@ def _owner(module, name: str):
     """The submodule holding ``name`` ("a.b.weight") and the attribute's last part."""
     *path, attr = name.split(".")
     for part in path:
+        if not hasattr(module, part):
+            raise AttributeError(f"{type(module).__name__} has no attribute `{part}`")
         module = getattr(module, part)
     return module, attr
 

@@ -257,3 +257,58 @@ def test_gradcheck_through_vmap_of_grad():
 
     w, x = (chainrule.tensor(a, requires_grad=True) for a in randn(23, (3, 2), (4, 3)))
     assert chainrule.autograd.gradcheck(f, (w, x))
+
+
+def _custom_sin(lib):
+    class Sin(lib.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x):
+            return x.sin()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+            ctx.save_for_forward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * x.cos()
+
+        @staticmethod
+        def jvp(ctx, t):
+            (x,) = ctx.saved_tensors
+            return t * x.cos()
+
+    return Sin.apply
+
+
+def test_custom_function_under_transforms(same):
+    def program(lib, x, xs, t):
+        sin = _custom_sin(lib)
+        F = lib.func
+        f = lambda a: (sin(a) * a).sum()  # noqa: E731
+        return (F.vmap(sin)(xs), F.grad(f)(x), F.vmap(F.grad(f))(xs), F.jacrev(sin)(x),
+                F.jvp(sin, (x,), (t,)), F.hessian(f)(x))
+
+    same(program, *randn(26, (3,), (2, 3), (3,)))
+
+
+def test_grad_of_vmap_of_grad(same):
+    def program(lib, w, x):
+        F = lib.func
+        per_sample = F.vmap(F.grad(lambda w, r: (r * w).sin().sum()), (None, 0))
+        return F.grad(lambda w: per_sample(w, x).pow(2).sum())(w)
+
+    same(program, *randn(27, (3,), (4, 3)))
+
+
+def test_vmap_of_vmap_of_grad_closing_over_both_levels(same):
+    def program(lib, x, b):
+        F = lib.func
+        inner = lambda r: F.vmap(lambda s: F.grad(lambda t: (t * s * r).sum())(b))(x)  # noqa: E731
+        return F.vmap(inner)(x)
+
+    same(program, *randn(28, (4, 3), (3,)))

@@ -46,6 +46,8 @@ def _f_int_output(lib):
 VMAP_ROWS = {
     # ---- vmap: data-dependent Python --------------------------------------------------------
     "item": lambda lib, x: lib.func.vmap(lambda a: a.sum().item())(x),
+    "tolist": lambda lib, x: lib.func.vmap(lambda a: a.tolist())(x),
+    "numpy": lambda lib, x: lib.func.vmap(lambda a: a.numpy())(x),
     "bool": lambda lib, x: lib.func.vmap(lambda a: a if a.sum() > 0 else -a)(x),
     "float": lambda lib, x: lib.func.vmap(lambda a: float(a.sum()))(x),
     "int": lambda lib, x: lib.func.vmap(lambda a: int(a.sum()))(x),
@@ -181,6 +183,8 @@ ROWS = {
         lib.nn.Linear(3, 2), ({"bias": lib.ones(2)}, {"bias": lib.ones(2)}), (x,)),
     "functional_call strict": lambda lib, x: lib.func.functional_call(
         lib.nn.Linear(3, 2), {"bias": lib.ones(2), "extra": x, "more": x}, (x,), strict=True),
+    "functional_call unknown submodule": lambda lib, x: lib.func.functional_call(
+        lib.nn.Linear(3, 2), {"foo.weight": x}, (x,)),
     "stack_module_state of none": lambda lib, x: lib.func.stack_module_state([]),
     "stack_module_state modes": lambda lib, x: lib.func.stack_module_state(
         [lib.nn.Linear(2, 2), lib.nn.Linear(2, 2).eval()]),

@@ -276,3 +276,12 @@ def test_transform_outputs_keep_the_history_of_inputs_that_require_grad(same):
         return results, grads
 
     same(program, *randn(29, (3,), (3,)))
+
+
+def test_identity_and_view_functions(same):
+    def program(lib, a, t):
+        F = lib.func
+        return (F.jvp(lambda x: x, (a,), (t,)), F.jvp(lambda x: x[1:], (a,), (t,)),
+                F.grad(lambda x: x[0])(a), F.vjp(lambda x: x, a)[1](t), F.grad(lambda x: x)(a[0]))
+
+    same(program, *randn(30, (3,), (3,)))

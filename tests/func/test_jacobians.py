@@ -140,3 +140,16 @@ def test_jacfwd_randomness_different_draws_per_column(lib):
     j = lib.func.jacfwd(lambda a: a * lib.rand((), dtype=lib.float64),
                         randomness="different")(x)
     assert len(set(np.diag(j.numpy()))) == 4
+
+
+def test_jacrev_has_aux_with_chunks(same):
+    def program(lib, x, c):
+        f = lambda a: (a.sin() @ c, {"s": a.sum()})  # noqa: E731
+        return lib.func.jacrev(f, has_aux=True, chunk_size=2)(x)
+
+    same(program, *randn(13, (3,), (3, 5)))
+
+
+@pytest.mark.parametrize("jac", JACOBIANS)
+def test_jacobian_of_the_identity(same, jac):
+    same(lambda lib, x: getattr(lib.func, jac)(lambda a: a)(x), *randn(14, (2, 2)))

@@ -347,3 +347,29 @@ def test_inplace_under_vmap_with_autograd(same):
         return y.detach(), x.grad
 
     same(program, *randn(33, (4, 3), ()))
+
+
+def test_vmap_of_modules(same):
+    def program(lib, x, w, b):
+        linear = lib.nn.Linear(3, 2).double()
+        with lib.no_grad():
+            linear.weight.copy_(w)
+            linear.bias.copy_(b)
+        norm = lib.nn.LayerNorm(3).double()
+        bn = lib.nn.BatchNorm1d(3).double().eval()
+        v = lib.func.vmap
+        return v(linear)(x), v(norm)(x), v(bn)(x.unsqueeze(1))
+
+    same(program, *randn(34, (4, 3), (2, 3), (2,)))
+
+
+def test_ops_inside(same):
+    def f(lib, c):
+        def g(r):
+            return (lib.softmax(r, 0), lib.where(r > 0, r, lib.zeros(())),
+                    lib.einsum("i,ij->j", r, c), lib.cat([lib.stack([r, c[0]]), c], 0),
+                    r.unsqueeze(0).expand(2, 3) * c[:2], r.sum(0, keepdim=True))
+
+        return g
+
+    same(lambda lib, x, c: lib.func.vmap(f(lib, c))(x), *randn(35, (4, 3), (3, 3)))
