@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+from .. import _batching
 from .._backend import xp
 from .._batched import BatchedTensor, batched
 from .._creation import zeros
@@ -420,13 +421,12 @@ def jacrev(func: Callable, argnums=0, *, has_aux: bool = False,
         pieces = []  # per chunk of rows: one tensor per input leaf, (rows,) + leaf.shape
         for start in range(0, total, step):
             stop = min(start + step, total)
-            basis = tree_unflatten(_basis(flat_out, start, stop), out_spec)
+            basis = _basis(flat_out, start, stop)
             if chunk_size == 1:  # a plain loop: no vmap limitations
-                row = tree_flatten(vjp_fn(tree_unflatten(
-                    [b[0] for b in tree_flatten(basis)[0]], out_spec)))[0]
-                pieces.append([r.unsqueeze(0) for r in row])
+                row = vjp_fn(tree_unflatten([b[0] for b in basis], out_spec))
+                pieces.append([r.unsqueeze(0) for r in tree_flatten(row)[0]])
             else:
-                pieces.append(tree_flatten(vmap(vjp_fn)(basis))[0])
+                pieces.append(tree_flatten(vmap(vjp_fn)(tree_unflatten(basis, out_spec)))[0])
         rows = _join(pieces)
         jac_leaves = []
         start = 0
@@ -443,8 +443,7 @@ def jacrev(func: Callable, argnums=0, *, has_aux: bool = False,
 
 
 def _join(pieces: list) -> list:
-    from .. import _batching
-
+    """Per input leaf, the rows of every chunk in one tensor."""
     if len(pieces) == 1:
         return pieces[0]
     return [_batching.ops["cat_fn"](list(column), dim=0) for column in zip(*pieces)]
