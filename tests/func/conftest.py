@@ -9,6 +9,9 @@ import pytest
 import torch
 
 import chainrule
+from chainrule._batched import state as vmap_state
+from chainrule.autograd.forward_ad import state as forward_state
+from chainrule.autograd.grad_mode import state as grad_state
 
 LIBS = (chainrule, torch)
 
@@ -55,6 +58,9 @@ def same_error():
         ours, theirs = _error(program, chainrule, arrays), _error(program, torch, arrays)
         assert type(ours).__name__ == type(theirs).__name__, (ours, theirs)
         assert _neutral(str(ours)) == _neutral(str(theirs))
+        # The failed transform left no level open.
+        assert (vmap_state.level, vmap_state.sizes, vmap_state.randomness) == (0, [], [])
+        assert (grad_state.reverse_levels, forward_state.level, forward_state.nesting) == (0, 0, 0)
         return str(theirs)
 
     return check

@@ -285,3 +285,35 @@ def test_identity_and_view_functions(same):
                 F.grad(lambda x: x[0])(a), F.vjp(lambda x: x, a)[1](t), F.grad(lambda x: x)(a[0]))
 
     same(program, *randn(30, (3,), (3,)))
+
+
+@pytest.mark.parametrize("name", ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev",
+                                  "jacfwd", "hessian", "vmap", "functional_call",
+                                  "stack_module_state"])
+def test_signatures_are_torch_funcs(name):
+    import inspect
+
+    import torch
+
+    import chainrule
+
+    def params(fn):
+        return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()
+                if not p.name.startswith("_")]
+
+    assert params(getattr(chainrule.func, name)) == params(getattr(torch.func, name))
+    assert getattr(chainrule.func, name).__name__ == name
+
+
+def test_transformed_functions_keep_the_name_and_docstring(same):
+    def program(lib, x):
+        def my_loss(a):
+            """My loss."""
+            return a.sum()
+
+        F = lib.func
+        return [(t.__name__, t.__doc__) for t in (F.grad(my_loss), F.grad_and_value(my_loss),
+                                                  F.jacrev(my_loss), F.jacfwd(my_loss),
+                                                  F.vmap(my_loss))]
+
+    same(program, *randn(31, (2,)))
