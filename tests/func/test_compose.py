@@ -4,6 +4,7 @@ levels do not confuse their perturbations; gradcheck through a function that use
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import chainrule
 
@@ -312,3 +313,54 @@ def test_vmap_of_vmap_of_grad_closing_over_both_levels(same):
         return F.vmap(inner)(x)
 
     same(program, *randn(28, (4, 3), (3,)))
+
+
+def _outer_autograd_programs():
+    def jvp_tangent(lib, a, b, c):
+        c.requires_grad_()
+        _, tout = lib.func.jvp(lambda x: x.sin() * x, (b,), (c,))
+        return tout, lib.autograd.grad(tout.sum(), c)
+
+    def hessian(lib, a, b, c):
+        b.requires_grad_()
+        h = lib.func.hessian(lambda x: (x.sin() * x).sum())(b)
+        return h, lib.autograd.grad(h.sum(), b)
+
+    def grad_other_arg(lib, a, b, c):
+        b.requires_grad_()
+        g = lib.func.grad(lambda x, w: (x * w).sin().sum())(c, b)
+        return g, lib.autograd.grad(g.sum(), b)
+
+    def jacfwd_closure(lib, a, b, c):
+        b.requires_grad_()
+        j = lib.func.jacfwd(lambda x: x.sin() * b)(c)
+        return j, lib.autograd.grad(j.sum(), b)
+
+    def vmap_jvp_closure(lib, a, b, c):
+        b.requires_grad_()
+        y = lib.func.vmap(lambda r: lib.func.jvp(lambda x: (x * b).sin(), (r,), (c,))[1])(a)
+        return y, lib.autograd.grad(y.sum(), b)
+
+    def vmap_jacrev(lib, a, b, c):
+        a.requires_grad_()
+        j = lib.func.vmap(lib.func.jacrev(lambda x: x.sin() * x.sum()))(a)
+        return j, lib.autograd.grad(j.sum(), a)
+
+    def vmap_jacfwd(lib, a, b, c):
+        a.requires_grad_()
+        j = lib.func.vmap(lib.func.jacfwd(lambda x: x.sin() * x.sum()))(a)
+        return j, lib.autograd.grad(j.sum(), a)
+
+    def vjp_of_vmap(lib, a, b, c):
+        a.requires_grad_()
+        out, fn = lib.func.vjp(lambda x: lib.func.vmap(lambda r: r.exp() * b)(x), a)
+        g = fn(lib.ones_like(out))[0]
+        return out, g, lib.autograd.grad(g.sum(), a)
+
+    return [jvp_tangent, hessian, grad_other_arg, jacfwd_closure, vmap_jvp_closure, vmap_jacrev,
+            vmap_jacfwd, vjp_of_vmap]
+
+
+@pytest.mark.parametrize("program", _outer_autograd_programs(), ids=lambda p: p.__name__)
+def test_ordinary_autograd_through_transforms(same, program):
+    same(program, *randn(29, (4, 3), (3,), (3,)))
