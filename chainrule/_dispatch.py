@@ -379,9 +379,19 @@ def apply_inplace(op, target: Tensor, *args, **params) -> Tensor:
     return target
 
 
+def _same_storage(view: BatchedTensor, root: BatchedTensor) -> bool:
+    """Whether the values of a batched view live in its base's values (not a per-example copy)."""
+    while type(view) is BatchedTensor:
+        view, root = view._value, root._value
+    return xp.may_share_memory(view._data, root._data)
+
+
 def commit(target: Tensor, new: Tensor, op) -> None:
     """Make ``target`` hold ``new``'s values and history, through its base if it is a view."""
     view = target._extra.get("view") if target._extra else None
+    if type(target) is BatchedTensor and view is not None and not new._requires_grad \
+            and _same_storage(target, view[0]):
+        view = None  # the rule made a real view: writing the values reaches the base, no history
     if view is None and type(target) is BatchedTensor:
         # The values go into the batched storage; the history moves to the wrapper.
         apply_inplace(_batching.ops["copy"], target._value, new._value)
