@@ -310,7 +310,10 @@ def test_writes_through_views_of_a_batched_tensor(same):
             b[1:][0] = 5.0  # a view of a view
             b.reshape(2, 2).t()[0].mul_(-1)
             b[-1] += a[0]
-            return b
+            c = b.reshape(2, 2).clone()
+            c.diagonal().mul_(2)  # a view with a batching rule of its own
+            c.diagonal()[0] = -1.0
+            return b, c
 
         return lib.func.vmap(f)(x)
 
