@@ -15,7 +15,7 @@ from .._dispatch import apply
 from ..ops import activation as _activation
 from ..ops import loss as _loss
 from ..ops import normalization as _normalization
-from ..ops._nnutil import const, ntuple
+from ..ops._nnutil import const, ntuple, on_values
 from ..ops.activation import (
     celu,
     elu,
@@ -284,7 +284,7 @@ def _adaptive_max_pool(input: Tensor, output_size, nd: int, return_indices: bool
         output_size = (output_size,) * nd
     size = tuple(input.shape[-nd:])
     out = tuple(n if o is None else int(o) for n, o in zip(size, output_size))
-    indices = const(_adaptive_max_indices(input._data, size, out))
+    indices = on_values(lambda x, lead: _adaptive_max_indices(x, size, out), input)
     result = gather_at(input, indices, nd)
     return (result, indices) if return_indices else result
 
@@ -870,13 +870,12 @@ def _alpha_dropout(input: Tensor, p: float, training: bool, inplace: bool, featu
     from .._creation import rand
 
     shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else tuple(input.shape)
-    keep = rand(*shape, dtype=input.dtype).numpy() >= p
+    # In ops: under vmap(randomness='different') the noise is batched, one mask per example.
+    keep = (rand(*shape, dtype=input.dtype) >= p).to(input.dtype)
     # Kept units are scaled by a and shifted, dropped ones set, so that the mean and variance
     # of SELU activations are preserved (PyTorch's alpha dropout).
     a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
-    scale = (keep * a).astype(input._data.dtype)
-    shift = ((keep - 1.0) * (_ALPHA * a) + _ALPHA * a * p).astype(input._data.dtype)
-    out = input * scale + shift
+    out = input * (keep * a) + ((keep - 1.0) * (_ALPHA * a) + _ALPHA * a * p)
     return input.copy_(out) if inplace else out
 
 
@@ -1003,12 +1002,13 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
     """softmax((logits + Gumbel noise) / tau); with hard, one-hot forward and soft gradient."""
     from .._creation import rand
 
-    uniform = rand(*logits.shape, dtype=logits.dtype).numpy()
-    gumbels = -xp.log(-xp.log1p(-uniform))  # -log(Exp(1) samples)
-    soft = _activation.softmax((logits + const(gumbels.astype(logits._data.dtype))) / tau, dim)
+    # In ops: under vmap(randomness='different') the noise is batched, its own per example.
+    uniform = rand(*logits.shape, dtype=logits.dtype)
+    gumbels = -(-(-uniform).log1p()).log()  # -log(Exp(1) samples)
+    soft = _activation.softmax((logits + gumbels) / tau, dim)
     if not hard:
         return soft
-    index = soft.detach().numpy().argmax(axis=dim)
-    hard_values = (xp.expand_dims(index, dim) == xp.arange(soft.shape[dim]).reshape(
+    index = soft.detach().argmax(dim, keepdim=True)
+    classes = const(xp.arange(soft.shape[dim]).reshape(
         (-1,) + (1,) * (soft.ndim - 1 - dim % soft.ndim)))
-    return const(hard_values.astype(soft._data.dtype)) - soft.detach() + soft
+    return (index == classes).to(soft.dtype) - soft.detach() + soft

@@ -1,8 +1,11 @@
 """Helpers the nn op files share: constants, argument parsing and checks, PyTorch's type
-names."""
+names, and the pieces of their batching rules (vmap)."""
 
 from __future__ import annotations
 
+from .._batched import BatchedTensor, batched
+from .._batching import materialize
+from .._dispatch import apply
 from ..tensor import Tensor
 
 
@@ -49,3 +52,53 @@ def check_float(input: Tensor, name: str) -> None:
     if input._data.dtype.kind not in "fc":
         raise NotImplementedError(f'"{name}" not implemented for \'{type_name(input)}\'; '
                                   "convert the input with .float()")
+
+
+# ---- vmap --------------------------------------------------------------------------------------
+
+
+def values(x: Tensor):
+    """The array behind ``x`` with the batch of every vmap level in front (``x``'s own array
+    outside vmap): for checks over all examples at once, never for results."""
+    while type(x) is BatchedTensor:
+        x = x._value
+    return x._data
+
+
+def on_values(fn, x: Tensor):
+    """``fn(array, lead)`` on the array behind ``x`` (its ``lead`` leading dims are the vmap
+    batches), as constants batched like ``x``: raw-array work that treats the leading dims
+    alike (indices of window maxima, class weights of targets). ``fn`` may return a tuple."""
+    levels = []
+    while type(x) is BatchedTensor:
+        levels.append(x._level)
+        x = x._value
+    out = fn(x._data, len(levels))
+
+    def wrap(array):
+        t = const(array)
+        for level in reversed(levels):
+            t = batched(t, level)
+        return t
+
+    return tuple(wrap(a) for a in out) if type(out) is tuple else wrap(out)
+
+
+def with_batch(op, args, flags, size, params):
+    """Batching rule of ops that act on their trailing dims whatever the leading ones (pooling,
+    padding): unbatched inputs get the batch (a broadcast view) and the op runs once."""
+    args = [materialize(a, size) if isinstance(a, Tensor) and not f else a
+            for a, f in zip(args, flags)]
+    return apply(op, *args, **params)
+
+
+with_batch.kind = "leading dims"
+
+
+def fold_batch(op, args, flags, size, params):
+    """Batching rule of ops on a batch of samples (dim 0 of their first input, the only one
+    batched): the examples' samples become one batch, (B, N, ...) -> (B * N, ...)."""
+    x = args[0]
+    shape = tuple(x.shape)
+    out = apply(op, x.reshape((shape[0] * shape[1],) + shape[2:]), *args[1:], **params)
+    return out.reshape(shape[:2] + tuple(out.shape[1:]))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from .._backend import xp
+from .._batching import batch_dims
 from .._dispatch import apply, apply_inplace
 from ..tensor import Tensor
 from ._nnutil import check_float
@@ -235,6 +236,18 @@ def _sum_keep(t, dim):
     return t.sum(dim, keepdim=True) if t.ndim else t
 
 
+_shift_dim = batch_dims("dim")
+
+
+def _softmax_batch(op, args, flags, size, params):
+    # The dim moves past the batch; 0-d examples are a batch of one-element vectors.
+    if args[0].ndim == 1:
+        return _shift_dim(op, [args[0].unsqueeze(1)], flags, size, params).squeeze(1)
+    return _shift_dim(op, args, flags, size, params)
+
+
+_softmax_batch.kind = "dims"
+
 SOFTMAX = defop(
     "softmax",
     _softmax,
@@ -242,6 +255,7 @@ SOFTMAX = defop(
     (lambda g, out, dim: out * (g - _sum_keep(g * out, dim)),),
     # The Jacobian diag(s) - s s^T is symmetric: the VJP rule applied to a tangent is the JVP.
     jvp="elementwise",
+    batch=_softmax_batch,
 )
 LOG_SOFTMAX = defop(
     "log_softmax",
@@ -249,6 +263,7 @@ LOG_SOFTMAX = defop(
     ("input",),
     (lambda g, out, dim: g - exp(out) * _sum_keep(g, dim),),
     jvp=lambda t_input, out, dim: t_input - _sum_keep(exp(out) * t_input, dim),
+    batch=_softmax_batch,
 )
 
 

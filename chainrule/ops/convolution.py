@@ -11,9 +11,10 @@ import itertools
 import math
 
 from .._backend import xp
+from .._batching import materialize
 from .._dispatch import apply
 from ..tensor import Tensor
-from ._nnutil import check_float, ntuple, sum_terms, type_name
+from ._nnutil import check_float, fold_batch, ntuple, sum_terms, type_name
 from ._registry import defop
 
 _as_strided = xp.lib.stride_tricks.as_strided
@@ -219,6 +220,64 @@ def _conv_jvp(t_input, t_weight, t_bias, input, weight, stride, padding, dilatio
     )
 
 
+def _channels_with_batch(x):
+    """(B, N, C, *spatial) -> (N, B * C, *spatial): each example's channels a group of their
+    own."""
+    shape = tuple(x.shape)
+    return x.movedim(0, 1).reshape((shape[1], shape[0] * shape[2]) + shape[3:])
+
+
+def _batch_from_channels(y, size: int):
+    """(N, B * C, *spatial) -> (B, N, C, *spatial)."""
+    shape = tuple(y.shape)
+    return y.reshape((shape[0], size, shape[1] // size) + shape[2:]).movedim(1, 0)
+
+
+def _conv_batch(op, args, flags, size, params):
+    # A batched input: the examples' samples are one batch. A batched weight: the examples
+    # become groups, B * groups of them, each with its own weight (PyTorch's rule).
+    input, weight, bias = args
+    batched_input, batched_weight, batched_bias = flags
+    nd = len(params["stride"])
+    if batched_bias:
+        bias = bias.reshape((size, 1, -1) + (1,) * nd)
+    if not batched_weight:
+        if not batched_input:
+            return apply(op, input, weight, None, **params) + bias
+        out = fold_batch(op, [input, weight, None if batched_bias else bias], flags, size,
+                         params)
+        return out + bias if batched_bias else out
+    groups = params["groups"]
+    shape = tuple(weight.shape)  # (B, O, C / groups, *k), transposed (B, C, O / groups, *k)
+    if batched_input:
+        # Groups ordered (example, group): the input's channels and the weight's rows line up.
+        w = weight.reshape((size * shape[1],) + shape[2:])
+        out = apply(op, _channels_with_batch(input), w, None,
+                    **dict(params, groups=size * groups))
+        out = _batch_from_channels(out, size)
+    else:
+        # One input: the examples' output channels side by side within each group.
+        if params["transposed"]:  # (B, C, O/g, *k) -> (C, B * O/g, *k)
+            w = weight.movedim(0, 1).reshape((shape[1], size * shape[2]) + shape[3:])
+        else:  # (B, O, C/g, *k) -> (g, B, O/g, C/g, *k) -> (g * B * O/g, C/g, *k)
+            w = weight.reshape((size, groups, shape[1] // groups) + shape[2:]).movedim(0, 1)
+            w = w.reshape((size * shape[1],) + shape[2:])
+        out = apply(op, input, w, None, **params)  # (N, g * B * O/g, *out)
+        n, spatial = out.shape[0], tuple(out.shape[2:])
+        out = out.reshape((n, groups, size, -1) + spatial).movedim(2, 0)
+        out = out.reshape((size, n, -1) + spatial)
+    return out if bias is None else out + (bias if batched_bias else bias.reshape(
+        (-1,) + (1,) * nd))
+
+
+def _conv_weight_batch(op, args, flags, size, params):
+    # Each example's weight gradient: the examples become groups of one convolution_weight.
+    x, grad = (a if f else materialize(a, size) for a, f in zip(args, flags))
+    dw = apply(op, _channels_with_batch(x), _channels_with_batch(grad),
+               **dict(params, groups=size * params["groups"]))
+    return dw.reshape((size, -1) + tuple(dw.shape[1:]))
+
+
 # One record for conv1d/2d/3d and their transposes (as PyTorch's ConvolutionBackward0). Its VJPs
 # are a convolution (transposed the other way) and CONVOLUTION_WEIGHT, whose VJPs are again the
 # two convolutions: all orders of derivative close over these two records.
@@ -232,6 +291,7 @@ CONVOLUTION = defop(
         lambda g: g.sum(dim=(0,) + tuple(range(2, g.ndim))),
     ),
     jvp=_conv_jvp,
+    batch=_conv_batch,
 )
 CONVOLUTION_WEIGHT = defop(
     "convolution_weight",
@@ -249,6 +309,7 @@ CONVOLUTION_WEIGHT = defop(
     ),
     backward_name="ConvolutionBackwardBackward0",
     jvp="multilinear",
+    batch=_conv_weight_batch,
 )
 
 # ---- unfold / fold -----------------------------------------------------------------------------
@@ -291,6 +352,7 @@ UNFOLD = defop(
     ),
     backward_name="Im2ColBackward0",
     jvp="linear",
+    batch=fold_batch,
 )
 FOLD = defop(
     "fold",
@@ -303,6 +365,7 @@ FOLD = defop(
     ),
     backward_name="Col2ImBackward0",
     jvp="linear",
+    batch=fold_batch,
 )
 
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 from .._backend import xp
+from .._batched import BatchedTensor
+from .._batching import materialize
 from .._dispatch import apply
 from ..tensor import Tensor
-from ._nnutil import const
+from ._nnutil import const, on_values, values
 from ._registry import defop
 
 
@@ -18,7 +22,7 @@ def _embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_f
         flat_grad = flat_grad / counts[flat_idx, None].astype(grad.dtype)
     out = xp.zeros((num_weights, dim), dtype=grad.dtype)
     xp.add.at(out, flat_idx, flat_grad)
-    if padding_idx is not None:
+    if padding_idx is not None:  # a row, or a list of them (vmap's stacked tables)
         out[padding_idx] = 0
     return out
 
@@ -27,14 +31,65 @@ def _embedding_position_scale(indices, padding_idx, scale_grad_by_freq, dtype):
     """How much of each gathered row's gradient the scatter keeps (None: all of it)."""
     if padding_idx is None and not scale_grad_by_freq:
         return None
-    data = indices._data
-    scale = xp.ones(data.shape + (1,), dtype=dtype)
-    if scale_grad_by_freq:
-        counts = xp.bincount(data.reshape(-1))
-        scale /= counts[data][..., None]
-    if padding_idx is not None:
-        scale[data == padding_idx] = 0
-    return const(scale)
+
+    def scale_of(data, lead):
+        scale = xp.ones(data.shape + (1,), dtype=dtype)
+        if scale_grad_by_freq:  # counted within each example (the vmap batches lead)
+            keys = _per_example(data, lead, int(data.max(initial=0)) + 1)
+            scale /= xp.bincount(keys.reshape(-1))[keys][..., None]
+        if padding_idx is not None:
+            scale[xp.isin(data, padding_idx)] = 0
+        return scale
+
+    return on_values(scale_of, indices)
+
+
+def _per_example(indices, lead: int, n: int):
+    """Indices made distinct across the examples of the ``lead`` leading dims: each example's
+    indices into a table of n rows become indices into the examples' tables stacked."""
+    if not lead:
+        return indices
+    examples = math.prod(indices.shape[:lead])
+    offsets = (xp.arange(examples) * n).reshape(indices.shape[:lead] + (1,) * (indices.ndim - lead))
+    return indices + offsets
+
+
+def _embedding_batch(op, args, flags, size, params):
+    indices, weight = args
+    batched_indices, batched_weight = flags
+    if not batched_weight:  # the examples' indices are more indices into the one table
+        return apply(op, indices, weight, **params)
+    # An example's own table: the tables stacked, (B * V, D), each example's indices offset.
+    rows = weight.shape[1]
+    if not batched_indices:
+        indices = materialize(indices, size)
+    return apply(op, indices + _offsets(size, rows, indices.ndim - 1),
+                 weight.reshape((size * rows,) + tuple(weight.shape[2:])),
+                 **_stacked(params, size, rows))
+
+
+def _stacked(params: dict, size: int, rows: int) -> dict:
+    """The params for B tables of ``rows`` rows stacked: every example's padding row."""
+    padding = params["padding_idx"]
+    if padding is None:
+        return params
+    padding = [p + b * rows for b in range(size) for p in (
+        padding if type(padding) is list else [padding])]
+    return dict(params, padding_idx=padding)
+
+
+def _offsets(size: int, rows: int, ndim: int):
+    return const((xp.arange(size) * rows).reshape((size,) + (1,) * ndim))
+
+
+def _embedding_backward_batch(op, args, flags, size, params):
+    # Each example's gradient table: scattered into B stacked tables, each example's indices
+    # offset.
+    grad, indices = (a if f else materialize(a, size) for a, f in zip(args, flags))
+    rows = params["num_weights"]
+    out = apply(op, grad, indices + _offsets(size, rows, indices.ndim - 1),
+                **dict(_stacked(params, size, rows), num_weights=size * rows))
+    return out.reshape((size, rows) + tuple(out.shape[1:]))
 
 
 def _embedding_backward_grad(g, indices, padding_idx, scale_grad_by_freq):
@@ -56,6 +111,7 @@ EMBEDDING = defop(
         ),
     ),
     jvp="linear",
+    batch=_embedding_batch,
 )
 # The scatter-add of the rows' gradients; its VJP is the gather again (padding rows excluded).
 EMBEDDING_BACKWARD = defop(
@@ -65,6 +121,7 @@ EMBEDDING_BACKWARD = defop(
     (_embedding_backward_grad, None),
     backward_name="EmbeddingBackwardBackward0",
     jvp="linear",
+    batch=_embedding_backward_batch,
 )
 
 
@@ -81,10 +138,16 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
         if not -num <= padding_idx < num:
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx = padding_idx % num
-    if input.numel() and (input._data.min() < 0 or input._data.max() >= num):
+    data = values(input)
+    if data.size and (data.min() < 0 or data.max() >= num):
         raise IndexError("index out of range in self")
     if max_norm is not None:
-        _renorm_rows(weight, input._data, float(max_norm), float(norm_type))
+        if BatchedTensor in (type(input), type(weight)):
+            raise RuntimeError(
+                "vmap: aten::embedding_renorm_(self, *extra_args) is not possible: the rows of "
+                "weight are renormalised in place, which vmap cannot do for a batched input or "
+                "weight; renormalise outside vmap")
+        _renorm_rows(weight, data, float(max_norm), float(norm_type))
     return apply(EMBEDDING, input, weight, padding_idx=padding_idx,
                  scale_grad_by_freq=bool(scale_grad_by_freq))
 
@@ -108,8 +171,11 @@ def one_hot(tensor, num_classes: int = -1) -> Tensor:
     """(..., num_classes) int64 tensor with a 1 at each index."""
     if tensor._data.dtype != xp.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    data = tensor._data
+    data = values(tensor)
     if num_classes == -1:
+        if type(tensor) is BatchedTensor:
+            raise RuntimeError("When vmap-ing torch.nn.functional.one_hot, please provide an "
+                               "explicit positive num_classes argument.")
         if data.size == 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
         num_classes = int(data.max()) + 1
@@ -117,7 +183,8 @@ def one_hot(tensor, num_classes: int = -1) -> Tensor:
         raise RuntimeError("Class values must be non-negative.")
     if data.size and data.max() >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
-    return const((data[..., None] == xp.arange(num_classes)).astype(xp.int64))
+    return on_values(
+        lambda x, lead: (x[..., None] == xp.arange(num_classes)).astype(xp.int64), tensor)
 
 
 def _torch_embedding(weight, indices, padding_idx: int = -1, scale_grad_by_freq: bool = False,

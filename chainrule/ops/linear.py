@@ -34,6 +34,22 @@ def _linear_jvp(t_input, t_weight, t_bias, input, weight):
     )
 
 
+def _linear_batch(op, args, flags, size, params):
+    input, weight, bias = args
+    batched_input, batched_weight, batched_bias = flags
+    lead = tuple(input.shape[1:-1] if batched_input else input.shape[:-1])  # an example's rows
+    if batched_bias:  # (B, out) lined up with the output (B, *lead, out)
+        bias = bias.reshape((size,) + (1,) * len(lead) + tuple(bias.shape[1:]))
+    if not batched_weight:
+        if batched_input:  # the examples are more rows: one matmul, the bias added in place
+            return apply(op, input, weight, bias)
+        return apply(op, input, weight, None) + bias
+    # A weight per example: one batched matmul over (B or 1, rows, in).
+    rows = input.reshape((size if batched_input else 1, -1, input.shape[-1]))
+    out = (rows @ weight.mT).reshape((size,) + lead + (weight.shape[1],))
+    return out if bias is None else out + bias
+
+
 # Fused matmul + bias (a hot op): one BLAS call and an in-place add; the bias gradient is g,
 # summed over the batch dims by the engine's un-broadcast.
 LINEAR = defop(
@@ -43,6 +59,7 @@ LINEAR = defop(
     (lambda g, weight: g @ weight, _linear_weight_grad, lambda g: g),
     backward_name="AddmmBackward0",
     jvp=_linear_jvp,
+    batch=_linear_batch,
 )
 
 

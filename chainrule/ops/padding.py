@@ -6,6 +6,7 @@ from __future__ import annotations
 from .._backend import xp
 from .._dispatch import apply
 from ..tensor import Tensor
+from ._nnutil import with_batch
 from ._registry import defop
 
 
@@ -32,6 +33,7 @@ CONSTANT_PAD = defop(
     # The adjoint of padding is cropping: padding by the negated amounts.
     (lambda g, pad: apply(CONSTANT_PAD, g, pad=tuple(-p for p in pad), value=0),),
     jvp=lambda t_input, pad: apply(CONSTANT_PAD, t_input, pad=pad, value=0),
+    batch=with_batch,  # the padded dims are trailing ones
 )
 
 

@@ -13,7 +13,7 @@ import math
 from .._backend import xp
 from .._dispatch import apply
 from ..tensor import Tensor
-from ._nnutil import check_float, const, ntuple
+from ._nnutil import check_float, const, ntuple, on_values, with_batch
 from ._registry import defop
 from .convolution import col2im, pad_spatial
 
@@ -94,13 +94,15 @@ def _max_pool(input, indices, kernel, stride, padding, dilation, out, disjoint):
     return _window_max(input, kernel, stride, padding, dilation, out)[2]
 
 
-def gather_at(t: Tensor, indices, nd: int) -> Tensor:
-    """t (..., *spatial) gathered at flat spatial indices (..., *out), in differentiable ops."""
-    lead = math.prod(t.shape[: t.ndim - nd])
-    index = indices._data if isinstance(indices, Tensor) else indices
-    rows = xp.arange(lead)[:, None]
-    flat = t.reshape(lead, -1)[rows, index.reshape(lead, -1)]
-    return flat.reshape(index.shape)
+def gather_at(t: Tensor, indices: Tensor, nd: int) -> Tensor:
+    """t (..., *spatial) gathered at flat spatial indices (..., *out)."""
+    return apply(MAX_POOL_DOUBLE_BACKWARD, t, indices, nd=nd)
+
+
+def _gather_at(input, indices, nd):
+    lead = indices.shape[: indices.ndim - nd]
+    flat = input.reshape(lead + (-1,))
+    return xp.take_along_axis(flat, indices.reshape(lead + (-1,)), axis=-1).reshape(indices.shape)
 
 
 def _max_pool_scatter(grad, indices, input_size, disjoint):
@@ -123,7 +125,8 @@ def _max_pool_grad(g, indices, input_shape, kernel, disjoint):
 
 def _max_pool_record(name: str, backward_name: str):
     # The indices of the window maxima are computed once, without gradient, and passed in: the
-    # VJP scatters g to them, and the scatter's VJP gathers at them.
+    # VJP scatters g to them, and the scatter's VJP gathers at them. All three act on the
+    # trailing dims, so under vmap the examples are more leading dims.
     return defop(
         name,
         _max_pool,
@@ -131,6 +134,7 @@ def _max_pool_record(name: str, backward_name: str):
         (_max_pool_grad, None),
         backward_name=backward_name,
         jvp=lambda t_input, indices, kernel: gather_at(t_input, indices, len(kernel)),
+        batch=with_batch,
     )
 
 
@@ -142,6 +146,22 @@ MAX_POOL_BACKWARD = defop(
     ("grad", "indices"),
     (lambda g, indices, input_size: gather_at(g, indices, len(input_size)), None),
     jvp="linear",
+    batch=with_batch,
+)
+# The gather at the indices (PyTorch's max_pool_double_backward; adaptive max pooling's forward):
+# its VJP is the scatter-add, windows may overlap.
+MAX_POOL_DOUBLE_BACKWARD = defop(
+    "max_pool_double_backward",
+    _gather_at,
+    ("input", "indices"),
+    (
+        lambda g, indices, input_shape, nd: apply(
+            MAX_POOL_BACKWARD, g, indices, input_size=tuple(input_shape[len(input_shape) - nd:]),
+            disjoint=False),
+        None,
+    ),
+    jvp="linear",
+    batch=with_batch,
 )
 
 
@@ -198,6 +218,7 @@ def _avg_pool_record(name: str, backward_name: str):
         ),
         backward_name=backward_name,
         jvp="linear",
+        batch=with_batch,
     )
 
 
@@ -215,6 +236,7 @@ AVG_POOL_BACKWARD = defop(
         ),
     ),
     jvp="linear",
+    batch=with_batch,
 )
 
 
@@ -251,7 +273,8 @@ def _max_pool_nd(input, nd, kernel_size, stride, padding, dilation, ceil_mode, r
                  name):
     kernel, stride, padding, dilation, out = _pool_geometry(
         input, nd, kernel_size, stride, padding, dilation, ceil_mode, name)
-    indices = const(max_pool_indices(input._data, kernel, stride, padding, dilation, out))
+    indices = on_values(
+        lambda x, lead: max_pool_indices(x, kernel, stride, padding, dilation, out), input)
     disjoint = all(s >= (k - 1) * d + 1 for k, s, d in zip(kernel, stride, dilation))
     record = MAX_POOL3D if nd == 3 else MAX_POOL2D
     result = apply(record, input, indices, kernel=kernel, stride=stride, padding=padding,

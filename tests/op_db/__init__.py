@@ -32,6 +32,12 @@ INTERNAL: dict[str, tuple[str, tuple[str, ...]]] = {
         "of every indexing row, its own rule (g[index]) in the second",
         ("Tensor.__getitem__",),
     ),
+    "max_pool_double_backward": (
+        "the gather at the indices of the window maxima (PyTorch's max_pool_double_backward): "
+        "runs in the second backward of max pooling and in adaptive max pooling, its own rule "
+        "(the scatter-add) in the latter's backward",
+        ("nn.functional.max_pool2d", "nn.functional.adaptive_max_pool2d"),
+    ),
     "view_scatter": (
         "in-place writes through a view (CopySlices): replays the view steps on the base. "
         "Exercised by assignment, fill_ and copy_ through views and by the in-place variants "
