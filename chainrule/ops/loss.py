@@ -11,9 +11,11 @@ from __future__ import annotations
 import math
 
 from .._backend import xp
+from .._batched import BatchedTensor
+from .._batching import elementwise, fallback, materialize
 from .._dispatch import apply
 from ..tensor import Tensor
-from ._nnutil import check_float, const, sum_terms, type_name
+from ._nnutil import check_float, on_values, sum_terms, type_name, values
 from ._registry import defop
 from .activation import log_softmax, log_softmax_raw
 from .elementwise import exp, log
@@ -66,30 +68,92 @@ def _nll_loss(input, target, weight, ignore_index, reduction):
     return total if reduction == "sum" else total / w.sum()
 
 
-def _loss_weights(target, weight, ignore_index, reduction, shape, dtype):
+def _loss_weights(target, weight, ignore_index, reduction, shape, dtype, lead: int = 0):
     """The class dim, the targets (ignored ones made 0) and each target's share of the loss:
-    its class weight, over the total weight for 'mean'."""
-    cdim = 1 if len(shape) > 1 else 0
+    its class weight, over the total weight for 'mean'. The ``lead`` leading dims of target and
+    shape are vmap's examples, each with its own total."""
+    cdim = lead + (1 if len(shape) - lead > 1 else 0)
     safe, w = _target_weights(target, weight, ignore_index, shape[cdim], dtype)
     if reduction == "mean":
-        w /= w.sum()
+        w /= w.sum(axis=tuple(range(lead, w.ndim)), keepdims=True) if lead else w.sum()
     return cdim, safe, w
 
 
+def _class_weight(weight):
+    """The class weight's array (None without one)."""
+    if type(weight) is BatchedTensor:
+        raise NotImplementedError("vmap: a batched class weight of nll_loss or cross_entropy "
+                                  "is supported in the loss and cross_entropy's gradient only "
+                                  "(not nll_loss's gradient, label smoothing or second "
+                                  "derivatives)")
+    return None if weight is None else weight._data
+
+
 def _nll_matrix(target, weight, ignore_index, reduction, shape, dtype):
-    """d loss / d input as constants: -w_t at each target (over the total weight for 'mean'),
-    and w_t alone, with a size-1 class dim."""
-    cdim, safe, w = _loss_weights(target._data, None if weight is None else weight._data,
-                                  ignore_index, reduction, shape, dtype)
-    w = xp.expand_dims(w, cdim)
-    m = xp.zeros(shape, dtype=dtype)
-    xp.put_along_axis(m, xp.expand_dims(safe, cdim), -w, axis=cdim)
-    return cdim, const(m), const(w)
+    """d loss / d input as constants (batched like the target under vmap): -w_t at each target
+    (over the total weight for 'mean'), and w_t alone, with a size-1 class dim."""
+    classes = _class_weight(weight)
+
+    def matrices(t, lead):
+        full = t.shape[:lead] + tuple(shape)
+        cdim, safe, w = _loss_weights(t, classes, ignore_index, reduction, full, dtype, lead)
+        w = xp.expand_dims(w, cdim)
+        m = xp.zeros(full, dtype=dtype)
+        xp.put_along_axis(m, xp.expand_dims(safe, cdim), -w, axis=cdim)
+        return m, w
+
+    m, w = on_values(matrices, target)
+    return (1 if len(shape) > 1 else 0), m, w
 
 
 def _nll_grad(g, input_shape, target, weight, ignore_index, reduction):
     cdim, m, _ = _nll_matrix(target, weight, ignore_index, reduction, input_shape, g._data.dtype)
     return (g.unsqueeze(cdim) if reduction == "none" else g) * m
+
+
+def _example_totals(target, weight, ignore_index, classes: int, dtype):
+    """Under vmap (target (B, ...)), each example's total class weight of its targets (ignored
+    ones count 0): the denominator of its 'mean'; a Python int when that is every example's
+    number of targets."""
+    if weight is None and not (values(target) == ignore_index).any():
+        return math.prod(target.shape[1:])
+    ndim = target.ndim - 1  # the target dims of one example
+    class_weight = _class_weight(weight)
+    return on_values(lambda t, lead: _target_weights(
+        t, class_weight, ignore_index, classes, dtype)[1].sum(
+            axis=tuple(range(t.ndim - ndim, t.ndim))), target)
+
+
+def _divide(t, total):
+    return t if type(total) is int and total == 1 else t / total
+
+
+def _class_loss_batch(op, args, flags, size, params):
+    # The examples' samples are one batch of the unreduced op; each example's losses are then
+    # reduced on their own. (B, C) inputs are already a batch of B samples.
+    if flags[2]:  # a class weight per example
+        return fallback(op, args, flags, size, params)
+    input, target = (a if f else materialize(a, size) for a, f in zip(args[:2], flags[:2]))
+    weight = args[2]
+    shape, per_example = tuple(input.shape), tuple(target.shape[1:])
+    if per_example:
+        input = input.reshape((size * shape[1],) + shape[2:])
+        target = target.reshape((size * shape[1],) + per_example[1:])
+    out = apply(op, input, target, weight, **dict(params, reduction="none"))
+    losses, logp = out if op.n_outputs == 2 else (out, None)
+    if per_example:
+        losses = losses.reshape((size,) + per_example)
+        logp = None if logp is None else logp.reshape(shape)
+        target = target.reshape((size,) + per_example)
+    reduction = params["reduction"]
+    if reduction != "none":
+        if per_example:
+            losses = losses.sum(tuple(range(1, losses.ndim)))
+        if reduction == "mean":
+            losses = _divide(losses, _example_totals(
+                target, weight, params["ignore_index"], shape[1 if len(shape) == 2 else 2],
+                losses._data.dtype))
+    return losses if logp is None else (losses, logp)
 
 
 def _nll_record(name: str, backward_name: str):
@@ -100,6 +164,7 @@ def _nll_record(name: str, backward_name: str):
         (_nll_grad, None, None),
         backward_name=backward_name,
         jvp="linear",
+        batch=_class_loss_batch,
     )
 
 
@@ -129,16 +194,39 @@ def _cross_entropy_backward(grad, logp, target, weight, ignore_index, reduction)
 
 
 def _ce_backward_grad_grad(g, logp, target, weight, ignore_index, reduction):
-    cdim, m, w = _nll_matrix(const(target), None if weight is None else const(weight),
-                             ignore_index, reduction, logp.shape, logp._data.dtype)
+    cdim, m, w = _nll_matrix(target, weight, ignore_index, reduction, logp.shape,
+                             logp._data.dtype)
     t = g * (exp(logp) * w + m)
     return t.sum(cdim) if reduction == "none" else t.sum()
 
 
 def _ce_backward_logp_grad(g, grad, logp, target, weight, ignore_index, reduction):
-    cdim, _, w = _nll_matrix(const(target), None if weight is None else const(weight),
-                             ignore_index, reduction, logp.shape, logp._data.dtype)
+    cdim, _, w = _nll_matrix(target, weight, ignore_index, reduction, logp.shape,
+                             logp._data.dtype)
     return g * exp(logp) * (w * (grad.unsqueeze(cdim) if reduction == "none" else grad))
+
+
+def _ce_backward_batch(op, args, flags, size, params):
+    # Unreduced on the examples' samples as one batch, each target's gradient scaled by its
+    # example's g (over the example's total weight for 'mean').
+    if flags[3]:  # a class weight per example
+        return fallback(op, args, flags, size, params)
+    grad, logp, target = (a if f else materialize(a, size) for a, f in zip(args[:3], flags[:3]))
+    weight = args[3]
+    shape, per_example = tuple(logp.shape), tuple(target.shape[1:])
+    reduction = params["reduction"]
+    if reduction == "mean":
+        grad = _divide(grad, _example_totals(
+            target, weight, params["ignore_index"], shape[1 if len(shape) == 2 else 2],
+            logp._data.dtype))
+    if reduction != "none" and per_example:
+        grad = grad.reshape((size,) + (1,) * len(per_example)).expand(tuple(target.shape))
+    if per_example:
+        logp = logp.reshape((size * shape[1],) + shape[2:])
+        target = target.reshape((size * shape[1],) + per_example[1:])
+        grad = grad.reshape(tuple(target.shape))
+    out = apply(op, grad, logp, target, weight, **dict(params, reduction="none"))
+    return out.reshape(shape) if per_example else out
 
 
 # The fused gradient of cross-entropy (first order: one NumPy pass, one node); its own rules,
@@ -146,15 +234,16 @@ def _ce_backward_logp_grad(g, grad, logp, target, weight, ignore_index, reductio
 CROSS_ENTROPY_BACKWARD = defop(
     "cross_entropy_backward",
     _cross_entropy_backward,
-    ("grad", "logp"),
-    (_ce_backward_grad_grad, _ce_backward_logp_grad),
+    ("grad", "logp", "target", "weight"),
+    (_ce_backward_grad_grad, _ce_backward_logp_grad, None, None),
     jvp=lambda t_grad, t_logp, grad, logp, target, weight, ignore_index, reduction: sum_terms(
         None if t_grad is None else apply(
-            CROSS_ENTROPY_BACKWARD, t_grad, logp, target=target, weight=weight,
-            ignore_index=ignore_index, reduction=reduction),
+            CROSS_ENTROPY_BACKWARD, t_grad, logp, target, weight, ignore_index=ignore_index,
+            reduction=reduction),
         None if t_logp is None else _ce_backward_logp_grad(
             t_logp, grad, logp, target, weight, ignore_index, reduction),
     ),
+    batch=_ce_backward_batch,
 )
 
 
@@ -164,8 +253,7 @@ def _cross_entropy_grad(grads, out, target, weight, ignore_index, reduction):
     cdim = 1 if logp.ndim > 1 else 0
     result = None
     if g_loss is not None:
-        result = apply(CROSS_ENTROPY_BACKWARD, g_loss, logp, target=target._data,
-                       weight=None if weight is None else weight._data,
+        result = apply(CROSS_ENTROPY_BACKWARD, g_loss, logp, target, weight,
                        ignore_index=ignore_index, reduction=reduction)
     if g_logp is not None:
         result = sum_terms(result, g_logp - exp(logp) * g_logp.sum(cdim, keepdim=True))
@@ -192,11 +280,22 @@ def _cross_entropy_record(name: str, backward_name: str):
         n_outputs=2,
         backward_name=backward_name,
         jvp=_cross_entropy_jvp,
+        batch=_class_loss_batch,
     )
 
 
 CROSS_ENTROPY = _cross_entropy_record("cross_entropy", "NllLossBackward0")
 CROSS_ENTROPY2D = _cross_entropy_record("cross_entropy2d", "NllLoss2DBackward0")
+
+
+def _reduced_batch(op, args, flags, size, params):
+    # The unreduced losses batch as elementwise ops do; each example's are then reduced.
+    losses = elementwise(op, args, flags, size, dict(params, reduction="none"))
+    dims = tuple(range(1, losses.ndim))
+    if params["reduction"] == "none" or not dims:
+        return losses
+    return losses.sum(dims) if params["reduction"] == "sum" else losses.mean(dims)
+
 
 
 def _bce(input, target, weight, reduction):
@@ -244,6 +343,7 @@ BINARY_CROSS_ENTROPY = defop(
     ("input", "target", "weight"),
     (_bce_input_grad, _bce_target_grad, None),
     jvp=_bce_jvp,
+    batch=_reduced_batch,
 )
 
 
@@ -283,6 +383,16 @@ def _mse_backward_jvp(t_grad, t_input, t_target, grad, input, target, reduction)
     )
 
 
+def _mse_backward_batch(op, args, flags, size, params):
+    # Unreduced, each example's g spread over its elements (1 / n of it for 'mean').
+    if params["reduction"] == "mean":
+        shapes = [tuple(a.shape[1:] if f else a.shape) for a, f in zip(args[1:], flags[1:])]
+        n = math.prod(xp.broadcast_shapes(*shapes))
+        if n:
+            args = [args[0] * (1.0 / n)] + list(args[1:])
+    return elementwise(op, args, flags, size, dict(params, reduction="none"))
+
+
 # mse_loss as one node (a hot op); its gradient is a fused kernel whose own rules are ops.
 MSE_LOSS_BACKWARD = defop(
     "mse_loss_backward",
@@ -296,6 +406,7 @@ MSE_LOSS_BACKWARD = defop(
     ),
     backward_name="MseLossBackwardBackward0",
     jvp=_mse_backward_jvp,
+    batch=_mse_backward_batch,
 )
 
 
@@ -324,6 +435,7 @@ MSE_LOSS = defop(
     ),
     promote=True,
     jvp=_mse_jvp,
+    batch=_reduced_batch,
 )
 
 
@@ -366,7 +478,9 @@ def _check_class_target(input, target, weight) -> None:
 
 
 def _long(target: Tensor) -> Tensor:
-    return target if target._data.dtype == xp.int64 else const(target._data.astype(xp.int64))
+    if target._data.dtype == xp.int64:
+        return target
+    return on_values(lambda t, lead: t.astype(xp.int64), target)
 
 
 def nll_loss(input, target, weight=None, ignore_index: int = -100,
@@ -432,15 +546,16 @@ def _cross_entropy_smoothed(input, target, weight, ignore_index, reduction, smoo
     # as nll is), as PyTorch defines label smoothing for class indices.
     logp = log_softmax(input, cdim)
     nll = nll_loss(logp, target, weight, ignore_index, reduction)
-    kept = target._data != ignore_index
+    dtype = input._data.dtype
+    class_weight = _class_weight(weight)
+    # Each target's class weight, 0 where ignored (batched like the target under vmap).
+    target_weight = on_values(lambda t, lead: _target_weights(
+        t, class_weight, ignore_index, classes, dtype)[1], target)
+    kept = target_weight if weight is None else (target != ignore_index).to(input.dtype)
     weighted = logp if weight is None else logp * _class_view(weight, input.ndim, cdim)
-    smooth = -weighted.sum(cdim) * const(kept.astype(input._data.dtype))
+    smooth = -weighted.sum(cdim) * kept
     if reduction == "mean":
-        if weight is None:
-            denom = kept.sum()
-        else:
-            denom = weight._data[target._data[kept]].sum()
-        smooth = smooth.sum() / float(denom)
+        smooth = smooth.sum() / target_weight.sum()
     elif reduction == "sum":
         smooth = smooth.sum()
     return nll * (1 - smoothing) + smooth * (smoothing / classes)
@@ -453,7 +568,7 @@ def binary_cross_entropy(input, target, weight=None, reduction: str = "mean") ->
         raise ValueError(f"Using a target size ({target.shape!r}) that is different to the "
                          f"input size ({input.shape!r}) is deprecated. Please ensure they have "
                          "the same size.")
-    data = input._data
+    data = values(input)
     if data.size and ((data < 0) | (data > 1)).any():
         raise RuntimeError("all elements of input should be between 0 and 1")
     return apply(BINARY_CROSS_ENTROPY, input, target, weight, reduction=reduction)

@@ -5,7 +5,10 @@ from __future__ import annotations
 import math
 
 from .._backend import xp
+from .._batched import BatchedTensor
+from .._batching import batch_dims
 from .._dispatch import apply
+from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from ._nnutil import check_float, const, sum_terms
 from ._registry import defop
@@ -64,6 +67,7 @@ STANDARDIZE = defop(
     n_outputs=3,
     backward_name="NativeStandardizeBackward0",
     jvp=_standardize_jvp,
+    batch=batch_dims("dims"),  # each example's statistics over its own dims
 )
 
 
@@ -97,9 +101,30 @@ def _affine_jvp(t_input, t_weight, t_bias, input, weight, affine_shape):
     )
 
 
+def _affine_batch(op, args, flags, size, params):
+    # affine_shape lines up with the trailing dims, so shared parameters broadcast over the
+    # batch as they are; an example's own weight or bias gets the batch in front.
+    input, weight, bias = args
+    batched_input, batched_weight, batched_bias = flags
+    if not (batched_weight or batched_bias):
+        return apply(op, input, weight, bias, **params)
+    affine = tuple(params["affine_shape"])
+    ndim = input.ndim - 1 if batched_input else input.ndim
+
+    def per_example(t):
+        return t.reshape((size,) + (1,) * (ndim - len(affine)) + affine)
+
+    if batched_weight:
+        out = input * per_example(weight)
+        if bias is not None:
+            out = out + (per_example(bias) if batched_bias else bias.reshape(affine))
+        return out
+    return apply(op, input, weight, None, **params) + per_example(bias)
+
+
 def _norm_record(name: str, backward_name: str):
     return defop(name, _affine, ("input", "weight", "bias"), _AFFINE_RULES,
-                 backward_name=backward_name, jvp=_affine_jvp)
+                 backward_name=backward_name, jvp=_affine_jvp, batch=_affine_batch)
 
 
 LAYER_NORM = _norm_record("layer_norm", "NativeLayerNormBackward0")
@@ -133,13 +158,36 @@ def _channel_shape(input: Tensor) -> tuple[int, ...]:
     return (input.shape[1],) + (1,) * (input.ndim - 2)
 
 
+def _statistics(mean: Tensor, rstd: Tensor):
+    """The batch statistics as arrays, or under vmap as tensors (one per example)."""
+    if type(mean) is BatchedTensor:
+        return mean.detach(), rstd.detach()
+    return mean._data, rstd._data
+
+
 def _update_running(running, new, momentum: float) -> None:
     """running = (1 - momentum) * running + momentum * new, in place (no gradient)."""
-    from ..autograd.grad_mode import no_grad
-
-    data = running._data
     with no_grad():  # one write (one version bump), as PyTorch's fused update
-        running.copy_(const(data * (1 - momentum) + new.astype(data.dtype) * momentum))
+        if isinstance(new, Tensor):
+            running.copy_(running * (1 - momentum) + new.to(running.dtype) * momentum)
+        else:
+            data = running._data
+            running.copy_(const(data * (1 - momentum) + new.astype(data.dtype) * momentum))
+
+
+def _check_running(input, running_mean, running_var) -> None:
+    """Under vmap the statistics of each example go to running statistics of its own."""
+    if type(input) is not BatchedTensor:
+        return
+    for running in (running_mean, running_var):
+        if running is not None and not (type(running) is BatchedTensor
+                                        and running._level == input._level):
+            raise RuntimeError(
+                "Batch norm got a batched tensor as input while the running_mean or running_var, "
+                "which will be updated in place, were not batched.\nIf you are using a module "
+                "and do not need eval mode, please set `track_running_stats` to be False.If you "
+                "are using a prebuilt module and do not need eval mode, please see the functorch "
+                "website for resources on how to patch your module to work with vmap")
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
@@ -162,20 +210,26 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             raise ValueError("Expected more than 1 value per channel when training, got input "
                              f"size {input.shape!r}".replace("Size(", "torch.Size(")
                              .replace("torch.torch.", "torch."))
+        _check_running(input, running_mean, running_var)
         xhat, mean, rstd = apply(STANDARDIZE, input, dims=dims, eps=float(eps))
+        mean, rstd = _statistics(mean, rstd)
         if running_mean is not None:
-            _update_running(running_mean, mean._data.reshape(channels), momentum)
+            _update_running(running_mean, mean.reshape(channels), momentum)
         if running_var is not None:
-            var = 1 / (rstd._data.reshape(channels) ** 2) - eps
+            var = 1 / (rstd.reshape(channels) ** 2) - eps
             _update_running(running_var, var * (count / (count - 1)), momentum)
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be "
                                "defined in evaluation mode")
         dtype = input._data.dtype
-        shape = (1,) + affine
-        mean = running_mean._data.astype(dtype, copy=False).reshape(shape)
-        rstd = (1 / xp.sqrt(running_var._data.astype(dtype) + eps)).reshape(shape)
+        if BatchedTensor in (type(running_mean), type(running_var)):  # an example's own stats
+            mean = running_mean.to(dtype).reshape(affine)
+            rstd = ((running_var.to(dtype) + eps) ** -0.5).reshape(affine)
+        else:
+            shape = (1,) + affine
+            mean = running_mean._data.astype(dtype, copy=False).reshape(shape)
+            rstd = (1 / xp.sqrt(running_var._data.astype(dtype) + eps)).reshape(shape)
         xhat = (input - mean) * rstd
     return apply(BATCH_NORM, xhat, weight, bias, affine_shape=affine)
 
@@ -194,13 +248,15 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if count <= 1:
         raise ValueError("Expected more than 1 spatial element when training, got input size "
                          f"torch.Size({list(input.shape)})")
+    _check_running(input, running_mean, running_var)
     xhat, mean, rstd = apply(STANDARDIZE, input, dims=tuple(range(2, input.ndim)),
                              eps=float(eps))
+    mean, rstd = _statistics(mean, rstd)
     if running_mean is not None:
-        _update_running(running_mean, mean._data.mean(axis=0).reshape(-1), momentum)
+        _update_running(running_mean, mean.mean(0).reshape(-1), momentum)
     if running_var is not None:
-        var = (1 / (rstd._data ** 2) - eps) * (count / (count - 1))
-        _update_running(running_var, var.mean(axis=0).reshape(-1), momentum)
+        var = (1 / (rstd ** 2) - eps) * (count / (count - 1))
+        _update_running(running_var, var.mean(0).reshape(-1), momentum)
     return apply(BATCH_NORM, xhat, weight, bias, affine_shape=affine)
 
 

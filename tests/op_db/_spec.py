@@ -146,7 +146,9 @@ class OpRow:
     comparison (gradient conventions at non-smooth points). inplace: in-place variants, method
     names (called ``target.name(*other_args)``) or name -> callable(target, *other_args).
     records: the registry records the row runs (default: its name, if registered).
-    gradcheck_kwargs: eps/atol/rtol for the finite-difference checks.
+    gradcheck_kwargs: eps/atol/rtol for the finite-difference checks. vmap_error: the start of
+    the error torch.func.vmap raises for the row with its float arguments batched (e.g. running
+    statistics, unbatched, updated in place); tests/ops/test_vmap_ops.py expects it.
     """
 
     name: str
@@ -161,6 +163,7 @@ class OpRow:
     inplace: dict = field(default_factory=dict)
     records: tuple[str, ...] | None = None
     gradcheck_kwargs: dict = field(default_factory=dict)
+    vmap_error: str = ""
 
     def __post_init__(self) -> None:
         self.samples = tuple(s if isinstance(s, S) else S(*s) for s in self.samples)

@@ -336,6 +336,8 @@ POOLING = [
 
 NORM = ("standardize",)
 RUNNING = (Const([0.1, -0.2, 0.3]), Const([1.0, 0.5, 2.0]))
+# vmap cannot update one set of running statistics with each example's (torch.func's error).
+SHARED_RUNNING = "Batch norm got a batched tensor as input while the running_mean or running_var"
 
 NORMALIZATION = [
     fn("layer_norm", (S((3, 4), (4,), (4,)), S((2, 3, 4), (3, 4), (3, 4))),
@@ -350,14 +352,15 @@ NORMALIZATION = [
        variant="training", records=("batch_norm",) + NORM, orders=(1, 2, 3)),
     fn("batch_norm", (S((2, 3, 4), (3,), (3,), *RUNNING),),
        lambda F, x, w, b, mean, var: F.batch_norm(x, mean, var, w, b, True, 0.3),
-       variant="training,running stats", records=("batch_norm",) + NORM),
+       variant="training,running stats", records=("batch_norm",) + NORM,
+       vmap_error=SHARED_RUNNING),
     fn("batch_norm", (S((2, 3, 4), (3,), (3,), *RUNNING), S((4, 3), T((3,), grad=False),
                                                            T((3,), grad=False), *RUNNING)),
        lambda F, x, w, b, mean, var: F.batch_norm(x, mean, var, w, b, False),
        variant="eval", records=("batch_norm",)),
     top("batch_norm", (S((2, 3, 4), (3,), (3,), *RUNNING),),
         lambda m, x, w, b, mean, var: m.batch_norm(x, w, b, mean, var, True, 0.1, 1e-5, False),
-        records=("batch_norm",) + NORM),
+        records=("batch_norm",) + NORM, vmap_error=SHARED_RUNNING),
     fn("group_norm", (S((2, 4, 3), (4,), (4,)), S((2, 6, 2, 2), (6,), (6,))),
        lambda F, x, w, b: F.group_norm(x, 2, w, b),
        records=("group_norm",) + NORM, orders=(1, 2, 3)),
@@ -369,7 +372,8 @@ NORMALIZATION = [
        grad_fn=False),
     fn("instance_norm", (S((2, 3, 4), *RUNNING, (3,), (3,)),),
        lambda F, x, mean, var, w, b: F.instance_norm(x, mean, var, w, b),
-       variant="running stats", records=("batch_norm",) + NORM, grad_fn=False),
+       variant="running stats", records=("batch_norm",) + NORM, grad_fn=False,
+       vmap_error=SHARED_RUNNING),
     fn("local_response_norm", (S((2, 5, 3)), S((2, 4, 3, 2))),
        lambda F, x: F.local_response_norm(x, 3, 0.5, 0.75, 1.5), grad_fn=False),
     fn("rms_norm", (S((3, 4), (4,)), S((2, 3, 4), (3, 4))),
