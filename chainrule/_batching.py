@@ -11,6 +11,10 @@ telling whether ``args[i]`` carries the batch in dim 0; it returns batch-first o
 shortcuts are ``"elementwise"`` (line the batch up in front and broadcast), ``batch_dims(...)``
 (shift the named dim parameters past the batch), ``leading_dims(...)`` (ops that loop over
 leading dims, as NumPy's linalg: line those up) and ``fallback`` (run each example, stack).
+The rule of a view record also has ``steps(op, params, shape, size)``: the views, as (record,
+params) pairs, that make it on the batched value of examples of ``shape``; a write through a
+view of a batched tensor replays them (``view_scatter``). ``batch_dims`` rules have them, and
+``ops.shape.view_rule(steps)`` makes a rule from them.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import warnings
 
 from ._backend import xp
 from ._batched import BatchedTensor, batched, state
+from .autograd.forward_ad import copy_tangents
+from .autograd.forward_ad import state as forward_state
 from .autograd.grad_mode import state as grad_state
 from .tensor import Tensor
 
@@ -121,17 +127,25 @@ def batch_dims(*names: str):
     """A rule for ops whose parameters ``names`` are dims of the first input: every tensor input
     gets the batch in front and the dims move one to the right."""
 
-    def rule(op, args, flags, size, params):
-        ndim = logical_ndim(args[0], flags[0])
-        args = [materialize(a, size) if isinstance(a, Tensor) and not f else a
-                for a, f in zip(args, flags)]
+    def shifted(params: dict, ndim: int) -> dict:
         params = dict(params)
         for name in names:
             if name in params:
                 params[name] = _shift(params[name], ndim)
-        return apply(op, *args, **params)
+        return params
+
+    def rule(op, args, flags, size, params):
+        ndim = logical_ndim(args[0], flags[0])
+        args = [materialize(a, size) if isinstance(a, Tensor) and not f else a
+                for a, f in zip(args, flags)]
+        return apply(op, *args, **shifted(params, ndim))
+
+    def steps(op, params, shape, size):
+        """For a view: the view on the batched value, which a write through it replays."""
+        return ((op, shifted(params, len(shape))),)
 
     rule.kind = "dims"
+    rule.steps = steps
     return rule
 
 
@@ -221,11 +235,21 @@ def batched_inplace(op, target, args: tuple, params: dict, level: int, inplace, 
     if not (type(target) is BatchedTensor and target._level == level):
         raise _inplace_error(op, target, args, level)
     view = target._extra.get("view") if target._extra else None
-    if view is not None or rule_kind(op) != "elementwise" or (target._requires_grad or any(
-            isinstance(a, Tensor) and a._requires_grad for a in args)) and grad_state.enabled:
+    recording = grad_state.enabled and (target._requires_grad or any(
+        isinstance(a, Tensor) and a._requires_grad for a in args))
+    if view is not None or rule_kind(op) != "elementwise" or recording:
         # Through the op's batching rule (and recorded at this level, written through to a
         # view's base), then written back; only elementwise ops write straight into the batch.
-        new = apply(op, target, *args, **params)
+        source = target
+        leaf = target.grad_fn is None and target._requires_grad  # refused when it is recorded
+        if recording and not leaf and any(0 in reads for reads in op.reads):
+            # The rule reads the old value, which the write overwrites: it keeps a copy.
+            source = batched(target._value.clone(), level)
+            source.grad_fn, source._output_nr = target.grad_fn, target._output_nr
+            source._requires_grad = target._requires_grad
+            if forward_state.level:
+                copy_tangents(target, source)
+        new = apply(op, source, *args, **params)
         commit(target, new, op)
         return target
     value = target._value
