@@ -57,16 +57,8 @@ def check_float(input: Tensor, name: str) -> None:
 # ---- vmap --------------------------------------------------------------------------------------
 
 
-def values(x: Tensor):
-    """The array behind ``x`` with the batch of every vmap level in front (``x``'s own array
-    outside vmap): for checks over all examples at once, never for results."""
-    while type(x) is BatchedTensor:
-        x = x._value
-    return x._data
-
-
 def on_values(fn, x: Tensor):
-    """``fn(array, lead)`` on the array behind ``x`` (its ``lead`` leading dims are the vmap
+    """``fn(array, lead)`` on ``_batching.physical(x)`` (its ``lead`` leading dims are the vmap
     batches), as constants batched like ``x``: raw-array work that treats the leading dims
     alike (indices of window maxima, class weights of targets). ``fn`` may return a tuple."""
     levels = []

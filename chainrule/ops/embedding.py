@@ -6,10 +6,10 @@ import math
 
 from .._backend import xp
 from .._batched import BatchedTensor
-from .._batching import materialize
+from .._batching import materialize, physical
 from .._dispatch import apply
 from ..tensor import Tensor
-from ._nnutil import const, on_values, values
+from ._nnutil import const, on_values
 from ._registry import defop
 
 
@@ -138,7 +138,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
         if not -num <= padding_idx < num:
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx = padding_idx % num
-    data = values(input)
+    data = physical(input)
     if data.size and (data.min() < 0 or data.max() >= num):
         raise IndexError("index out of range in self")
     if max_norm is not None:
@@ -171,7 +171,7 @@ def one_hot(tensor, num_classes: int = -1) -> Tensor:
     """(..., num_classes) int64 tensor with a 1 at each index."""
     if tensor._data.dtype != xp.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    data = values(tensor)
+    data = physical(tensor)
     if num_classes == -1:
         if type(tensor) is BatchedTensor:
             raise RuntimeError("When vmap-ing torch.nn.functional.one_hot, please provide an "

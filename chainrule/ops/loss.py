@@ -12,10 +12,10 @@ import math
 
 from .._backend import xp
 from .._batched import BatchedTensor
-from .._batching import elementwise, fallback, materialize
+from .._batching import elementwise, fallback, materialize, physical
 from .._dispatch import apply
 from ..tensor import Tensor
-from ._nnutil import check_float, on_values, sum_terms, type_name, values
+from ._nnutil import check_float, on_values, sum_terms, type_name
 from ._registry import defop
 from .activation import log_softmax, log_softmax_raw
 from .elementwise import exp, log
@@ -115,7 +115,7 @@ def _example_totals(target, weight, ignore_index, classes: int, dtype):
     """Under vmap (target (B, ...)), each example's total class weight of its targets (ignored
     ones count 0): the denominator of its 'mean'; a Python int when that is every example's
     number of targets."""
-    if weight is None and not (values(target) == ignore_index).any():
+    if weight is None and not (physical(target) == ignore_index).any():
         return math.prod(target.shape[1:])
     ndim = target.ndim - 1  # the target dims of one example
     class_weight = _class_weight(weight)
@@ -568,7 +568,7 @@ def binary_cross_entropy(input, target, weight=None, reduction: str = "mean") ->
         raise ValueError(f"Using a target size ({target.shape!r}) that is different to the "
                          f"input size ({input.shape!r}) is deprecated. Please ensure they have "
                          "the same size.")
-    data = values(input)
+    data = physical(input)
     if data.size and ((data < 0) | (data > 1)).any():
         raise RuntimeError("all elements of input should be between 0 and 1")
     return apply(BINARY_CROSS_ENTROPY, input, target, weight, reduction=reduction)
