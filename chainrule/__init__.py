@@ -51,6 +51,11 @@ from ._creation import (
 )
 from ._printing import get_printoptions, set_printoptions
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd.anomaly_mode import (
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_anomaly_enabled,
+)
 from .autograd.grad_mode import is_inference_mode_enabled
 from .ops import FUNCTIONS as _FUNCTIONS
 from .serialization import load, save

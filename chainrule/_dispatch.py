@@ -12,6 +12,9 @@ from ._backend import _category, _scalar_category, get_default_dtype, result_typ
 from ._batched import BatchedTensor
 from ._batched import state as vmap_state
 from ._batching import batched_apply, batched_inplace, find_level
+from ._tooling import RUN, note_inplace
+from ._tooling import hooks as tool_hooks
+from .autograd.anomaly_mode import note_forward
 from .autograd.forward_ad import copy_tangents, get_tangent, set_tangent
 from .autograd.forward_ad import state as forward_state
 from .autograd.grad_mode import state
@@ -85,6 +88,10 @@ def _arrays(inputs: tuple) -> tuple[list, bool]:
 
 def apply(op, *inputs, **params):
     """Run ``op`` on tensors (and Python scalars); record a Node when gradients are needed."""
+    if tool_hooks.op is not None:  # the profiler: it wraps this call, which comes back here
+        result = tool_hooks.op(apply, op, inputs, params, "")
+        if result is not RUN:
+            return result
     if vmap_state.level:
         level = find_level(inputs, params)
         if level:
@@ -256,6 +263,8 @@ def _record(op, inputs: tuple, params: dict, results: tuple) -> None:
             edges.append(None)
             meta.append(None)
     node = Node(op, params, tuple(edges), tuple(meta))
+    if tool_hooks.anomaly:
+        note_forward(node)
     saved = node.saved
     save_out = False
     names = op.inputs
@@ -314,15 +323,23 @@ def _write(target: Tensor, array, op) -> None:
     target._data[...] = array
 
 
-def bump_version(target: Tensor) -> None:
-    if target._version is None:
+def bump_version(target: Tensor, name: str | None = None) -> None:
+    """Count an in-place change of ``target`` (by the op ``name``) in its version counter."""
+    counter = target._version
+    if counter is None:
         target._version = [1]
     else:
-        target._version[0] += 1
+        counter[0] += 1
+        if len(counter) > 1:  # a node saved it: note where (autograd's in-place error says)
+            note_inplace(counter, name)
 
 
 def apply_inplace(op, target: Tensor, *args, **params) -> Tensor:
     """``target.op_(*args)``: write the result into target's storage and rebase its history."""
+    if tool_hooks.op is not None:
+        result = tool_hooks.op(apply_inplace, op, (target,) + args, params, "_")
+        if result is not RUN:
+            return result
     if vmap_state.level:
         level = find_level((target,) + args, params)
         if level:
@@ -348,7 +365,7 @@ def apply_inplace(op, target: Tensor, *args, **params) -> Tensor:
                 raise RuntimeError(
                     f"{op.name}_: output with shape {list(target._data.shape)} doesn't match the "
                     f"broadcast shape {list(shape)}") from None
-            bump_version(target)
+            bump_version(target, op.name + "_")
             return target
         try:
             out = op.forward(*arrays, **params)
@@ -359,7 +376,7 @@ def apply_inplace(op, target: Tensor, *args, **params) -> Tensor:
                 f"{op.name}_: output with shape {list(target._data.shape)} doesn't match the "
                 f"broadcast shape {list(out.shape)}")
         _write(target, xp.asarray(out), op)
-        bump_version(target)
+        bump_version(target, op.name + "_")
         return target
     source = target
     if any(0 in reads for reads in op.reads):
@@ -398,7 +415,7 @@ def commit(target: Tensor, new: Tensor, op) -> None:
     elif view is None:
         _write(target, new._data, op)
     if view is None:
-        bump_version(target)
+        bump_version(target, op.name + "_")
         target.grad_fn, target._output_nr = new.grad_fn, new._output_nr
         target._requires_grad = new._requires_grad
         if forward_state.level:
@@ -410,7 +427,7 @@ def commit(target: Tensor, new: Tensor, op) -> None:
         apply_inplace(_batching.ops["copy"], root._value, new_root._value)
     else:
         _write(root, new_root._data, op)
-    bump_version(root)
+    bump_version(root, op.name + "_")
     root.grad_fn, root._output_nr = new_root.grad_fn, new_root._output_nr
     root._requires_grad = new_root._requires_grad
     replay = root

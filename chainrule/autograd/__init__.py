@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from . import engine, forward_ad, functional, graph
+from . import anomaly_mode, engine, forward_ad, functional, graph
 from ._backward import backward, grad
+from .anomaly_mode import (
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (
     enable_grad,
@@ -18,4 +24,5 @@ from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "graph",
-           "forward_ad", "functional"]
+           "forward_ad", "functional", "detect_anomaly", "set_detect_anomaly",
+           "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "anomaly_mode"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from heapq import heappop, heappush
 from sys import getrefcount
 
+from .._tooling import hooks as tool_hooks
 from .forward_ad import state as forward_state
 from .grad_mode import state
 from .graph import AccumulateGrad, call_post_hooks, run_tensor_hooks
@@ -108,12 +109,19 @@ def execute(roots: list, root_grads: list, targets: list | None, retain_graph: b
             if type(node) is AccumulateGrad:
                 if accumulate and grads[0] is not None:
                     key = _owner(grads[0])
-                    node.accumulate(grads[0], create_graph, key not in stored)
+                    if tool_hooks.node is not None:
+                        tool_hooks.node(node, node.accumulate, grads[0], create_graph,
+                                        key not in stored)
+                    else:
+                        node.accumulate(grads[0], create_graph, key not in stored)
                     stored.add(key)
                 continue
             if prune and not any(e is not None and e[0] in reach for e in node.next_edges):
                 continue
-            outs = node.apply(grads)
+            if tool_hooks.node is not None:  # the profiler, anomaly mode, a gradient report
+                outs = tool_hooks.node(node, node.apply, grads)
+            else:
+                outs = node.apply(grads)
             if node._hooks:
                 outs = call_post_hooks(node, outs, grads)
             if not retain_graph:

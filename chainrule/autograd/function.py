@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from .._tooling import hooks as tool_hooks
+from .anomaly_mode import note_forward
 from .forward_ad import get_tangent, set_tangent
 from .forward_ad import state as forward_state
 from .grad_mode import no_grad, state
@@ -195,6 +197,8 @@ class Function(metaclass=_FunctionMeta):
             ctx.seq = next_seq()  # newer than the leaves' AccumulateGrad nodes just made
             ctx.meta = tuple((a._data.shape, a._data.dtype) if n else None
                              for a, n in zip(args, needs))
+            if tool_hooks.anomaly:
+                note_forward(ctx)
         outputs = _wrap_outputs(ctx, args, outputs, record)
         _save(ctx, outputs)
         if tangents is not None:
@@ -243,7 +247,7 @@ def _wrap_outputs(ctx, args, outputs, record: bool) -> tuple:
             if record and out._requires_grad and out.grad_fn is None:
                 raise RuntimeError("a leaf Variable that requires grad has been used in an "
                                    "in-place operation.")
-            bump_version(out)
+            bump_version(out, ctx._fn_cls.__name__)
         elif id(out) in input_ids:
             out = out.detach()  # an input returned as is: a new tensor sharing its data
         ctx._out_meta.append((out._data.shape, out._data.dtype))

@@ -7,6 +7,7 @@ import weakref
 from collections.abc import Callable
 
 from .._batched import BatchedTensor, batched
+from .._tooling import describe_location, notes_of
 from ..tensor import Tensor, type_desc
 from .forward_ad import set_tangent
 from .forward_ad import state as forward_state
@@ -51,44 +52,66 @@ def add_hook(hooks: dict, fn: Callable) -> RemovableHandle:
     return RemovableHandle(hooks, _next_hook_key[0])
 
 
-def modified_message(tensor_desc: str, node_name: str | None, version: int, expected: int) -> str:
+def modified_message(tensor_desc: str, node_name: str | None, version: int, expected: int,
+                     notes: list | None = None, saver=None) -> str:
     origin = f", which is output 0 of {node_name}," if node_name else ""
-    return (
+    head = (
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: [{tensor_desc}]{origin} is at version {version}; expected version {expected} "
-        "instead. Hint: the backtrace further above shows the operation that failed to compute "
-        "its gradient; clone() the tensor before modifying it in place."
+        "instead. "
     )
+    if not notes:
+        return head + ("Hint: the backtrace further above shows the operation that failed to "
+                       "compute its gradient; clone() the tensor before modifying it in place.")
+    # Beyond PyTorch: bump_version noted the first in-place op after the save, and its caller.
+    op, where = notes[0]
+    instead = (f", or use the out-of-place {op[:-1]}"
+               if op.endswith("_") and op != "copy_" else "")
+    saved = f"saved for {saver.name()} and then " if saver is not None else ""
+    return head + (f"It was {saved}modified by {op} at {describe_location(where)}. Hint: "
+                   f"clone() the tensor before modifying it in place{instead}.")
 
 
 class SavedInput:
     """An input tensor saved for backward, with the version it had then."""
 
-    __slots__ = ("tensor", "version")
+    __slots__ = ("tensor", "version", "notes")
 
     def __init__(self, tensor) -> None:
         self.tensor = tensor
         counter = tensor._version
-        self.version = counter[0] if counter is not None else 0
+        # The counter's notes slot, shared by the saved values: bump_version writes there which
+        # in-place op changed the tensor, and where (see chainrule._tooling).
+        if counter is None:
+            self.notes = notes = []
+            tensor._version = [0, notes]
+            self.version = 0
+        else:
+            self.version = counter[0]
+            # Shared while nothing is noted in it (inline: the common case for constants).
+            self.notes = counter[1] if len(counter) > 1 and not counter[1] else notes_of(counter)
 
     def unpack(self, node: Node):
         t = self.tensor
         counter = t._version
-        if counter is not None and counter[0] != self.version:
+        if counter[0] != self.version:
             gf = t.grad_fn
             raise RuntimeError(modified_message(t._type_desc(), gf.name()[:-9] if gf else None,
-                                                counter[0], self.version))
+                                                counter[0], self.version, self.notes, node))
         return t
 
 
 class SavedOutput:
     """An op's output saved for backward: its array and version, not the tensor (no cycle)."""
 
-    __slots__ = ("array", "counter", "version", "output_nr", "tangent", "level")
+    __slots__ = ("array", "counter", "version", "output_nr", "tangent", "level", "notes")
 
     def __init__(self, tensor) -> None:
         if tensor._version is None:
-            tensor._version = [0]
+            self.notes = notes = []  # see SavedInput
+            tensor._version = [0, notes]
+        else:
+            self.notes = notes_of(tensor._version)
         batched_value = type(tensor) is BatchedTensor
         # A batched output keeps its batched value and vmap level instead of the placeholder.
         self.array = tensor._value if batched_value else tensor._data
@@ -102,7 +125,8 @@ class SavedOutput:
     def unpack(self, node: Node):
         if self.counter[0] != self.version:
             raise RuntimeError(modified_message(
-                type_desc(self.array), node.name()[:-9], self.counter[0], self.version))
+                type_desc(self.array), node.name()[:-9], self.counter[0], self.version,
+                self.notes, node))
         if self.level:
             out = batched(self.array, self.level)
             out.grad_fn, out._output_nr, out._requires_grad = node, self.output_nr, True
