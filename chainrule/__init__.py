@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import autograd, utils, viz
+from . import autograd, profiler, utils, viz
 from ._backend import (
     device,
     ALL_DTYPES,
