@@ -9,10 +9,12 @@ from collections.abc import Callable
 from .._batched import BatchedTensor, batched
 from .._tooling import describe_location, notes_of
 from ..tensor import Tensor, type_desc
+from ._gradient_report import GradientReport, GradientStep, gradient_report
 from .forward_ad import set_tangent
 from .forward_ad import state as forward_state
 
-__all__ = ["Node", "AccumulateGrad", "RemovableHandle"]
+__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "gradient_report", "GradientReport",
+           "GradientStep"]
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
