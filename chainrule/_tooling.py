@@ -141,7 +141,7 @@ def _short(path: str) -> str:
 def describe_location(where: tuple[str, int]) -> str:
     """``file:line (source)``, the file relative to the working directory when inside it."""
     path, line = where
-    text = linecache.getline(path, line).strip()
+    text = linecache.getline(path, line).split("  #")[0].strip()  # without a trailing comment
     return f"{_short(path)}:{line}" + (f" ({text})" if text else "")
 
 
