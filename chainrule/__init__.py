@@ -91,5 +91,5 @@ def get_num_threads() -> int:
 
     return os.cpu_count() or 1
 
-from . import func, linalg, nn, optim  # noqa: E402  (they use the op functions above)
+from . import distributions, func, linalg, nn, optim  # noqa: E402  (they use the op functions above)
 from .func import vmap  # noqa: E402

@@ -1,0 +1,66 @@
+"""Probability distributions with reparameterized sampling, as ``torch.distributions``.
+
+Built on chainrule's public API: every log_prob, entropy and KL is differentiable in every
+parameter (to any order), ``rsample`` is pathwise, and sampling uses chainrule's default
+generator, so ``manual_seed`` makes it reproducible.
+"""
+
+from . import constraints, transforms
+from .constraint_registry import biject_to, transform_to
+from .continuous import Beta, Cauchy, Chi2, Exponential, Gamma, Laplace, Normal, StudentT, Uniform
+from .discrete import (
+                       Bernoulli,
+                       Binomial,
+                       Categorical,
+                       Geometric,
+                       OneHotCategorical,
+                       OneHotCategoricalStraightThrough,
+                       Poisson,
+)
+from .distribution import Distribution
+from .kl import kl_divergence, register_kl
+from .multivariate import Dirichlet, LowRankMultivariateNormal, MultivariateNormal
+from .transforms import (
+                       AbsTransform,
+                       AffineTransform,
+                       ComposeTransform,
+                       CumulativeDistributionTransform,
+                       ExpTransform,
+                       IndependentTransform,
+                       LowerCholeskyTransform,
+                       PowerTransform,
+                       ReshapeTransform,
+                       SigmoidTransform,
+                       SoftmaxTransform,
+                       SoftplusTransform,
+                       StickBreakingTransform,
+                       TanhTransform,
+                       Transform,
+                       identity_transform,
+)
+from .wrappers import (
+                       ExpRelaxedCategorical,
+                       Gumbel,
+                       HalfCauchy,
+                       HalfNormal,
+                       Independent,
+                       LogitRelaxedBernoulli,
+                       LogNormal,
+                       MixtureSameFamily,
+                       RelaxedBernoulli,
+                       RelaxedOneHotCategorical,
+                       TransformedDistribution,
+)
+
+__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical",
+           "Cauchy", "Chi2", "ComposeTransform", "CumulativeDistributionTransform", "Dirichlet",
+           "Distribution", "ExpTransform", "Exponential", "Gamma", "Geometric", "Gumbel",
+           "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform", "Laplace",
+           "LogNormal", "LowRankMultivariateNormal", "LowerCholeskyTransform",
+           "MixtureSameFamily", "MultivariateNormal", "OneHotCategorical",
+           "OneHotCategoricalStraightThrough", "Poisson", "PowerTransform",
+           "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform",
+           "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
+           "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
+           "TransformedDistribution", "Uniform", "biject_to", "identity_transform",
+           "kl_divergence", "register_kl", "transform_to"]

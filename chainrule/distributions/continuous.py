@@ -1,0 +1,505 @@
+"""Univariate continuous distributions with closed forms (Normal, Uniform, Gamma, Beta, ...)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import chainrule as torch
+
+from . import constraints
+from ._gamma import standard_gamma
+from .distribution import Distribution
+from .utils import broadcast_all, draw, finfo
+
+__all__ = ["Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "Gamma", "Chi2", "Beta",
+           "StudentT"]
+
+
+def _batch_shape(*params):
+    """torch.Size() when every parameter is a Python number, else the broadcast shape."""
+    if all(isinstance(p, numbers.Number) for p in params):
+        return torch.Size()
+    return None
+
+
+def xlogy(x, y):
+    """x * log(y), 0 where x == 0 (with a gradient free of NaN there)."""
+    x, y = (v if isinstance(v, torch.Tensor) else torch.tensor(float(v)) for v in (x, y))
+    zero = x == 0
+    return torch.where(zero, torch.zeros_like(x * y), x * torch.where(zero, torch.ones_like(y),
+                                                                         y).log())
+
+
+def _standard_normal(shape, dtype):
+    return torch.randn(*shape, dtype=dtype)
+
+
+def _uniform(shape, dtype, low=0.0, high=1.0):
+    return torch.rand(*shape, dtype=dtype) * (high - low) + low
+
+
+class Normal(Distribution):
+    """Normal (Gaussian) distribution with mean ``loc`` and standard deviation ``scale``."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+    _mean_carrier_measure = 0
+
+    def __init__(self, loc, scale, validate_args=None) -> None:
+        self.loc, self.scale = broadcast_all(loc, scale)
+        batch_shape = _batch_shape(loc, scale) or self.loc.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expand_params(Normal, batch_shape, _instance, ("loc", "scale"))
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def stddev(self):
+        return self.scale
+
+    @property
+    def variance(self):
+        return self.stddev.pow(2)
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        eps = _standard_normal(shape, self.loc.dtype)
+        return self.loc + eps * self.scale
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        var = self.scale**2
+        log_scale = (math.log(self.scale) if isinstance(self.scale, numbers.Real)
+                     else self.scale.log())
+        return -((value - self.loc) ** 2) / (2 * var) - log_scale - math.log(math.sqrt(2 * math.pi))
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 0.5 * (1 + torch.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
+
+    def icdf(self, value):
+        return self.loc + self.scale * torch.erfinv(2 * value - 1) * math.sqrt(2)
+
+    def entropy(self):
+        return 0.5 + 0.5 * math.log(2 * math.pi) + torch.log(self.scale)
+
+
+class Uniform(Distribution):
+    """Uniform distribution on the half-open interval [low, high)."""
+
+    has_rsample = True
+
+    @property
+    def arg_constraints(self):
+        return {"low": constraints.less_than(self.high),
+                "high": constraints.greater_than(self.low)}
+
+    def __init__(self, low, high, validate_args=None) -> None:
+        self.low, self.high = broadcast_all(low, high)
+        batch_shape = _batch_shape(low, high) or self.low.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expand_params(Uniform, batch_shape, _instance, ("low", "high"))
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        return constraints.interval(self.low, self.high)
+
+    @property
+    def mean(self):
+        return (self.high + self.low) / 2
+
+    @property
+    def mode(self):
+        return math.nan * self.high
+
+    @property
+    def stddev(self):
+        return (self.high - self.low) / 12**0.5
+
+    @property
+    def variance(self):
+        return (self.high - self.low).pow(2) / 12
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        rand = torch.rand(*shape, dtype=self.low.dtype)
+        return self.low + rand * (self.high - self.low)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        lb = self.low.le(value).to(self.low.dtype)
+        ub = self.high.gt(value).to(self.low.dtype)
+        return torch.log(lb * ub) - torch.log(self.high - self.low)
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        result = (value - self.low) / (self.high - self.low)
+        return result.clamp(min=0, max=1)
+
+    def icdf(self, value):
+        return value * (self.high - self.low) + self.low
+
+    def entropy(self):
+        return torch.log(self.high - self.low)
+
+
+class Exponential(Distribution):
+    """Exponential distribution with rate ``rate``."""
+
+    arg_constraints = {"rate": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+    _mean_carrier_measure = 0
+
+    def __init__(self, rate, validate_args=None) -> None:
+        (self.rate,) = broadcast_all(rate)
+        batch_shape = _batch_shape(rate) or self.rate.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expand_params(Exponential, batch_shape, _instance, ("rate",))
+
+    @property
+    def mean(self):
+        return self.rate.reciprocal()
+
+    @property
+    def mode(self):
+        return torch.zeros_like(self.rate)
+
+    @property
+    def stddev(self):
+        return self.rate.reciprocal()
+
+    @property
+    def variance(self):
+        return self.rate.pow(-2)
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        return draw("standard_exponential", shape, self.rate.dtype) / self.rate
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return self.rate.log() - self.rate * value
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 1 - torch.exp(-self.rate * value)
+
+    def icdf(self, value):
+        return -torch.log1p(-value) / self.rate
+
+    def entropy(self):
+        return 1.0 - torch.log(self.rate)
+
+
+class Laplace(Distribution):
+    """Laplace distribution with location ``loc`` and scale ``scale``."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None) -> None:
+        self.loc, self.scale = broadcast_all(loc, scale)
+        batch_shape = _batch_shape(loc, scale) or self.loc.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expand_params(Laplace, batch_shape, _instance, ("loc", "scale"))
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        return 2 * self.scale.pow(2)
+
+    @property
+    def stddev(self):
+        return (2**0.5) * self.scale
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        eps = float(finfo(self.loc.dtype).eps)
+        u = _uniform(shape, self.loc.dtype, eps - 1, 1)
+        # u is in (-1, 1): inverse CDF of the Laplace, symmetric about loc
+        return self.loc - self.scale * u.sign() * torch.log1p(-u.abs())
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return -torch.log(2 * self.scale) - torch.abs(value - self.loc) / self.scale
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 0.5 - 0.5 * (value - self.loc).sign() * torch.expm1(
+            -(value - self.loc).abs() / self.scale)
+
+    def icdf(self, value):
+        term = value - 0.5
+        return self.loc - self.scale * term.sign() * torch.log1p(-2 * term.abs())
+
+    def entropy(self):
+        return 1 + torch.log(2 * self.scale)
+
+
+class Cauchy(Distribution):
+    """Cauchy (Lorentz) distribution with location ``loc`` and scale ``scale``."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None) -> None:
+        self.loc, self.scale = broadcast_all(loc, scale)
+        batch_shape = _batch_shape(loc, scale) or self.loc.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expand_params(Cauchy, batch_shape, _instance, ("loc", "scale"))
+
+    @property
+    def mean(self):
+        return torch.full(self._extended_shape(), math.nan, dtype=self.loc.dtype)
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        return torch.full(self._extended_shape(), math.inf, dtype=self.loc.dtype)
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        eps = draw("standard_cauchy", shape, self.loc.dtype)
+        return self.loc + eps * self.scale
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return (-math.log(math.pi) - self.scale.log()
+                - (((value - self.loc) / self.scale) ** 2).log1p())
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return torch.atan((value - self.loc) / self.scale) / math.pi + 0.5
+
+    def icdf(self, value):
+        return torch.tan(math.pi * (value - 0.5)) * self.scale + self.loc
+
+    def entropy(self):
+        return math.log(4 * math.pi) + self.scale.log()
+
+
+class Gamma(Distribution):
+    """Gamma distribution with shape ``concentration`` and ``rate`` (inverse scale)."""
+
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+    _mean_carrier_measure = 0
+
+    def __init__(self, concentration, rate, validate_args=None) -> None:
+        self.concentration, self.rate = broadcast_all(concentration, rate)
+        batch_shape = _batch_shape(concentration, rate) or self.concentration.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expand_params(Gamma, batch_shape, _instance, ("concentration", "rate"))
+
+    @property
+    def mean(self):
+        return self.concentration / self.rate
+
+    @property
+    def mode(self):
+        return ((self.concentration - 1) / self.rate).clamp(min=0)
+
+    @property
+    def variance(self):
+        return self.concentration / self.rate.pow(2)
+
+    def rsample(self, sample_shape=()):
+        # implicit reparameterization through the standard Gamma draw (see _gamma.py)
+        shape = self._extended_shape(sample_shape)
+        value = standard_gamma(self.concentration.expand(*shape)) / self.rate.expand(*shape)
+        return value.clamp(min=float(finfo(value.dtype).tiny))
+
+    def log_prob(self, value):
+        value = value if isinstance(value, torch.Tensor) else torch.tensor(
+            value, dtype=self.rate.dtype)
+        if self._validate_args:
+            self._validate_sample(value)
+        return (xlogy(self.concentration, self.rate) + xlogy(self.concentration - 1, value)
+                - self.rate * value - torch.lgamma(self.concentration))
+
+    def entropy(self):
+        return (self.concentration - torch.log(self.rate) + torch.lgamma(self.concentration)
+                + (1.0 - self.concentration) * torch.digamma(self.concentration))
+
+
+class Chi2(Gamma):
+    """Chi-squared distribution with ``df`` degrees of freedom: Gamma(df / 2, 1 / 2)."""
+
+    arg_constraints = {"df": constraints.positive}
+
+    def __init__(self, df, validate_args=None) -> None:
+        (df,) = broadcast_all(df)
+        super().__init__(0.5 * df, torch.full_like(df, 0.5), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Chi2, _instance)
+        return super().expand(batch_shape, new)
+
+    @property
+    def df(self):
+        return self.concentration * 2
+
+
+class Beta(Distribution):
+    """Beta distribution with concentrations ``concentration1`` (alpha) and ``concentration0``
+    (beta)."""
+
+    arg_constraints = {"concentration1": constraints.positive,
+                       "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, concentration1, concentration0, validate_args=None) -> None:
+        self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
+        batch_shape = (_batch_shape(concentration1, concentration0)
+                       or self.concentration1.size())
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expand_params(Beta, batch_shape, _instance,
+                                   ("concentration1", "concentration0"))
+
+    def __repr__(self) -> str:
+        c1, c0 = self.concentration1, self.concentration0
+        fmt = lambda v: v if v.numel() == 1 else v.size()
+        return f"Beta(concentration1: {fmt(c1)}, concentration0: {fmt(c0)})"
+
+    @property
+    def mean(self):
+        return self.concentration1 / (self.concentration1 + self.concentration0)
+
+    @property
+    def mode(self):
+        return (self.concentration1 - 1) / (self.concentration1 + self.concentration0 - 2)
+
+    @property
+    def variance(self):
+        total = self.concentration1 + self.concentration0
+        return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
+
+    def rsample(self, sample_shape=()):
+        # X / (X + Y) with X, Y standard Gamma draws: pathwise through both (see _gamma.py)
+        shape = self._extended_shape(sample_shape)
+        x = standard_gamma(self.concentration1.expand(*shape))
+        y = standard_gamma(self.concentration0.expand(*shape))
+        info = finfo(x.dtype)
+        return (x / (x + y)).clamp(min=float(info.tiny), max=1 - float(info.eps))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        a, b = self.concentration1, self.concentration0
+        return (xlogy(a - 1, value) + xlogy(b - 1, 1 - value)
+                + torch.lgamma(a + b) - torch.lgamma(a) - torch.lgamma(b))
+
+    def entropy(self):
+        a, b = self.concentration1, self.concentration0
+        total = a + b
+        return (torch.lgamma(a) + torch.lgamma(b) - torch.lgamma(total)
+                - (2 - total) * torch.digamma(total)
+                - (a - 1) * torch.digamma(a) - (b - 1) * torch.digamma(b))
+
+
+class StudentT(Distribution):
+    """Student's t-distribution with ``df`` degrees of freedom, location and scale."""
+
+    arg_constraints = {"df": constraints.positive, "loc": constraints.real,
+                       "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, df, loc=0.0, scale=1.0, validate_args=None) -> None:
+        self.df, self.loc, self.scale = broadcast_all(df, loc, scale)
+        self._chi2 = Chi2(self.df)
+        batch_shape = self.df.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._expand_params(StudentT, batch_shape, _instance, ("df", "loc", "scale"))
+        new._chi2 = self._chi2.expand(batch_shape)
+        return new
+
+    @property
+    def mean(self):
+        m = self.loc.clone()
+        return torch.where(self.df <= 1, torch.full_like(m, math.nan), m)
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        m = self.scale.pow(2) * self.df / (self.df - 2)
+        m = torch.where(self.df <= 2, torch.full_like(m, math.inf), m)
+        return torch.where(self.df <= 1, torch.full_like(m, math.nan), m)
+
+    def rsample(self, sample_shape=()):
+        # X ~ Normal(0, 1), Z ~ Chi2(df): X / sqrt(Z / df) ~ StudentT(df)
+        shape = self._extended_shape(sample_shape)
+        x = _standard_normal(shape, self.df.dtype)
+        z = self._chi2.rsample(sample_shape)
+        y = x * torch.rsqrt(z / self.df)
+        return self.loc + self.scale * y
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        y = (value - self.loc) / self.scale
+        z = (self.scale.log() + 0.5 * self.df.log() + 0.5 * math.log(math.pi)
+             + torch.lgamma(0.5 * self.df) - torch.lgamma(0.5 * (self.df + 1.0)))
+        return -0.5 * (self.df + 1.0) * torch.log1p(y**2.0 / self.df) - z
+
+    def entropy(self):
+        lbeta = (torch.lgamma(0.5 * self.df) + math.lgamma(0.5)
+                 - torch.lgamma(0.5 * (self.df + 1)))
+        return (self.scale.log()
+                + 0.5 * (self.df + 1) * (torch.digamma(0.5 * (self.df + 1))
+                                         - torch.digamma(0.5 * self.df))
+                + 0.5 * self.df.log() + lbeta)
+
+

@@ -1,0 +1,488 @@
+"""Discrete distributions: Bernoulli, Categorical, OneHotCategorical, Poisson, Binomial,
+Geometric."""
+
+from __future__ import annotations
+
+import numbers
+
+import chainrule as torch
+
+from . import constraints
+from .continuous import xlogy
+from .distribution import Distribution
+from .utils import (
+    bce_with_logits,
+    broadcast_all,
+    draw,
+    finfo,
+    lazy_property,
+    logits_to_probs,
+    one_hot,
+    probs_to_logits,
+)
+
+__all__ = ["Bernoulli", "Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+           "Poisson", "Binomial", "Geometric"]
+
+
+def _one_of(probs, logits) -> None:
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+
+
+class Bernoulli(Distribution):
+    """Bernoulli distribution: 1 with probability ``probs`` (or sigmoid(``logits``))."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.boolean
+    has_enumerate_support = True
+    _mean_carrier_measure = 0
+
+    def __init__(self, probs=None, logits=None, validate_args=None) -> None:
+        _one_of(probs, logits)
+        if probs is not None:
+            is_scalar = isinstance(probs, numbers.Number)
+            (self.probs,) = broadcast_all(probs)
+        else:
+            is_scalar = isinstance(logits, numbers.Number)
+            (self.logits,) = broadcast_all(logits)
+        self._param = self.probs if probs is not None else self.logits
+        batch_shape = torch.Size() if is_scalar else self._param.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._expand_params(Bernoulli, batch_shape, _instance, ("probs", "logits"))
+        new._param = new.probs if "probs" in self.__dict__ else new.logits
+        return new
+
+    @property
+    def mean(self):
+        return self.probs
+
+    @property
+    def mode(self):
+        mode = (self.probs >= 0.5).to(self.probs.dtype)
+        return torch.where(self.probs == 0.5, torch.full_like(mode, float("nan")), mode)
+
+    @property
+    def variance(self):
+        return self.probs * (1 - self.probs)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        with torch.no_grad():
+            u = torch.rand(*shape, dtype=self.probs.dtype)
+            return (u < self.probs.expand(*shape)).to(self.probs.dtype)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        return -bce_with_logits(logits, value)
+
+    def entropy(self):
+        return bce_with_logits(self.logits, self.probs)
+
+    def enumerate_support(self, expand: bool = True):
+        values = torch.arange(2, dtype=self._param.dtype)
+        values = values.reshape((-1,) + (1,) * len(self._batch_shape))
+        if expand:
+            values = values.expand(-1, *self._batch_shape)
+        return values
+
+
+class Categorical(Distribution):
+    """Categorical distribution over {0, ..., K-1}, from ``probs`` or ``logits`` (last dim)."""
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(
+        constraints.real, 1)}
+    has_enumerate_support = True
+
+    def __init__(self, probs=None, logits=None, validate_args=None) -> None:
+        _one_of(probs, logits)
+        if probs is not None:
+            if probs.dim() < 1:
+                raise ValueError("`probs` parameter must be at least one-dimensional.")
+            self.probs = probs / probs.sum(-1, keepdim=True)
+        else:
+            if logits.dim() < 1:
+                raise ValueError("`logits` parameter must be at least one-dimensional.")
+            self.logits = logits - logits.logsumexp(dim=-1, keepdim=True)
+        self._param = self.probs if probs is not None else self.logits
+        self._num_events = self._param.size()[-1]
+        batch_shape = self._param.size()[:-1] if self._param.dim() > 1 else torch.Size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Categorical, _instance)
+        batch_shape = torch.Size(batch_shape)
+        param_shape = tuple(batch_shape) + (self._num_events,)
+        if "probs" in self.__dict__:
+            new.probs = self.probs.expand(*param_shape)
+            new._param = new.probs
+        if "logits" in self.__dict__:
+            new.logits = self.logits.expand(*param_shape)
+            new._param = new.logits
+        new._num_events = self._num_events
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self):
+        return constraints.integer_interval(0, self._num_events - 1)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    @property
+    def mean(self):
+        return torch.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
+
+    @property
+    def mode(self):
+        return self.probs.argmax(dim=-1)
+
+    @property
+    def variance(self):
+        return torch.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
+
+    def sample(self, sample_shape=()):
+        # inverse CDF: the number of categories whose cumulative probability is below u
+        shape = self._extended_shape(sample_shape)
+        with torch.no_grad():
+            cdf = self.probs.cumsum(-1)
+            cdf = cdf / cdf[..., -1:]
+            u = torch.rand(*shape, 1, dtype=self.probs.dtype)
+            index = (cdf.expand(*shape, self._num_events) <= u).sum(-1)
+            return index.clamp(max=self._num_events - 1)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        value = value.long().unsqueeze(-1)
+        value, log_pmf = torch.broadcast_tensors(value, self.logits)
+        value = value[..., :1]
+        return log_pmf.gather(-1, value).squeeze(-1)
+
+    def entropy(self):
+        min_real = float(finfo(self.logits.dtype).min)
+        logits = torch.clamp(self.logits, min=min_real)
+        p_log_p = logits * self.probs
+        return -p_log_p.sum(-1)
+
+    def enumerate_support(self, expand: bool = True):
+        num_events = self._num_events
+        values = torch.arange(num_events, dtype=torch.long)
+        values = values.reshape((-1,) + (1,) * len(self._batch_shape))
+        if expand:
+            values = values.expand(-1, *self._batch_shape)
+        return values
+
+
+class OneHotCategorical(Distribution):
+    """Categorical distribution whose samples are one-hot vectors."""
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    support = constraints.one_hot
+    has_enumerate_support = True
+
+    def __init__(self, probs=None, logits=None, validate_args=None) -> None:
+        self._categorical = Categorical(probs, logits)
+        batch_shape = self._categorical.batch_shape
+        event_shape = self._categorical.param_shape[-1:]
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(OneHotCategorical, _instance)
+        batch_shape = torch.Size(batch_shape)
+        new._categorical = self._categorical.expand(batch_shape)
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def _param(self):
+        return self._categorical._param
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def mean(self):
+        return self._categorical.probs
+
+    @property
+    def mode(self):
+        probs = self._categorical.probs
+        mode = probs.argmax(dim=-1)
+        return one_hot(mode, probs.shape[-1], probs.dtype)
+
+    @property
+    def variance(self):
+        return self._categorical.probs * (1 - self._categorical.probs)
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape
+
+    def sample(self, sample_shape=()):
+        probs = self._categorical.probs
+        num_events = self._categorical._num_events
+        indices = self._categorical.sample(sample_shape)
+        return one_hot(indices, num_events, probs.dtype)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        indices = value.max(-1)[1]
+        return self._categorical.log_prob(indices)
+
+    def entropy(self):
+        return self._categorical.entropy()
+
+    def enumerate_support(self, expand: bool = True):
+        n = self.event_shape[0]
+        values = torch.eye(n, dtype=self._param.dtype)
+        values = values.reshape((n,) + (1,) * len(self.batch_shape) + (n,))
+        if expand:
+            values = values.expand(n, *self.batch_shape, n)
+        return values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical whose ``rsample`` passes gradients straight through to ``probs``
+    (Bengio et al., 2013)."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())
+
+
+class Poisson(Distribution):
+    """Poisson distribution with rate ``rate``."""
+
+    arg_constraints = {"rate": constraints.nonnegative}
+    support = constraints.nonnegative_integer
+
+    def __init__(self, rate, validate_args=None) -> None:
+        (self.rate,) = broadcast_all(rate)
+        batch_shape = torch.Size() if isinstance(rate, numbers.Number) else self.rate.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expand_params(Poisson, batch_shape, _instance, ("rate",))
+
+    @property
+    def mean(self):
+        return self.rate
+
+    @property
+    def mode(self):
+        return self.rate.floor()
+
+    @property
+    def variance(self):
+        return self.rate
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        return draw("poisson", shape, self.rate.dtype, self.rate)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        rate, value = broadcast_all(self.rate, value)
+        return xlogy(value, rate) - rate - torch.lgamma(value + 1)
+
+
+def _clamp_by_zero(x):
+    # max(x, 0) with gradient 1/2 at 0 (as PyTorch's Binomial)
+    return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
+
+
+class Binomial(Distribution):
+    """Binomial distribution: successes in ``total_count`` trials of probability ``probs``."""
+
+    arg_constraints = {"total_count": constraints.nonnegative_integer,
+                       "probs": constraints.unit_interval, "logits": constraints.real}
+    has_enumerate_support = True
+
+    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None) -> None:
+        _one_of(probs, logits)
+        if probs is not None:
+            self.total_count, self.probs = broadcast_all(total_count, probs)
+            self.total_count = self.total_count.to(self.probs.dtype)
+        else:
+            self.total_count, self.logits = broadcast_all(total_count, logits)
+            self.total_count = self.total_count.to(self.logits.dtype)
+        self._param = self.probs if probs is not None else self.logits
+        super().__init__(self._param.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._expand_params(Binomial, batch_shape, _instance,
+                                  ("total_count", "probs", "logits"))
+        new._param = new.probs if "probs" in self.__dict__ else new.logits
+        return new
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self):
+        return constraints.integer_interval(0, self.total_count)
+
+    @property
+    def mean(self):
+        return self.total_count * self.probs
+
+    @property
+    def mode(self):
+        return ((self.total_count + 1) * self.probs).floor().clamp(max=self.total_count)
+
+    @property
+    def variance(self):
+        return self.total_count * self.probs * (1 - self.probs)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        n = self.total_count.detach().numpy().astype("int64")
+        return draw("binomial", shape, self._param.dtype, n, self.probs.detach())
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        log_factorial_n = torch.lgamma(self.total_count + 1)
+        log_factorial_k = torch.lgamma(value + 1)
+        log_factorial_nmk = torch.lgamma(self.total_count - value + 1)
+        # n log(1 + exp(logits)) written stably: n max(logits, 0) + n log1p(exp(-|logits|))
+        normalize_term = (self.total_count * _clamp_by_zero(self.logits)
+                          + self.total_count * torch.log1p(torch.exp(-torch.abs(self.logits)))
+                          - log_factorial_n)
+        return value * self.logits - log_factorial_k - log_factorial_nmk - normalize_term
+
+    def entropy(self):
+        total_count = int(self.total_count.max())
+        if not self.total_count.min() == total_count:
+            raise NotImplementedError("Inhomogeneous total count not supported by `entropy`.")
+        log_prob = self.log_prob(self.enumerate_support(False))
+        return -(torch.exp(log_prob) * log_prob).sum(0)
+
+    def enumerate_support(self, expand: bool = True):
+        total_count = int(self.total_count.max())
+        if not self.total_count.min() == total_count:
+            raise NotImplementedError(
+                "Inhomogeneous total count not supported by `enumerate_support`.")
+        values = torch.arange(1 + total_count, dtype=self._param.dtype)
+        values = values.reshape((-1,) + (1,) * len(self._batch_shape))
+        if expand:
+            values = values.expand(-1, *self._batch_shape)
+        return values
+
+
+class Geometric(Distribution):
+    """Number of failures before the first success in Bernoulli trials of probability
+    ``probs``."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.nonnegative_integer
+
+    def __init__(self, probs=None, logits=None, validate_args=None) -> None:
+        _one_of(probs, logits)
+        if probs is not None:
+            (self.probs,) = broadcast_all(probs)
+        else:
+            (self.logits,) = broadcast_all(logits)
+        param = probs if probs is not None else logits
+        batch_shape = (torch.Size() if isinstance(param, numbers.Number)
+                       else (self.probs if probs is not None else self.logits).size())
+        super().__init__(batch_shape, validate_args=validate_args)
+        if self._validate_args and probs is not None:
+            value = self.probs
+            valid = value > 0
+            if not bool(valid.all()):
+                raise ValueError(
+                    f"Expected parameter probs ({type(value).__name__} of shape "
+                    f"{tuple(value.shape)}) of distribution {self!r} to be positive but found "
+                    f"invalid values:\n{value.detach()[~valid]}")
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expand_params(Geometric, batch_shape, _instance, ("probs", "logits"))
+
+    @property
+    def mean(self):
+        return 1.0 / self.probs - 1.0
+
+    @property
+    def mode(self):
+        return torch.zeros_like(self.probs)
+
+    @property
+    def variance(self):
+        return (1.0 / self.probs - 1.0) / self.probs
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        tiny = float(finfo(self.probs.dtype).tiny)
+        with torch.no_grad():
+            u = torch.rand(*shape, dtype=self.probs.dtype).clamp(min=tiny)
+            return (u.log() / (-self.probs).log1p()).floor()
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        value, probs = broadcast_all(value, self.probs)
+        # 0 * log(1 - 1) is 0 here: a certain success has no failures before it
+        probs = torch.where((probs == 1) & (value == 0), torch.zeros_like(probs), probs)
+        return value * (-probs).log1p() + self.probs.log()
+
+    def entropy(self):
+        return bce_with_logits(self.logits, self.probs) / self.probs
+
+
