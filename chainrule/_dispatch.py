@@ -18,7 +18,7 @@ from .autograd.anomaly_mode import note_forward
 from .autograd.forward_ad import copy_tangents, get_tangent, set_tangent
 from .autograd.forward_ad import state as forward_state
 from .autograd.grad_mode import state
-from .autograd.graph import Node, SavedInput, SavedOutput, accumulator_of
+from .autograd.graph import OpNode, SavedInput, SavedOutput, accumulator_of, pack_saved, saved_hooks
 from .tensor import Tensor
 
 __all__ = ["apply", "apply_inplace"]
@@ -262,7 +262,7 @@ def _record(op, inputs: tuple, params: dict, results: tuple) -> None:
         else:
             edges.append(None)
             meta.append(None)
-    node = Node(op, params, tuple(edges), tuple(meta))
+    node = OpNode(op, params, tuple(edges), tuple(meta))
     if tool_hooks.anomaly:
         note_forward(node)
     saved = node.saved
@@ -284,6 +284,8 @@ def _record(op, inputs: tuple, params: dict, results: tuple) -> None:
     if save_out:
         saved["out"] = (SavedOutput(results[0]) if len(results) == 1
                         else tuple(SavedOutput(r) for r in results))
+    if saved_hooks.stack:  # saved_tensors_hooks: store what the pack hook makes of them
+        pack_saved(node, results)
 
 
 def _link_view(result: Tensor, base: Tensor, op, params: dict) -> None:

@@ -79,11 +79,13 @@ def _attrs(fn, max_chars: int) -> list[str]:
     """An op's attribute lines: chainrule's op parameters and saved values (until a backward
     pass frees them), or PyTorch's ``_saved_*`` attributes."""
     items = {}
+    own = False  # a chainrule op node: its own fields, not the same values again as _saved_*
     for field in ("params", "saved"):
         values = getattr(fn, field, None)
         if isinstance(values, Mapping):
             items.update(values)
-    for attr in dir(fn):
+            own = True
+    for attr in () if own else dir(fn):
         if attr.startswith("_saved_"):
             try:
                 items[attr[len("_saved_"):]] = getattr(fn, attr)

@@ -13,7 +13,7 @@ from sys import getrefcount
 from .._tooling import hooks as tool_hooks
 from .forward_ad import state as forward_state
 from .grad_mode import state
-from .graph import AccumulateGrad, call_post_hooks, run_tensor_hooks
+from .graph import AccumulateGrad, GraphTask, call_post_hooks, graph_tasks, run_tensor_hooks
 
 __all__ = ["execute"]
 
@@ -95,6 +95,7 @@ def execute(roots: list, root_grads: list, targets: list | None, retain_graph: b
     stored = {_owner(g) for g in root_grads}
     prev_enabled = state.enabled
     state.enabled = create_graph
+    graph_tasks.append(GraphTask(root_nodes, reach))  # for hooks asking about this backward
     try:
         while pending:
             node = heappop(pending)[1]
@@ -115,6 +116,8 @@ def execute(roots: list, root_grads: list, targets: list | None, retain_graph: b
                     else:
                         node.accumulate(grads[0], create_graph, key not in stored)
                     stored.add(key)
+                    if node._hooks:
+                        call_post_hooks(node, (), grads)
                 continue
             if prune and not any(e is not None and e[0] in reach for e in node.next_edges):
                 continue
@@ -142,4 +145,5 @@ def execute(roots: list, root_grads: list, targets: list | None, retain_graph: b
                     buf[nr] = buf[nr] + grad
     finally:
         state.enabled = prev_enabled
+        graph_tasks.pop()
     return captured

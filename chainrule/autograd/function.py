@@ -10,7 +10,17 @@ from .anomaly_mode import note_forward
 from .forward_ad import get_tangent, set_tangent
 from .forward_ad import state as forward_state
 from .grad_mode import no_grad, state
-from .graph import FREED_MESSAGE, Node, SavedInput, SavedOutput, _fit, next_seq
+from .graph import (
+    FREED_MESSAGE,
+    Node,
+    SavedInput,
+    SavedOutput,
+    SavedTensor,
+    _fit,
+    next_seq,
+    pack_tensor,
+    saved_hooks,
+)
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
@@ -45,7 +55,7 @@ class FunctionCtx:
         self.materialize_grads = value
 
 
-class BackwardCFunction(FunctionCtx):
+class BackwardCFunction(FunctionCtx, Node):
     """The node a custom Function records; it is also the ctx its forward and backward see."""
 
     _fn_cls: Any = None
@@ -69,19 +79,18 @@ class BackwardCFunction(FunctionCtx):
     def name(self) -> str:
         return type(self).__name__
 
-    __repr__ = Node.__repr__
-    next_functions = Node.next_functions
-    metadata = Node.metadata
-    register_hook = Node.register_hook
-    register_prehook = Node.register_prehook
-    _add_tensor_hook = Node._add_tensor_hook
-    _retain_grad = Node._retain_grad
-
     @property
     def saved_tensors(self) -> tuple:
         if self._saved is None:
             raise RuntimeError(FREED_MESSAGE)
         return tuple(None if s is None else s.unpack(self) for s in self._saved)
+
+    @property
+    def _raw_saved_tensors(self) -> tuple:
+        """The saved tensors as SavedTensor objects (``register_hooks``, ``unpack``)."""
+        if self._saved is None:
+            raise RuntimeError(FREED_MESSAGE)
+        return tuple(SavedTensor(self, i) for i in range(len(self._saved)))
 
     def apply(self, grads: list) -> tuple:
         if self._saved is None:
@@ -262,14 +271,15 @@ def _wrap_outputs(ctx, args, outputs, record: bool) -> tuple:
 
 def _save(ctx, outputs: tuple) -> None:
     output_ids = {id(o): o for o in outputs}
+    hooked = saved_hooks.stack and ctx.next_edges  # pack hooks only when recording, as torch
     saved = []
     for t in ctx.to_save:
         if t is None:
             saved.append(None)
         elif id(t) in output_ids and t.grad_fn is ctx:
-            saved.append(SavedOutput(t))
+            saved.append(pack_tensor(t, True) if hooked else SavedOutput(t))
         else:
-            saved.append(SavedInput(t))
+            saved.append(pack_tensor(t, False) if hooked else SavedInput(t))
     ctx._saved = saved
     ctx.to_save = ()
 

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import itertools
+import threading
 import weakref
 from collections.abc import Callable
 
 from .._batched import BatchedTensor, batched
 from .._tooling import describe_location, notes_of
 from ..tensor import Tensor, type_desc
-from ._gradient_report import GradientReport, GradientStep, gradient_report
 from .forward_ad import set_tangent
 from .forward_ad import state as forward_state
+from .grad_mode import state as grad_state
 
-__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "gradient_report", "GradientReport",
-           "GradientStep"]
+__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks", "save_on_cpu",
+           "disable_saved_tensors_hooks", "register_multi_grad_hook", "increment_version"]
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -142,42 +145,35 @@ class SavedOutput:
 
 
 class Node:
-    """A recorded op: its rules, what they read, and the edges to its inputs' nodes."""
+    """The type of every grad_fn: a recorded op, a custom Function's backward, AccumulateGrad.
 
-    __slots__ = ("op", "params", "saved", "next_edges", "meta", "seq", "_pre_hooks", "_retain",
-                 "_hooks", "__weakref__")
+    ``name()``, ``next_functions``, ``metadata`` (a dict kept with the node for hooks and tools)
+    and hooks are common to all; a node's saved values read as ``_saved_<name>``, PyTorch's names.
+    """
 
-    def __init__(self, op, params: dict, next_edges: tuple, meta: tuple) -> None:
-        self.seq = next_seq()
-        self.op = op
-        self.params = params
-        self.saved: dict | None = {}
-        self.next_edges = next_edges
-        self.meta = meta
-        self._pre_hooks: dict | None = None
-        self._retain: dict | None = None
-        self._hooks: dict | None = None
+    __slots__ = ("seq", "_pre_hooks", "_retain", "_hooks", "_metadata", "__weakref__")
+
+    next_edges: tuple = ()
 
     def name(self) -> str:
-        return self.op.backward_name
-
-    @property
-    def n_outputs(self) -> int:
-        return self.op.n_outputs
+        raise NotImplementedError
 
     def __repr__(self) -> str:
         return f"<{self.name().rpartition('::')[2]} object at {id(self):#x}>"
 
     @property
     def next_functions(self) -> tuple:
-        """(node, output_nr) per differentiable input; (None, 0) where it needs no gradient."""
-        rules = self.op.vjp if isinstance(self, Node) else (True,) * len(self.next_edges)
-        return tuple(e if e is not None else (None, 0)
-                     for e, rule in zip(self.next_edges, rules) if rule is not None)
+        """(node, output_nr) per input; (None, 0) where it needs no gradient."""
+        return tuple(e if e is not None else (None, 0) for e in self.next_edges)
 
     @property
     def metadata(self) -> dict:
-        return {}
+        """A dict that stays with this node (hooks and tools keep notes in it)."""
+        try:
+            return self._metadata
+        except AttributeError:
+            self._metadata = {}
+            return self._metadata
 
     def register_hook(self, fn: Callable) -> RemovableHandle:
         """Run ``fn(grad_inputs, grad_outputs)`` after this node has computed its gradients."""
@@ -199,6 +195,111 @@ class Node:
             self._retain = {}
         self._retain[output_nr] = weakref.ref(tensor)
 
+    def __getattr__(self, name: str):
+        # Only reached when normal lookup fails: grad_fn._saved_self, grad_fn._raw_saved_other...
+        if name.startswith("_saved_"):
+            return self._lookup_saved(name[7:], False)
+        if name.startswith("_raw_saved_"):
+            return self._lookup_saved(name[11:], True)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def _lookup_saved(self, key: str, raw: bool):
+        raise AttributeError(f"'{self.name().rpartition('::')[2]}' object has no attribute "
+                             f"'{'_raw_saved_' if raw else '_saved_'}{key}'")
+
+    def __dir__(self) -> list:
+        return sorted(set(object.__dir__(self)) | set(self._torch_saved_names()))
+
+    def _torch_saved_names(self) -> list:
+        return []
+
+
+# PyTorch's names for saved inputs where its argument names differ from the record's; else the
+# first input ``input`` is PyTorch's ``self`` and the output its ``result``.
+TORCH_SAVED_NAMES = {"mm": {"mat2": "other"}, "bmm": {"mat2": "other"}, "mv": {"vec": "other"},
+                     "dot": {"tensor": "other"}, "matmul": {"mat2": "other"},
+                     "linear": {"mat1": "input"}, "embedding": {"indices": "input"},
+                     **{name: {"input": "input"}  # the nn kernels name it ``input``
+                        for name in ("convolution", "batch_norm", "group_norm", "layer_norm")}}
+
+
+class OpNode(Node):
+    """A recorded op: its rules, what they read, and the edges to its inputs' nodes."""
+
+    __slots__ = ("op", "params", "saved", "next_edges", "meta")
+
+    def __init__(self, op, params: dict, next_edges: tuple, meta: tuple) -> None:
+        self.seq = next_seq()
+        self.op = op
+        self.params = params
+        self.saved: dict | None = {}
+        self.next_edges = next_edges
+        self.meta = meta
+        self._pre_hooks: dict | None = None
+        self._retain: dict | None = None
+        self._hooks: dict | None = None
+
+    def name(self) -> str:
+        return self.op.backward_name
+
+    @property
+    def n_outputs(self) -> int:
+        return self.op.n_outputs
+
+    @property
+    def next_functions(self) -> tuple:
+        """(node, output_nr) per differentiable input; (None, 0) where it needs no gradient."""
+        return tuple(e if e is not None else (None, 0)
+                     for e, rule in zip(self.next_edges, self.op.vjp) if rule is not None)
+
+    def _record_name(self, key: str) -> str:
+        op = self.op
+        name = TORCH_SAVED_NAMES.get(op.name, {}).get(key, key)
+        if name == "self" and op.inputs[0] == "input":
+            return "input"
+        if name == "result" and op.n_outputs == 1:
+            return "out"
+        return name
+
+    def _lookup_saved(self, key: str, raw: bool):
+        """``_saved_<key>``: a saved tensor (unpacked), an input's sizes or a parameter."""
+        op = self.op
+        reads = {a for args in op.rule_args for a in args}
+        if key.endswith("_sym_sizes") and not raw:
+            name = self._record_name(key[:-10])
+            if name + "_shape" in reads:
+                meta = self.meta[op.inputs.index(name)]
+                return tuple(meta[0]) if meta is not None else None
+        name, index = self._record_name(key), None
+        if name.startswith("result") and name[6:].isdigit() and int(name[6:]) < op.n_outputs:
+            name, index = "out", int(name[6:])
+        if name in reads and (name == "out" or name in op.inputs):
+            handle = SavedTensor(self, name, index)
+            if not raw:
+                return handle.unpack()
+            if not _is_number(handle._get()):  # a number (x * 2's 2) has no SavedTensor
+                return handle
+        if not raw and name in reads and self.params and name in self.params:
+            return self.params[name]
+        return super()._lookup_saved(key, raw)
+
+    def _torch_saved_names(self) -> list:
+        op = self.op
+        reads = {a for args in op.rule_args for a in args}
+        torch_name = {ours: theirs for theirs, ours in TORCH_SAVED_NAMES.get(op.name, {}).items()}
+        if op.inputs[0] == "input":
+            torch_name.setdefault("input", "self")
+        tensors = [torch_name.get(n, n) for n in op.inputs if n in reads]
+        if "out" in reads:
+            tensors += (["result"] if op.n_outputs == 1
+                        else [f"result{i}" for i in range(op.n_outputs)])
+        sizes = [torch_name.get(n, n) + "_sym_sizes" for n in op.inputs if n + "_shape" in reads]
+        params = [p for p in (self.params or ()) if p in reads]
+        numbers = {torch_name.get(n, n) for n, v in (self.saved or {}).items() if _is_number(v)}
+        return ([f"_saved_{n}" for n in tensors + sizes + params]
+                + [f"_raw_saved_{n}" for n in tensors if n not in numbers])
+
+
     def apply(self, grads: list) -> list:
         """The gradients for each input edge, given the gradients of the outputs."""
         saved = self.saved
@@ -208,9 +309,9 @@ class Node:
         env = self.params.copy() if self.params else {}
         for name, value in saved.items():
             kind = type(value)
-            if kind is SavedInput or kind is SavedOutput:
+            if kind is SavedInput or kind is SavedOutput or kind is SavedPacked:
                 value = value.unpack(self)
-            elif kind is tuple and value and type(value[0]) is SavedOutput:
+            elif kind is tuple and value and type(value[0]) in (SavedOutput, SavedPacked):
                 value = tuple(v.unpack(self) for v in value)
             env[name] = value
         if op.uses_shapes:
@@ -251,10 +352,10 @@ def _fit(grad, meta):
     return grad
 
 
-class AccumulateGrad:
+class AccumulateGrad(Node):
     """The node at a leaf tensor: accumulates the incoming gradient into ``.grad``."""
 
-    __slots__ = ("_variable", "seq", "_pre_hooks", "_retain", "_post_hooks", "__weakref__")
+    __slots__ = ("_variable", "_post_hooks")
 
     next_functions: tuple = ()
     next_edges: tuple = ()
@@ -265,6 +366,7 @@ class AccumulateGrad:
         self._variable = weakref.ref(tensor)
         self._pre_hooks: dict | None = None
         self._retain = None
+        self._hooks: dict | None = None
         self._post_hooks: dict | None = None
 
     @property
@@ -274,11 +376,6 @@ class AccumulateGrad:
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
-
-    def __repr__(self) -> str:
-        return f"<AccumulateGrad object at {id(self):#x}>"
-
-    _add_tensor_hook = Node._add_tensor_hook
 
     def register_post_accumulate_grad_hook(self, fn: Callable) -> RemovableHandle:
         if self._post_hooks is None:
@@ -336,7 +433,7 @@ def run_tensor_hooks(node, grads: list) -> list:
         for fn in tuple(hooks.get(-1, {}).values()):
             new = fn(tuple(grads))
             if new is not None:
-                grads = list(new)
+                grads = list(_hook_result(fn, new, len(grads)))
     if node._retain:
         for nr, ref in node._retain.items():
             tensor = ref()
@@ -349,11 +446,380 @@ def run_tensor_hooks(node, grads: list) -> list:
     return grads
 
 
-def call_post_hooks(node, grad_inputs: tuple, grad_outputs: list) -> tuple:
+def call_post_hooks(node, grad_inputs, grad_outputs: list) -> tuple:
+    grad_inputs = tuple(grad_inputs)
     if node._hooks:
         for fn in tuple(node._hooks.values()):
             new = fn(grad_inputs, tuple(grad_outputs))
             if new is not None:
-                grad_inputs = tuple(new)
+                grad_inputs = _hook_result(fn, new, len(grad_inputs))
     return grad_inputs
 
+
+def _hook_result(fn: Callable, new, expected: int) -> tuple:
+    """The gradients a node hook returned, checked as PyTorch checks them."""
+    if type(new) is not tuple:
+        raise TypeError(f"expected tuple, but hook returned '{type(new).__name__}'")
+    if len(new) != expected:
+        raise RuntimeError(f"hook '{getattr(fn, '__name__', fn)}' has returned an incorrect "
+                           f"number of values (got {len(new)}, but expected {expected})")
+    return new
+
+
+# ---- saved-tensor hooks ---------------------------------------------------------------------
+
+
+class _SavedHooks(threading.local):
+    stack: tuple = ()  # (pack_hook, unpack_hook) pairs, innermost last
+    disabled: str | None = None  # disable_saved_tensors_hooks' message
+
+
+saved_hooks = _SavedHooks()
+
+
+class SavedPacked:
+    """A saved tensor as a pack hook returned it, and what unpacking needs to rebuild it."""
+
+    __slots__ = ("packed", "unpack_hook", "grad_fn", "output_nr", "leaf", "is_output", "tangent")
+
+    def unpack(self, node):
+        value = self.unpack_hook(self.packed)
+        if not isinstance(value, Tensor):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
+                            f"result of type {type(value).__name__}")
+        # A new tensor on the returned values, in the saved tensor's place in the graph.
+        if type(value) is BatchedTensor:
+            out = batched(value._value, value._level)
+        else:
+            out = Tensor._wrap(value._data, None, 0)
+        if value._version is None:
+            value._version = [0]
+        out._version = value._version
+        grad_fn = node if self.is_output else self.grad_fn
+        if grad_fn is not None:
+            out.grad_fn, out._output_nr, out._requires_grad = grad_fn, self.output_nr, True
+        elif self.leaf is not None:  # a leaf: its gradient still goes to the original's .grad
+            out._requires_grad = True
+            out._extra_dict()["acc"] = self.leaf
+        if self.tangent is not None and forward_state.level:
+            for level, tangent in self.tangent.items():
+                if level <= forward_state.level:
+                    set_tangent(out, tangent, level)
+        return out
+
+
+def _pack(tensor, pack_hook: Callable, unpack_hook: Callable, is_output: bool,
+          shown=None) -> SavedPacked:
+    """Save ``tensor`` as ``pack_hook(tensor)`` (or of ``shown``, a view of it for the hook),
+    with what unpacking needs to put it back in its place in the graph."""
+    counter = tensor._version
+    version = counter[0] if counter else 0
+    prev, grad_state.enabled = grad_state.enabled, False  # PyTorch runs pack hooks without grad
+    try:
+        packed = pack_hook(tensor if shown is None else shown)
+    finally:
+        grad_state.enabled = prev
+    counter = tensor._version
+    if (counter[0] if counter else 0) != version:
+        raise RuntimeError(
+            "A saved tensor pack hook is modifying its input in place. Tensors provided as input "
+            "to pack hook cannot be modified by in-place operations as this can lead to "
+            "unexpected side-effects. Please open an issue if you need to perform in-place "
+            "operations on the input to a pack hook.")
+    s = SavedPacked()
+    s.packed, s.unpack_hook = packed, unpack_hook
+    s.is_output = is_output and tensor.grad_fn is not None
+    s.grad_fn = None if is_output else tensor.grad_fn  # an output's node is the one unpacking
+    s.output_nr = tensor._output_nr
+    s.leaf = (accumulator_of(tensor)
+              if tensor.grad_fn is None and tensor._requires_grad and not is_output else None)
+    tangents = tensor._extra.get("tangent") if tensor._extra else None
+    s.tangent = dict(tangents) if tangents else None
+    return s
+
+
+def pack_tensor(tensor, is_output: bool) -> SavedPacked:
+    """Save ``tensor`` through the innermost pack hook (saved_tensors_hooks is active)."""
+    return _pack(tensor, *saved_hooks.stack[-1], is_output)
+
+
+def pack_saved(node: OpNode, results: tuple) -> None:
+    """Pass what ``node`` just saved through the innermost pack hook, in the order the rules
+    read the inputs (as PyTorch's generated code saves them), then the outputs."""
+    pack_hook, unpack_hook = saved_hooks.stack[-1]
+    saved = node.saved
+    for name, value in saved.items():
+        if type(value) is SavedInput:
+            saved[name] = _pack(value.tensor, pack_hook, unpack_hook, False)
+    out = saved.get("out")
+    if type(out) is tuple:
+        saved["out"] = tuple(_pack(r, pack_hook, unpack_hook, True) for r in results)
+    elif out is not None:
+        saved["out"] = _pack(results[0], pack_hook, unpack_hook, True)
+
+
+_FREED = object()
+
+
+def _is_number(value) -> bool:
+    """A saved value that is not a tensor (a Python number an op took)."""
+    return value is not None and value is not _FREED and not hasattr(value, "unpack")
+
+
+class SavedTensor:
+    """One value a node saved (``grad_fn._raw_saved_<name>``): ``unpack()`` reads it,
+    ``register_hooks(pack, unpack)`` packs it now and unpacks it through ``unpack`` later."""
+
+    __slots__ = ("_node", "_key", "_index", "_value")
+
+    def __init__(self, node, key, index: int | None = None) -> None:
+        self._node, self._key, self._index, self._value = node, key, index, None
+
+    def _get(self):
+        node = self._node
+        if node is None:
+            return self._value
+        saved = node.saved if type(node) is OpNode else node._saved
+        if saved is None:
+            return _FREED
+        value = saved.get(self._key) if type(saved) is dict else saved[self._key]
+        return value[self._index] if self._index is not None and value is not None else value
+
+    def _set(self, value) -> None:
+        node = self._node
+        if node is None:
+            self._value = value
+            return
+        saved = node.saved if type(node) is OpNode else node._saved
+        if self._index is not None:
+            values = list(saved[self._key])
+            values[self._index] = value
+            value = tuple(values)
+        saved[self._key] = value
+
+    def unpack(self):
+        value = self._get()
+        if value is _FREED:
+            raise RuntimeError(FREED_MESSAGE)
+        if type(value) in (SavedInput, SavedOutput, SavedPacked):
+            return value.unpack(self._node)
+        return value
+
+    @property
+    def data(self):
+        """What is stored: the pack hook's result if hooks are set, else the tensor."""
+        value = self._get()
+        return value.packed if type(value) is SavedPacked else self.unpack()
+
+    @property
+    def unpack_hook(self) -> Callable | None:
+        value = self._get()
+        return value.unpack_hook if type(value) is SavedPacked else None
+
+    def register_hooks(self, pack_hook: Callable, unpack_hook: Callable) -> None:
+        """Pack this saved tensor with ``pack_hook`` now; backward reads ``unpack_hook(packed)``."""
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("register_hooks(): incompatible function arguments: expected two "
+                            f"callables, got {type(pack_hook).__name__} and "
+                            f"{type(unpack_hook).__name__}")
+        value = self._get()
+        if value is _FREED:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor after it has been freed. Saved "
+                "intermediate values of the graph are freed when you call .backward() or "
+                "autograd.grad(). Specify retain_graph=True if you need to backward through the "
+                "graph a second time or if you need to access saved variables after calling "
+                "backward.")
+        if type(value) is SavedPacked:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already "
+                               "been set. Hint: only one pair of hooks is allowed at a time.")
+        # The hook sees the saved values without their history, as in PyTorch.
+        if type(value) is SavedInput:
+            tensor = value.tensor
+            self._set(_pack(tensor, pack_hook, unpack_hook, False, tensor.detach()))
+        elif type(value) is SavedOutput:
+            tensor = value.unpack(self._node)
+            self._set(_pack(tensor, pack_hook, unpack_hook, True, tensor.detach()))
+        else:
+            raise RuntimeError("Calling register_hooks on a saved tensor with value None is "
+                               "forbidden")
+
+
+def _make_saved_tensor(tensor, is_output: bool = False) -> SavedTensor:
+    """Save ``tensor`` as an op would (through the active pack hook), outside any node."""
+    handle = SavedTensor(None, None)
+    if saved_hooks.stack:
+        handle._value = pack_tensor(tensor, is_output)
+    else:
+        handle._value = SavedOutput(tensor) if is_output else SavedInput(tensor)
+    return handle
+
+
+class saved_tensors_hooks:
+    """Context manager: tensors saved for backward inside it are stored as ``pack_hook(tensor)``
+    and read back as ``unpack_hook(packed)``. Nested contexts: the innermost pair applies."""
+
+    def __init__(self, pack_hook: Callable, unpack_hook: Callable) -> None:
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self) -> None:
+        if saved_hooks.disabled is not None:
+            raise RuntimeError(saved_hooks.disabled)
+        saved_hooks.stack = saved_hooks.stack + ((self.pack_hook, self.unpack_hook),)
+
+    def __exit__(self, *exc) -> None:
+        saved_hooks.stack = saved_hooks.stack[:-1]
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Save tensors for backward on the CPU. chainrule's tensors always are: the hooks keep each
+    saved tensor as it is (no copy), so this only marks the code as portable to PyTorch."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        def pack_to_cpu(tensor):
+            return (tensor.device, tensor.detach())
+
+        def unpack_from_cpu(packed):
+            return packed[1]
+
+        super().__init__(pack_to_cpu, unpack_from_cpu)
+
+
+@contextlib.contextmanager
+def disable_saved_tensors_hooks(error_message: str):
+    """Context manager: using saved_tensors_hooks inside it raises RuntimeError(error_message)."""
+    prev = saved_hooks.disabled
+    try:
+        saved_hooks.disabled = error_message
+        if saved_hooks.stack:
+            raise RuntimeError(error_message)
+        yield
+    finally:
+        saved_hooks.disabled = prev
+
+
+# ---- the running backward, multi-grad hooks, versions -----------------------------------------
+
+
+class GraphTask:
+    """One running backward (the engine pushes it on ``graph_tasks``), for hooks that ask."""
+
+    __slots__ = ("id", "roots", "reach", "_reachable", "hook_state")
+    _ids = itertools.count(1).__next__
+
+    def __init__(self, roots: list, reach: set | None) -> None:
+        self.id = GraphTask._ids()
+        self.roots = roots
+        self.reach = reach  # autograd.grad / backward(inputs=): the nodes that lead to a target
+        self._reachable: set | None = None
+        self.hook_state: dict = {}
+
+    def will_execute(self, node) -> bool:
+        """Whether this backward runs ``node``."""
+        if self.reach is not None:
+            return node in self.reach
+        if self._reachable is None:
+            seen = set(self.roots)
+            stack = list(self.roots)
+            while stack:
+                for edge in stack.pop().next_edges:
+                    if edge is not None and edge[0] not in seen:
+                        seen.add(edge[0])
+                        stack.append(edge[0])
+            self._reachable = seen
+        return node in self._reachable
+
+
+graph_tasks: list = []
+
+
+def _current_graph_task_id() -> int:
+    """The running backward's id (-1 outside backward)."""
+    return graph_tasks[-1].id if graph_tasks else -1
+
+
+def _is_checkpoint_valid() -> bool:
+    """False inside autograd.grad() or backward(inputs=...) (the reentrant checkpoint's limit)."""
+    return not graph_tasks or graph_tasks[-1].reach is None
+
+
+class _MultiHandle(RemovableHandle):
+    __slots__ = ("handles",)
+
+    def __init__(self, handles: tuple) -> None:
+        self.handles = handles
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+
+def _grad_fn_or_acc(tensor) -> Node:
+    node = tensor.grad_fn if tensor.grad_fn is not None or not tensor.requires_grad \
+        else accumulator_of(tensor)
+    if node is None:
+        raise AssertionError("Expected gradient function to be set")
+    return node
+
+
+def register_multi_grad_hook(tensors, fn: Callable, *, mode: str = "all") -> RemovableHandle:
+    """Call ``fn`` once per backward: with mode "all", after the gradients of all ``tensors``
+    that this backward computes (a list, None for the others); with "any", with the first one."""
+    supported_modes = ("all", "any")
+    if mode not in supported_modes:
+        raise ValueError(f"Expects mode to be one of {supported_modes} but got {mode}")
+    tensors = tuple(tensors)
+    key = object()  # this registration's slot in each backward's hook_state
+
+    def current_task() -> GraphTask:
+        if not graph_tasks:
+            raise AssertionError("expected this hook to be called inside a backward call")
+        return graph_tasks[-1]
+
+    if mode == "all":
+        nodes = [_grad_fn_or_acc(t) for t in tensors]
+
+        def inner_hook(idx: int) -> Callable:
+            def hook(grad) -> None:
+                task = current_task()
+                state = task.hook_state.get(key)
+                if state is None:  # the first of this backward: how many will come
+                    expected = sum(task.will_execute(node) for node in nodes)
+                    state = task.hook_state[key] = [0, expected, [None] * len(tensors)]
+                state[0] += 1
+                state[2][idx] = grad
+                if state[0] == state[1]:
+                    fn(state[2])
+
+            return hook
+
+        handles = tuple(t.register_hook(inner_hook(i)) for i, t in enumerate(tensors))
+    else:
+
+        @functools.wraps(fn)
+        def wrapped_fn(grad) -> None:
+            state = current_task().hook_state
+            if key not in state:
+                state[key] = True
+                fn(grad)
+
+        handles = tuple(t.register_hook(wrapped_fn) for t in tensors if t.requires_grad)
+    return _MultiHandle(handles)
+
+
+def increment_version(tensor) -> None:
+    """Count an in-place change autograd cannot see (of a tensor or each of an iterable), so
+    that backward through a node that saved it raises."""
+    tensors = (tensor,) if isinstance(tensor, Tensor) else tensor
+    try:
+        tensors = tuple(tensors)
+    except TypeError:
+        tensors = None
+    if tensors is None or not all(isinstance(t, Tensor) for t in tensors):
+        raise RuntimeError("increment_version expect a Iterable[Tensor] as input")
+    for t in tensors:
+        if t._version is None:
+            t._version = [1]
+        else:
+            t._version[0] += 1
