@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from . import autograd, profiler, utils, viz
 from ._backend import (
-    device,
     ALL_DTYPES,
     complex64,
     complex128,
+    device,
     dtype,
     float16,
     float32,

@@ -19,8 +19,9 @@ Generated from the op registry by `python -m chainrule.ops._coverage > docs/ops.
 One row per registered op record. *VJP rules* lists the inputs that have a reverse-mode rule
 (`zero`: differentiable with derivative zero; `none`: not differentiable in that input). *JVP*
 is the forward-mode rule (`—`: none yet). *vmap* is the batching rule: `elementwise` (the batch
-lined up in front, broadcasting), `dims` (dim parameters shifted past the batch), `leading dims` (the
-batch as one more leading dim of an op that batches over them), `rule` (a rule of the op's own) or `fallback` (no rule: vmap runs the op per example and warns).
+lined up in front, broadcasting), `dims` (dim parameters shifted past the batch), `leading dims`
+(the batch as one more leading dim of an op that batches over them), `rule` (a rule of the op's
+own) or `fallback` (no rule: vmap runs the op per example and warns).
 """
 
 

@@ -1,4 +1,4 @@
-"""The shape helpers, for the op families (they live below the tensor type: ``chainrule._shapes``)."""
+"""The shape helpers for the op families (they live below the tensor: ``chainrule._shapes``)."""
 
 from .._shapes import normalize_dim, normalize_dims, size_tuple, sum_to
 
