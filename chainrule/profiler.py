@@ -447,7 +447,9 @@ class _Profiler:
         self._raw: list = []  # per event: [name, cat, start_ns, end_ns, parent, shapes, stack, mem]
         self._open_events: list = []  # indices of the events not closed yet, innermost last
         self._recording = False
-        self._tid = None
+        self._tid: int | None = None  # the recording thread: threading's id, the OS's for traces
+        self._thread = 0
+        self._base_ns = (0, 0)  # (wall clock, perf counter) when recording began
         self._meta: dict = {}
         self._events: EventList | None = None
         self._op_hook = self._op  # the bound methods installed (removed by identity)
@@ -530,8 +532,8 @@ class _Profiler:
         """FunctionEvents from the raw records, children linked to their parents."""
         if self._events is not None:
             return self._events
-        wall0, perf0 = getattr(self, "_base_ns", (0, 0))
-        thread = getattr(self, "_thread", 0)
+        wall0, perf0 = self._base_ns
+        thread = self._thread
         events = []
         for i, (name, cat, start, end, parent, shapes, stack, mem) in enumerate(self._raw):
             e = FunctionEvent(i + 1, name, thread, (wall0 + start - perf0) / 1000,
