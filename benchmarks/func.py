@@ -45,7 +45,8 @@ def _loss(t: ModuleType):
 
 def numpy_per_sample_grads(d: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Closed form: with h = tanh(W1 x + b1) and p = softmax(W2 h + b2), the loss gradient at
-    the logits is p - onehot(y); per example, gW2 = outer(dz, h), gW1 = outer(dz W2 * (1 - h^2), x)."""
+    the logits is p - onehot(y); per example, gW2 = outer(dz, h),
+    gW1 = outer(dz W2 * (1 - h^2), x)."""
     x, w1, b1, w2, b2 = d["x"], d["w1"], d["b1"], d["w2"], d["b2"]
     h = np.tanh(x @ w1.T + b1)
     z = h @ w2.T + b2

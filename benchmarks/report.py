@@ -23,7 +23,7 @@ def machine_facts(impls: Sequence[Impl], threads: int, reps: int, tiny: bool) ->
         elif impl.error is not None:
             versions.append(f"{impl.name} not importable")
     method = f"median of {reps} repetitions after warm-up (W7: {max(1, reps // 5)})"
-    method += ", W5 in fresh processes; ratios from this run"
+    method += ", W5 and W10 in fresh processes (W10: 3 timed steps); ratios from this run"
     if tiny:
         method += " (--tiny: sizes shrunk, numbers meaningless)"
     return [

@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-WORKLOAD_IDS = ("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W8L", "W9")
+WORKLOAD_IDS = ("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W8L", "W9", "W10", "W10C", "W10T",
+                "W10CT")
 IMPL_NAMES = ("chainrule", "torch", "numpy")
 THREAD_VARS = (
     "OMP_NUM_THREADS",
@@ -98,13 +99,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if str(ROOT) not in sys.path:  # chainrule and benchmarks, wherever we are started from
         sys.path.insert(0, str(ROOT))
 
-    from benchmarks import cnn, elementwise, func, hvp, memory, mlp, report
+    from benchmarks import checkpointing, cnn, elementwise, func, hvp, memory, mlp, report
     from benchmarks.harness import Config, load_impl
 
     workloads = {
         w.id: w
         for w in (elementwise.W1, mlp.W2, mlp.W3, hvp.W4, memory.W5, elementwise.W6, cnn.W7,
-                  func.W8, func.W8L, func.W9)
+                  func.W8, func.W8L, func.W9, checkpointing.W10, checkpointing.W10C,
+                  checkpointing.W10T, checkpointing.W10CT)
     }
     impls = [load_impl(name) for name in args.impl]
     for impl in impls:

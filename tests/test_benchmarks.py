@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-WORKLOADS = sorted([f"W{i}" for i in range(1, 10)] + ["W8L"])
+WORKLOADS = sorted([f"W{i}" for i in range(1, 11)] + ["W8L", "W10C", "W10T", "W10CT"])
 REFERENCES = ["numpy"] + (["torch"] if importlib.util.find_spec("torch") else [])
 
 
