@@ -8,7 +8,7 @@ import numbers
 import chainrule as torch
 
 from . import constraints
-from ._gamma import standard_gamma
+from ._gamma import gammainc, standard_gamma
 from .distribution import Distribution
 from .utils import broadcast_all, draw, finfo
 
@@ -361,6 +361,11 @@ class Gamma(Distribution):
         return (xlogy(self.concentration, self.rate) + xlogy(self.concentration - 1, value)
                 - self.rate * value - torch.lgamma(self.concentration))
 
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return gammainc(self.concentration, self.rate * value)
+
     def entropy(self):
         return (self.concentration - torch.log(self.rate) + torch.lgamma(self.concentration)
                 + (1.0 - self.concentration) * torch.digamma(self.concentration))
@@ -404,9 +409,8 @@ class Beta(Distribution):
                                    ("concentration1", "concentration0"))
 
     def __repr__(self) -> str:
-        c1, c0 = self.concentration1, self.concentration0
-        fmt = lambda v: v if v.numel() == 1 else v.size()
-        return f"Beta(concentration1: {fmt(c1)}, concentration0: {fmt(c0)})"
+        # PyTorch keeps Beta's parameters inside a Dirichlet, so its repr shows none
+        return "Beta()"
 
     @property
     def mean(self):
@@ -414,7 +418,10 @@ class Beta(Distribution):
 
     @property
     def mode(self):
-        return (self.concentration1 - 1) / (self.concentration1 + self.concentration0 - 2)
+        from .multivariate import Dirichlet
+
+        stacked = torch.stack([self.concentration1, self.concentration0], -1)
+        return Dirichlet(stacked, validate_args=False).mode[..., 0]
 
     @property
     def variance(self):

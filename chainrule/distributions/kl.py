@@ -227,7 +227,7 @@ def _mvn_kl(p_loc, p_L, q_loc, q_L, n):
     """KL between normals with Cholesky factors p_L and q_L (broadcast batch dims)."""
     half_term1 = (q_L.diagonal(dim1=-2, dim2=-1).log().sum(-1)
                   - p_L.diagonal(dim1=-2, dim2=-1).log().sum(-1))
-    q_inv = torch.linalg.inv(q_L)
+    q_inv = torch.linalg.inv(q_L.tril())  # lower triangle only, as a triangular solve
     term2 = _batch_trace_xxt(q_inv @ p_L)
     diff = (q_inv @ (q_loc - p_loc).unsqueeze(-1)).squeeze(-1)
     term3 = diff.pow(2).sum(-1)

@@ -81,7 +81,9 @@ class Dirichlet(Distribution):
 
 def _batch_mahalanobis(bL, bx):
     """x^T (L L^T)^-1 x for a lower-triangular L, batched (broadcasting L against x)."""
-    y = (torch.linalg.inv(bL) @ bx.unsqueeze(-1)).squeeze(-1)
+    # only the lower triangle is read (a triangular solve's view of L): tril() keeps the upper
+    # entries' gradient zero, as PyTorch's solve_triangular
+    y = (torch.linalg.inv(bL.tril()) @ bx.unsqueeze(-1)).squeeze(-1)
     return y.pow(2).sum(-1)
 
 

@@ -1,0 +1,200 @@
+"""Every distribution against torch.distributions: values, gradients (gradcheck and torch's),
+sample moments, shapes and printed forms."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import chainrule
+from chainrule.autograd import gradcheck, gradgradcheck
+
+from ._cases import CASES
+
+METHODS = ("log_prob", "cdf", "icdf", "entropy", "mean", "variance", "mode", "stddev")
+
+
+def evaluate(dist, method, value):
+    """dist.<method> (called with ``value`` for log_prob/cdf/icdf), or None when the
+    distribution does not define it."""
+    try:
+        attr = getattr(dist, method)
+        if method in ("log_prob", "cdf", "icdf"):
+            return attr(value)
+        return attr() if method == "entropy" else attr
+    except NotImplementedError:
+        return None
+
+
+def icdf_point(case):
+    """A probability to invert: torch's cdf at the case's value."""
+    theirs = case.build(torch)
+    try:
+        return theirs.cdf(case.value_in(torch)).detach().numpy()
+    except NotImplementedError:
+        return None
+
+
+def method_inputs(case, method, lib):
+    if method == "icdf":
+        q = icdf_point(case)
+        return None if q is None else lib.tensor(q, dtype=lib.float64)
+    return case.value_in(lib)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_values_shapes_and_repr_like_torch(case):
+    ours, theirs = case.build(chainrule), case.build(torch)
+    assert repr(ours) == repr(theirs)
+    assert tuple(ours.batch_shape) == tuple(theirs.batch_shape)
+    assert tuple(ours.event_shape) == tuple(theirs.event_shape)
+    assert ours.has_rsample == theirs.has_rsample
+    assert ours.has_enumerate_support == theirs.has_enumerate_support
+    assert repr(ours.support) == repr(theirs.support)
+    for method in METHODS:
+        x = method_inputs(case, method, torch)
+        want = None if x is None else evaluate(theirs, method, x)
+        if want is None:
+            continue
+        got = evaluate(ours, method, method_inputs(case, method, chainrule))
+        assert got is not None, f"{case.id}.{method} is missing"
+        assert tuple(got.shape) == tuple(want.shape), method
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-9,
+                                   atol=1e-12, err_msg=f"{case.id}.{method}")
+
+
+_DIFFERENTIABLE: dict = {}
+
+
+def differentiable_methods(case):
+    """The methods torch defines for this case with finite, floating values."""
+    if case.id not in _DIFFERENTIABLE:
+        theirs, found = case.build(torch), []
+        for method in METHODS:
+            x = method_inputs(case, method, torch)
+            out = None if x is None or method in case.grad_skip else evaluate(theirs, method, x)
+            if out is not None and out.dtype.is_floating_point and method != "mode" \
+                    and bool(torch.isfinite(out).all()):
+                found.append(method)
+        _DIFFERENTIABLE[case.id] = found
+    return _DIFFERENTIABLE[case.id]
+
+
+def scalar_objective(case, lib, tensors):
+    """The sum of every defined method's values, as a function of the parameters (not
+    validated: finite differences step off constraints like the lower-triangular one)."""
+    dist = case.build(lib, **tensors, validate_args=False)
+    total = 0
+    for method in differentiable_methods(case):
+        total = total + evaluate(dist, method, method_inputs(case, method, lib)).sum()
+    return total
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_gradients_gradcheck_and_like_torch(case):
+    assert differentiable_methods(case), case.id
+    params = {k: case.params[k] for k in case.diff}
+    ours = {k: chainrule.tensor(v, dtype=chainrule.float64, requires_grad=True)
+            for k, v in params.items()}
+    theirs = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True)
+              for k, v in params.items()}
+    out_ours = scalar_objective(case, chainrule, ours)
+    out_theirs = scalar_objective(case, torch, theirs)
+    np.testing.assert_allclose(out_ours.item(), out_theirs.item(), rtol=1e-9)
+    g_ours = chainrule.autograd.grad(out_ours, list(ours.values()), allow_unused=True)
+    g_theirs = torch.autograd.grad(out_theirs, list(theirs.values()), allow_unused=True)
+    for name, a, b in zip(ours, g_ours, g_theirs):
+        if b is None:
+            continue
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-7, atol=1e-10,
+                                   err_msg=f"d/d{name}")
+    names = list(ours)
+    assert gradcheck(lambda *xs: scalar_objective(case, chainrule, dict(zip(names, xs))),
+                     tuple(ours.values()))
+
+
+SECOND_ORDER = ("Normal", "Gamma", "Beta", "Dirichlet", "StudentT", "Categorical",
+                "MultivariateNormal", "Bernoulli-logits", "Binomial")
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.id in SECOND_ORDER], ids=lambda c: c.id)
+def test_second_order_gradgradcheck(case):
+    names = list(case.diff)
+    xs = tuple(chainrule.tensor(case.params[k], dtype=chainrule.float64, requires_grad=True)
+               for k in names)
+    assert gradgradcheck(lambda *xs: scalar_objective(case, chainrule, dict(zip(names, xs))), xs)
+
+
+N = 20_000
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.moments], ids=lambda c: c.id)
+def test_sample_moments_within_five_standard_errors(case):
+    chainrule.manual_seed(0)
+    dist = case.build(chainrule)
+    samples = dist.sample((N,))
+    assert tuple(samples.shape) == (N, *dist.batch_shape, *dist.event_shape)
+    x = samples.double().numpy()
+    mean, var = dist.mean.detach().numpy(), dist.variance.detach().numpy()
+    se_mean = np.sqrt(var / N)
+    assert np.all(np.abs(x.mean(0) - mean) <= 5 * se_mean), (x.mean(0), mean)
+    m4 = ((x - x.mean(0)) ** 4).mean(0)
+    se_var = np.sqrt(np.maximum(m4 - x.var(0) ** 2, 1e-30) / N)
+    assert np.all(np.abs(x.var(0) - var) <= 5 * se_var + 1e-12), (x.var(0), var)
+    assert bool(dist.support.check(samples).all())
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_manual_seed_makes_sampling_reproducible(case):
+    dist = case.build(chainrule)
+    chainrule.manual_seed(3)
+    first = dist.sample((5,))
+    chainrule.manual_seed(3)
+    np.testing.assert_array_equal(first.numpy(), dist.sample((5,)).numpy())
+    assert first.requires_grad is False
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_expand_like_torch(case):
+    ours, theirs = case.build(chainrule), case.build(torch)
+    shape = (2, *ours.batch_shape)
+    e_ours, e_theirs = ours.expand(shape), theirs.expand(torch.Size(shape))
+    assert type(e_ours).__name__ == type(e_theirs).__name__
+    assert tuple(e_ours.batch_shape) == tuple(e_theirs.batch_shape)
+    value = e_theirs.sample()
+    np.testing.assert_allclose(e_ours.log_prob(chainrule.tensor(value.numpy())).detach().numpy(),
+                               e_theirs.log_prob(value).detach().numpy(), rtol=1e-9)
+    assert tuple(e_ours.sample().shape) == tuple(e_theirs.sample().shape)
+
+
+@pytest.mark.parametrize("name,params", [
+    ("Bernoulli", {"probs": [0.3, 0.6]}), ("Categorical", {"probs": [[0.2, 0.8], [0.5, 0.5]]}),
+    ("OneHotCategorical", {"logits": [[0.1, 0.2, 0.3]]}),
+    ("Binomial", {"total_count": 3, "probs": [0.2, 0.7]})])
+@pytest.mark.parametrize("expand", [True, False])
+def test_enumerate_support_like_torch(name, params, expand):
+    make = lambda lib, mod: getattr(mod, name)(**{k: lib.tensor(v) if isinstance(v, list) else v
+                                                  for k, v in params.items()})
+    ours = make(chainrule, chainrule.distributions).enumerate_support(expand)
+    theirs = make(torch, torch.distributions).enumerate_support(expand)
+    assert str(ours.dtype) == str(theirs.dtype)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_perplexity_and_sample_n():
+    d = chainrule.distributions.Normal(chainrule.zeros(2), chainrule.ones(2))
+    np.testing.assert_allclose(d.perplexity().numpy(), np.exp(d.entropy().numpy()))
+    with pytest.warns(FutureWarning):
+        assert tuple(d.sample_n(4).shape) == (4, 2)
+
+
+def test_scalar_parameters_give_scalar_batch():
+    D = chainrule.distributions
+    for dist in (D.Normal(0.0, 1.0), D.Gamma(2.0, 1.0), D.Bernoulli(0.3), D.Poisson(2.0)):
+        assert dist.batch_shape == chainrule.Size([])
+        assert tuple(dist.sample((3,)).shape) == (3,)
+    assert math.isclose(D.Normal(0.0, 1.0).log_prob(chainrule.tensor(0.0)).item(),
+                        -0.5 * math.log(2 * math.pi), rel_tol=1e-6)
