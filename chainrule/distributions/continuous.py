@@ -400,6 +400,11 @@ class Beta(Distribution):
 
     def __init__(self, concentration1, concentration0, validate_args=None) -> None:
         self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
+        # PyTorch validates a Beta as the Dirichlet it keeps inside: the same error here
+        from .multivariate import Dirichlet
+
+        Dirichlet(torch.stack([self.concentration1, self.concentration0], -1),
+                  validate_args=validate_args)
         batch_shape = (_batch_shape(concentration1, concentration0)
                        or self.concentration1.size())
         super().__init__(batch_shape, validate_args=validate_args)
