@@ -10,10 +10,19 @@ import chainrule as torch
 from . import constraints
 from ._gamma import gammainc, standard_gamma
 from .distribution import Distribution
-from .utils import broadcast_all, draw, finfo
+from .utils import (
+    bce_with_logits,
+    broadcast_all,
+    clamp_probs,
+    draw,
+    finfo,
+    lazy_property,
+    logits_to_probs,
+    probs_to_logits,
+)
 
 __all__ = ["Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "Gamma", "Chi2", "Beta",
-           "StudentT"]
+           "StudentT", "FisherSnedecor", "ContinuousBernoulli"]
 
 
 def _batch_shape(*params):
@@ -515,3 +524,182 @@ class StudentT(Distribution):
                 + 0.5 * self.df.log() + lbeta)
 
 
+
+
+class FisherSnedecor(Distribution):
+    """Fisher-Snedecor (F) distribution with ``df1`` and ``df2`` degrees of freedom."""
+
+    arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, df1, df2, validate_args=None) -> None:
+        self.df1, self.df2 = broadcast_all(df1, df2)
+        self._gamma1 = Gamma(self.df1 * 0.5, self.df1)
+        self._gamma2 = Gamma(self.df2 * 0.5, self.df2)
+        batch_shape = _batch_shape(df1, df2) or self.df1.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._expand_params(FisherSnedecor, batch_shape, _instance, ("df1", "df2"))
+        new._gamma1 = self._gamma1.expand(batch_shape)
+        new._gamma2 = self._gamma2.expand(batch_shape)
+        return new
+
+    @property
+    def mean(self):
+        df2 = torch.where(self.df2 <= 2, torch.full_like(self.df2, math.nan), self.df2)
+        return df2 / (df2 - 2)
+
+    @property
+    def mode(self):
+        mode = (self.df1 - 2) / self.df1 * self.df2 / (self.df2 + 2)
+        return torch.where(self.df1 <= 2, torch.full_like(mode, math.nan), mode)
+
+    @property
+    def variance(self):
+        df2 = torch.where(self.df2 <= 4, torch.full_like(self.df2, math.nan), self.df2)
+        return (2 * df2.pow(2) * (self.df1 + df2 - 2)
+                / (self.df1 * (df2 - 2).pow(2) * (df2 - 4)))
+
+    def rsample(self, sample_shape=()):
+        # a ratio of Gamma(df/2, df) variables (each chi-squared over its df)
+        shape = self._extended_shape(sample_shape)
+        x1 = self._gamma1.rsample(sample_shape).reshape(*shape)
+        x2 = self._gamma2.rsample(sample_shape).reshape(*shape)
+        tiny = float(finfo(x2.dtype).tiny)
+        return (x1 / x2.clamp(min=tiny)).clamp(min=tiny)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        ct1 = self.df1 * 0.5
+        ct2 = self.df2 * 0.5
+        ct3 = self.df1 / self.df2
+        t1 = (ct1 + ct2).lgamma() - ct1.lgamma() - ct2.lgamma()
+        t2 = ct1 * ct3.log() + (ct1 - 1) * torch.log(value)
+        t3 = (ct1 + ct2) * torch.log1p(ct3 * value)
+        return t1 + t2 - t3
+
+
+class ContinuousBernoulli(Distribution):
+    """Continuous Bernoulli distribution on [0, 1] (Loaiza-Ganem and Cunningham, "The
+    continuous Bernoulli: fixing a pervasive error in variational autoencoders", NeurIPS 2019).
+
+    Its normalizer, mean and variance have a removable singularity at probs = 1/2: within
+    ``lims`` they are replaced by Taylor expansions about 1/2, as in PyTorch.
+    """
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+    _mean_carrier_measure = 0
+
+    def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None) -> None:
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            is_scalar = isinstance(probs, numbers.Number)
+            (self.probs,) = broadcast_all(probs)
+            if validate_args is not None and not bool(
+                    self.arg_constraints["probs"].check(self.probs).all()):
+                raise ValueError("The parameter probs has invalid values")
+            self.probs = clamp_probs(self.probs)
+        else:
+            is_scalar = isinstance(logits, numbers.Number)
+            (self.logits,) = broadcast_all(logits)
+        self._param = self.probs if probs is not None else self.logits
+        batch_shape = torch.Size() if is_scalar else self._param.size()
+        self._lims = lims
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._expand_params(ContinuousBernoulli, batch_shape, _instance,
+                                  ("probs", "logits"))
+        new._lims = self._lims
+        new._param = new.probs if "probs" in self.__dict__ else new.logits
+        return new
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return clamp_probs(logits_to_probs(self.logits, is_binary=True))
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    def _outside_unstable_region(self):
+        return (self.probs <= self._lims[0]) | (self.probs > self._lims[1])
+
+    def _cut_probs(self):
+        return torch.where(self._outside_unstable_region(), self.probs,
+                           self._lims[0] * torch.ones_like(self.probs))
+
+    def _cont_bern_log_norm(self):
+        # log C(p), C(p) = 2 atanh(1 - 2p) / (1 - 2p); Taylor series about p = 1/2 inside lims
+        cut = self._cut_probs()
+        below = torch.where(cut <= 0.5, cut, torch.zeros_like(cut))
+        above = torch.where(cut >= 0.5, cut, torch.ones_like(cut))
+        log_norm = torch.log(torch.abs(torch.log1p(-cut) - torch.log(cut))) - torch.where(
+            cut <= 0.5, torch.log1p(-2.0 * below), torch.log(2.0 * above - 1.0))
+        x = (self.probs - 0.5).pow(2)
+        taylor = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x
+        return torch.where(self._outside_unstable_region(), log_norm, taylor)
+
+    @property
+    def mean(self):
+        cut = self._cut_probs()
+        mus = cut / (2.0 * cut - 1.0) + 1.0 / (torch.log1p(-cut) - torch.log(cut))
+        x = self.probs - 0.5
+        taylor = 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * x.pow(2)) * x
+        return torch.where(self._outside_unstable_region(), mus, taylor)
+
+    @property
+    def stddev(self):
+        return torch.sqrt(self.variance)
+
+    @property
+    def variance(self):
+        cut = self._cut_probs()
+        variances = (cut * (cut - 1.0) / (1.0 - 2.0 * cut).pow(2)
+                     + 1.0 / (torch.log1p(-cut) - torch.log(cut)).pow(2))
+        x = (self.probs - 0.5).pow(2)
+        taylor = 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x) * x
+        return torch.where(self._outside_unstable_region(), variances, taylor)
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        u = torch.rand(*shape, dtype=self.probs.dtype)
+        return self.icdf(u)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        return -bce_with_logits(logits, value) + self._cont_bern_log_norm()
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        cut = self._cut_probs()
+        cdfs = (cut.pow(value) * (1.0 - cut).pow(1.0 - value) + cut - 1.0) / (2.0 * cut - 1.0)
+        unbounded = torch.where(self._outside_unstable_region(), cdfs, value)
+        return torch.where(value <= 0.0, torch.zeros_like(value),
+                           torch.where(value >= 1.0, torch.ones_like(value), unbounded))
+
+    def icdf(self, value):
+        cut = self._cut_probs()
+        return torch.where(
+            self._outside_unstable_region(),
+            (torch.log1p(-cut + value * (2.0 * cut - 1.0)) - torch.log1p(-cut))
+            / (torch.log(cut) - torch.log1p(-cut)),
+            value)
+
+    def entropy(self):
+        log_probs0 = torch.log1p(-self.probs)
+        log_probs1 = torch.log(self.probs)
+        return self.mean * (log_probs0 - log_probs1) - self._cont_bern_log_norm() - log_probs0

@@ -8,7 +8,7 @@ import numbers
 import chainrule as torch
 
 from . import constraints
-from .continuous import xlogy
+from .continuous import Gamma, xlogy
 from .distribution import Distribution
 from .utils import (
     bce_with_logits,
@@ -17,12 +17,13 @@ from .utils import (
     finfo,
     lazy_property,
     logits_to_probs,
+    logsigmoid,
     one_hot,
     probs_to_logits,
 )
 
 __all__ = ["Bernoulli", "Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough",
-           "Poisson", "Binomial", "Geometric"]
+           "Poisson", "Binomial", "Geometric", "Multinomial", "NegativeBinomial"]
 
 
 def _one_of(probs, logits) -> None:
@@ -486,3 +487,151 @@ class Geometric(Distribution):
         return bce_with_logits(self.logits, self.probs) / self.probs
 
 
+
+
+class Multinomial(Distribution):
+    """Counts of ``total_count`` draws from a Categorical over the last dim of probs/logits."""
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+
+    def __init__(self, total_count: int = 1, probs=None, logits=None,
+                 validate_args=None) -> None:
+        if not isinstance(total_count, int):
+            raise NotImplementedError("inhomogeneous total_count is not supported")
+        self.total_count = total_count
+        self._categorical = Categorical(probs=probs, logits=logits)
+        self._binomial = Binomial(total_count=total_count, probs=self.probs)
+        batch_shape = self._categorical.batch_shape
+        event_shape = self._categorical.param_shape[-1:]
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Multinomial, _instance)
+        batch_shape = torch.Size(batch_shape)
+        new.total_count = self.total_count
+        new._categorical = self._categorical.expand(batch_shape)
+        new._binomial = Binomial(total_count=self.total_count, probs=new.probs,
+                                 validate_args=False)
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @constraints.dependent_property(is_discrete=True, event_dim=1)
+    def support(self):
+        return constraints.multinomial(self.total_count)
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape
+
+    @property
+    def mean(self):
+        return self.probs * self.total_count
+
+    @property
+    def variance(self):
+        return self.total_count * self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape=()):
+        indices = self._categorical.sample((self.total_count, *sample_shape))
+        counts = one_hot(indices, self._categorical._num_events, self.probs.dtype)
+        return counts.sum(0)
+
+    def entropy(self):
+        # n H(categorical) - log n! + sum_i E[log x_i!], each x_i Binomial(n, p_i)
+        n = torch.tensor(float(self.total_count), dtype=self.probs.dtype)
+        term1 = n * self._categorical.entropy() - torch.lgamma(n + 1)
+        support = self._binomial.enumerate_support(expand=False)[1:]
+        binomial_probs = torch.exp(self._binomial.log_prob(support))
+        weights = torch.lgamma(support + 1)
+        term2 = (binomial_probs * weights).sum(0).sum(-1)
+        return term1 + term2
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        log_factorial_n = torch.lgamma(value.sum(-1) + 1)
+        log_factorial_xs = torch.lgamma(value + 1).sum(-1)
+        # a zero count of an impossible category contributes 0, not 0 * -inf
+        logits = torch.where((value == 0) & torch.isneginf(logits), torch.zeros_like(logits),
+                             logits)
+        log_powers = (logits * value).sum(-1)
+        return log_factorial_n - log_factorial_xs + log_powers
+
+
+class NegativeBinomial(Distribution):
+    """Number of successes before ``total_count`` failures in Bernoulli(probs) trials."""
+
+    arg_constraints = {"total_count": constraints.greater_than_eq(0),
+                       "probs": constraints.half_open_interval(0.0, 1.0),
+                       "logits": constraints.real}
+    support = constraints.nonnegative_integer
+
+    def __init__(self, total_count, probs=None, logits=None, validate_args=None) -> None:
+        _one_of(probs, logits)
+        if probs is not None:
+            self.total_count, self.probs = broadcast_all(total_count, probs)
+            self.total_count = self.total_count.to(self.probs.dtype)
+        else:
+            self.total_count, self.logits = broadcast_all(total_count, logits)
+            self.total_count = self.total_count.to(self.logits.dtype)
+        self._param = self.probs if probs is not None else self.logits
+        super().__init__(self._param.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._expand_params(NegativeBinomial, batch_shape, _instance,
+                                  ("total_count", "probs", "logits"))
+        new._param = new.probs if "probs" in self.__dict__ else new.logits
+        return new
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    @property
+    def mean(self):
+        return self.total_count * torch.exp(self.logits)
+
+    @property
+    def mode(self):
+        return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0.0)
+
+    @property
+    def variance(self):
+        return self.mean / torch.sigmoid(-self.logits)
+
+    def sample(self, sample_shape=()):
+        # a Poisson whose rate is Gamma(total_count, rate = exp(-logits)) distributed
+        with torch.no_grad():
+            rate = Gamma(self.total_count, torch.exp(-self.logits),
+                         validate_args=False).sample(sample_shape)
+            return Poisson(rate, validate_args=False).sample()
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        log_unnormalized_prob = (self.total_count * logsigmoid(-self.logits)
+                                 + value * logsigmoid(self.logits))
+        log_normalization = (-torch.lgamma(self.total_count + value) + torch.lgamma(1.0 + value)
+                             + torch.lgamma(self.total_count))
+        # r + k == 0 only for r == 0, k == 0: a point mass at 0 with probability 1
+        log_normalization = torch.where(self.total_count + value == 0,
+                                        torch.zeros_like(log_normalization), log_normalization)
+        return log_unnormalized_prob - log_normalization

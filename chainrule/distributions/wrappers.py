@@ -10,7 +10,7 @@ import numbers
 import chainrule as torch
 
 from . import constraints
-from .continuous import Cauchy, Normal, Uniform
+from .continuous import Cauchy, Exponential, Gamma, Normal, Uniform
 from .discrete import Categorical
 from .distribution import Distribution
 from .transforms import (
@@ -18,7 +18,9 @@ from .transforms import (
     AffineTransform,
     ComposeTransform,
     ExpTransform,
+    PowerTransform,
     SigmoidTransform,
+    StickBreakingTransform,
     Transform,
     _sum_rightmost,
 )
@@ -34,7 +36,8 @@ from .utils import (
 
 __all__ = ["Independent", "TransformedDistribution", "MixtureSameFamily", "LogNormal",
            "HalfNormal", "HalfCauchy", "Gumbel", "LogitRelaxedBernoulli", "RelaxedBernoulli",
-           "ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
+           "ExpRelaxedCategorical", "RelaxedOneHotCategorical", "Pareto", "Weibull",
+           "Kumaraswamy", "InverseGamma", "LogisticNormal"]
 
 
 class Independent(Distribution):
@@ -714,3 +717,216 @@ class MixtureSameFamily(Distribution):
         args_string = (f"\n  {self.mixture_distribution},\n  "
                        f"{self.component_distribution}")
         return "MixtureSameFamily" + "(" + args_string + ")"
+
+
+class Pareto(TransformedDistribution):
+    """Pareto Type 1 distribution: scale * exp(E) for E ~ Exponential(alpha)."""
+
+    arg_constraints = {"alpha": constraints.positive, "scale": constraints.positive}
+
+    def __init__(self, scale, alpha, validate_args=None) -> None:
+        self.scale, self.alpha = broadcast_all(scale, alpha)
+        base_dist = Exponential(self.alpha, validate_args=validate_args)
+        transforms = [ExpTransform(), AffineTransform(loc=0, scale=self.scale)]
+        super().__init__(base_dist, transforms, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Pareto, _instance)
+        new.scale = self.scale.expand(*batch_shape)
+        new.alpha = self.alpha.expand(*batch_shape)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def mean(self):
+        # infinite for alpha <= 1 (clamped so the formula gives inf there)
+        a = self.alpha.clamp(min=1)
+        return a * self.scale / (a - 1)
+
+    @property
+    def mode(self):
+        return self.scale
+
+    @property
+    def variance(self):
+        a = self.alpha.clamp(min=2)
+        return self.scale.pow(2) * a / ((a - 1).pow(2) * (a - 2))
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        return constraints.greater_than_eq(self.scale)
+
+    def entropy(self):
+        return (self.scale / self.alpha).log() + (1 + self.alpha.reciprocal())
+
+
+class Weibull(TransformedDistribution):
+    """Two-parameter Weibull distribution: scale * E^(1/concentration), E ~ Exponential(1)."""
+
+    arg_constraints = {"scale": constraints.positive, "concentration": constraints.positive}
+    support = constraints.positive
+
+    def __init__(self, scale, concentration, validate_args=None) -> None:
+        self.scale, self.concentration = broadcast_all(scale, concentration)
+        self.concentration_reciprocal = self.concentration.reciprocal()
+        base_dist = Exponential(torch.ones_like(self.scale), validate_args=validate_args)
+        transforms = [PowerTransform(exponent=self.concentration_reciprocal),
+                      AffineTransform(loc=0, scale=self.scale)]
+        super().__init__(base_dist, transforms, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Weibull, _instance)
+        new.scale = self.scale.expand(*batch_shape)
+        new.concentration = self.concentration.expand(*batch_shape)
+        new.concentration_reciprocal = new.concentration.reciprocal()
+        base_dist = self.base_dist.expand(batch_shape)
+        transforms = [PowerTransform(exponent=new.concentration_reciprocal),
+                      AffineTransform(loc=0, scale=new.scale)]
+        TransformedDistribution.__init__(new, base_dist, transforms, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self):
+        return self.scale * torch.exp(torch.lgamma(1 + self.concentration_reciprocal))
+
+    @property
+    def mode(self):
+        return (self.scale * ((self.concentration - 1) / self.concentration)
+                ** self.concentration.reciprocal())
+
+    @property
+    def variance(self):
+        return self.scale.pow(2) * (torch.exp(torch.lgamma(1 + 2 * self.concentration_reciprocal))
+                                    - torch.exp(2 * torch.lgamma(
+                                        1 + self.concentration_reciprocal)))
+
+    def entropy(self):
+        return (euler_constant * (1 - self.concentration_reciprocal)
+                + torch.log(self.scale * self.concentration_reciprocal) + 1)
+
+
+def _kumaraswamy_moments(a, b, n):
+    """E[X^n] of Kumaraswamy(a, b) = b B(1 + n/a, b)."""
+    arg1 = 1 + n / a
+    log_value = torch.lgamma(arg1) + torch.lgamma(b) - torch.lgamma(arg1 + b)
+    return b * torch.exp(log_value)
+
+
+class Kumaraswamy(TransformedDistribution):
+    """Kumaraswamy distribution on (0, 1): (1 - U^(1/concentration0))^(1/concentration1)."""
+
+    arg_constraints = {"concentration1": constraints.positive,
+                       "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, concentration1, concentration0, validate_args=None) -> None:
+        self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
+        base_dist = Uniform(torch.full_like(self.concentration0, 0),
+                            torch.full_like(self.concentration0, 1), validate_args=validate_args)
+        transforms = [PowerTransform(exponent=self.concentration0.reciprocal()),
+                      AffineTransform(loc=1.0, scale=-1.0),
+                      PowerTransform(exponent=self.concentration1.reciprocal())]
+        super().__init__(base_dist, transforms, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Kumaraswamy, _instance)
+        new.concentration1 = self.concentration1.expand(*batch_shape)
+        new.concentration0 = self.concentration0.expand(*batch_shape)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def mean(self):
+        return _kumaraswamy_moments(self.concentration1, self.concentration0, 1)
+
+    @property
+    def mode(self):
+        # ((a - 1) / (a b - 1))^(1/a) for a, b >= 1 (Kumaraswamy 1980); PyTorch 2.13's formula
+        # is a different, wrong expression (docs/differences.md)
+        a, b = self.concentration1, self.concentration0
+        undefined = (b < 1) | (a < 1) | ((a == 1) & (b == 1))
+        a_safe = torch.where(undefined, torch.full_like(a, 2.0), a)
+        b_safe = torch.where(undefined, torch.full_like(b, 2.0), b)
+        mode = ((a_safe - 1) / (a_safe * b_safe - 1)) ** a_safe.reciprocal()
+        return torch.where(undefined, torch.full_like(mode, math.nan), mode)
+
+    @property
+    def variance(self):
+        return (_kumaraswamy_moments(self.concentration1, self.concentration0, 2)
+                - self.mean.pow(2))
+
+    def entropy(self):
+        t1 = 1 - self.concentration1.reciprocal()
+        t0 = 1 - self.concentration0.reciprocal()
+        H0 = torch.digamma(self.concentration0 + 1) + euler_constant
+        return t0 + t1 * H0 - torch.log(self.concentration1) - torch.log(self.concentration0)
+
+
+class InverseGamma(TransformedDistribution):
+    """1 / X for X ~ Gamma(concentration, rate)."""
+
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, concentration, rate, validate_args=None) -> None:
+        base_dist = Gamma(concentration, rate, validate_args=validate_args)
+        neg_one = -base_dist.rate.new_ones(())
+        super().__init__(base_dist, PowerTransform(neg_one), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(InverseGamma, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def concentration(self):
+        return self.base_dist.concentration
+
+    @property
+    def rate(self):
+        return self.base_dist.rate
+
+    @property
+    def mean(self):
+        result = self.rate / (self.concentration - 1)
+        return torch.where(self.concentration > 1, result, torch.full_like(result, math.inf))
+
+    @property
+    def mode(self):
+        return self.rate / (self.concentration + 1)
+
+    @property
+    def variance(self):
+        result = self.rate.square() / ((self.concentration - 1).square()
+                                       * (self.concentration - 2))
+        return torch.where(self.concentration > 2, result, torch.full_like(result, math.inf))
+
+    def entropy(self):
+        return (self.concentration + self.rate.log() + self.concentration.lgamma()
+                - (1 + self.concentration) * self.concentration.digamma())
+
+
+class LogisticNormal(TransformedDistribution):
+    """A Normal pushed onto the simplex by stick breaking."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None) -> None:
+        base_dist = Normal(loc, scale, validate_args=validate_args)
+        if not base_dist.batch_shape:
+            base_dist = base_dist.expand([1])
+        super().__init__(base_dist, StickBreakingTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(LogisticNormal, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def loc(self):
+        return self.base_dist.base_dist.loc
+
+    @property
+    def scale(self):
+        return self.base_dist.base_dist.scale

@@ -50,6 +50,8 @@ class Case:
     id: str = ""
     moments: bool = True   # check sample moments (mean and variance finite)
     grad_skip: tuple = ()  # methods left out of the gradient comparison (torch has none)
+    rtol: float = 1e-9
+    value_skip: tuple = ()  # methods whose values differ from torch's on purpose
 
     def __post_init__(self):
         self.id = self.id or self.name
@@ -114,4 +116,25 @@ CASES = [
          moments=False),
     Case("RelaxedOneHotCategorical", {"probs": simplex(2, 3)}, simplex(2, 3),
          extra={"temperature": np.array(0.7)}, moments=False),
+    Case("Pareto", {"scale": positive(3), "alpha": positive(3, low=4.5, high=6.0)},
+         positive(3, low=2.0, high=3.0)),
+    Case("Weibull", {"scale": positive(3), "concentration": positive(3, low=1.0, high=3.0)},
+         positive(3)),
+    Case("Kumaraswamy", {"concentration1": positive(3, low=1.0, high=3.0),
+                         "concentration0": positive(3, low=1.0, high=3.0)}, unit(3),
+         value_skip=("mode",)),  # torch 2.13's mode formula is wrong
+    Case("InverseGamma", {"concentration": positive(3, low=4.5, high=6.0),
+                          "rate": positive(3)}, positive(3), grad_skip=("cdf",)),
+    Case("LogisticNormal", {"loc": normal(2, 3), "scale": positive(2, 3)}, simplex(2, 4),
+         moments=False),
+    Case("FisherSnedecor", {"df1": positive(3, low=3.0, high=6.0),
+                            "df2": positive(3, low=9.0, high=12.0)}, positive(3)),
+    Case("ContinuousBernoulli", {"probs": np.array([0.2, 0.4995, 0.8])}, unit(3)),
+    Case("ContinuousBernoulli", {"logits": normal(3)}, unit(3), id="ContinuousBernoulli-logits"),
+    Case("Multinomial", {"probs": simplex(2, 3)}, np.array([[1.0, 2.0, 1.0], [0.0, 0.0, 4.0]]),
+         extra={"total_count": 4}, rtol=1e-7),  # torch's entropy takes lgamma(n+1) in float32
+    Case("NegativeBinomial", {"total_count": positive(3, low=2.0, high=5.0), "probs": unit(3)},
+         np.array([0.0, 3.0, 7.0])),
+    Case("NegativeBinomial", {"logits": normal(3)}, np.array([1.0, 0.0, 2.0]),
+         extra={"total_count": 3.0}, id="NegativeBinomial-logits"),
 ]

@@ -55,6 +55,8 @@ def test_values_shapes_and_repr_like_torch(case):
     assert ours.has_enumerate_support == theirs.has_enumerate_support
     assert repr(ours.support) == repr(theirs.support)
     for method in METHODS:
+        if method in case.value_skip:
+            continue
         x = method_inputs(case, method, torch)
         want = None if x is None else evaluate(theirs, method, x)
         if want is None:
@@ -62,7 +64,7 @@ def test_values_shapes_and_repr_like_torch(case):
         got = evaluate(ours, method, method_inputs(case, method, chainrule))
         assert got is not None, f"{case.id}.{method} is missing"
         assert tuple(got.shape) == tuple(want.shape), method
-        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-9,
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=case.rtol,
                                    atol=1e-12, err_msg=f"{case.id}.{method}")
 
 
@@ -103,13 +105,13 @@ def test_gradients_gradcheck_and_like_torch(case):
               for k, v in params.items()}
     out_ours = scalar_objective(case, chainrule, ours)
     out_theirs = scalar_objective(case, torch, theirs)
-    np.testing.assert_allclose(out_ours.item(), out_theirs.item(), rtol=1e-9)
+    np.testing.assert_allclose(out_ours.item(), out_theirs.item(), rtol=case.rtol)
     g_ours = chainrule.autograd.grad(out_ours, list(ours.values()), allow_unused=True)
     g_theirs = torch.autograd.grad(out_theirs, list(theirs.values()), allow_unused=True)
     for name, a, b in zip(ours, g_ours, g_theirs):
         if b is None:
             continue
-        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-7, atol=1e-10,
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=max(1e-7, case.rtol), atol=1e-10,
                                    err_msg=f"d/d{name}")
     names = list(ours)
     assert gradcheck(lambda *xs: scalar_objective(case, chainrule, dict(zip(names, xs))),
@@ -182,6 +184,14 @@ def test_enumerate_support_like_torch(name, params, expand):
     theirs = make(torch, torch.distributions).enumerate_support(expand)
     assert str(ours.dtype) == str(theirs.dtype)
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_kumaraswamy_mode_is_the_density_maximum():
+    d = chainrule.distributions.Kumaraswamy(chainrule.tensor([2.0, 5.0], dtype=chainrule.float64),
+                                            chainrule.tensor([3.0, 1.5], dtype=chainrule.float64))
+    grid = chainrule.linspace(0.01, 0.99, 9801, dtype=chainrule.float64).unsqueeze(-1)
+    best = grid[d.log_prob(grid).argmax(0), 0].numpy()
+    np.testing.assert_allclose(d.mode.numpy(), best, atol=2e-4)
 
 
 def test_perplexity_and_sample_n():
