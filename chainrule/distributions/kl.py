@@ -9,13 +9,22 @@ from functools import total_ordering
 
 import chainrule as torch
 
-from .continuous import Beta, Cauchy, Exponential, Gamma, Laplace, Normal, Uniform
+from .continuous import (
+    Beta,
+    Cauchy,
+    ContinuousBernoulli,
+    Exponential,
+    Gamma,
+    Laplace,
+    Normal,
+    Uniform,
+)
 from .discrete import Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical, Poisson
 from .distribution import Distribution
 from .multivariate import Dirichlet, LowRankMultivariateNormal, MultivariateNormal
 from .transforms import _sum_rightmost
 from .utils import euler_constant, softplus
-from .wrappers import Gumbel, HalfNormal, Independent, TransformedDistribution
+from .wrappers import Gumbel, HalfNormal, Independent, Pareto, TransformedDistribution
 
 __all__ = ["register_kl", "kl_divergence"]
 
@@ -260,6 +269,24 @@ def _kl_normal_normal(p, q):
     var_ratio = (p.scale / q.scale).pow(2)
     t1 = ((p.loc - q.loc) / q.scale).pow(2)
     return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    # from http://www.mast.queensu.ca/~communications/Papers/gil-msc11.pdf (as PyTorch)
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    t1 = q.alpha * scale_ratio.log()
+    t2 = -alpha_ratio.log()
+    return _inf_where(p.scale < q.scale, t1 + t2 + alpha_ratio - 1)
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + torch.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - torch.log1p(-q.probs)
+    return t1 + t2 + t3
 
 
 @register_kl(Poisson, Poisson)
