@@ -12,25 +12,103 @@ import math
 
 from .._backend import xp
 from .._batched import BatchedTensor
+from .._batching import _pad, fallback, physical
 from .._dispatch import apply, apply_inplace, bump_version
 from ..autograd.grad_mode import state
 from ..tensor import Tensor
-from ._registry import defop
+from ._registry import Op, defop
 from ._shapes import normalize_dim
-from .elementwise import where
+from .elementwise import MUL, where
 from .shape import (
     _FULL,
     ALIAS,
+    EXPAND,
+    UNSQUEEZE,
+    VIEW,
     _along,
     _broadcast_shape,
     _copy_,
+    _front,
+    _indexed,
     _prefix,
     _variant,
     expand,
     reshape,
+    view_rule,
 )
 
 _ndarray = xp.ndarray
+
+
+# ---- batching rules (vmap: the values have the batch in dim 0, see chainrule._batching) --------
+
+
+def _batch_index(index: tuple, size: int) -> tuple:
+    """The NumPy index applying ``index`` to every example of a batch-first value, the batch in
+    front of the result."""
+    advanced = [i for i, k in enumerate(index) if _is_array(k)]
+    if not advanced or advanced[-1] - advanced[0] == len(advanced) - 1:
+        return (_FULL,) + index  # basic, or one block of index arrays: its dims stay in place
+    # Index arrays apart: NumPy puts their dims first, so the batch is indexed too, ahead of them.
+    ndim = max(_index_ndim(index[i]) for i in advanced)
+    return (xp.arange(size).reshape((size,) + (1,) * ndim),) + index
+
+
+def _is_array(k) -> bool:
+    """Whether an index entry takes part in advanced indexing (an array, a tensor or an int)."""
+    return not (k is None or k is Ellipsis or type(k) is slice)
+
+
+def _index_ndim(k) -> int:
+    """The dims an index entry contributes to the broadcast shape of the index arrays."""
+    a = k._data if isinstance(k, Tensor) else k
+    if type(a) is not _ndarray:
+        return 0
+    return 1 if a.dtype.kind == "b" else a.ndim
+
+
+def _result_ndim(ndim: int, index: tuple) -> int:
+    """The number of dims of ``input[index]`` for an ``ndim``-dim input and an advanced index:
+    each index array takes the dims it indexes (a mask all of its own) and adds the broadcast
+    dims once."""
+    arrays = [k._data if isinstance(k, Tensor) else k for k in index if _is_array(k)]
+    used = sum(a.ndim if type(a) is _ndarray and a.dtype.kind == "b" else 1 for a in arrays)
+    return ndim - used + max(_index_ndim(a) for a in arrays)
+
+
+def _vector(x, size: int):
+    """A batch of 0-d examples (or of one-element vectors) as one-element vectors."""
+    return apply(VIEW, x, shape=(size, -1))
+
+
+def _spread(index, dim: int, shape: tuple):
+    """A batch of index vectors as an index of ``shape`` (batch-first) along ``dim`` + 1."""
+    lined = shape[:1] + (1,) * dim + (shape[dim + 1],) + (1,) * (len(shape) - dim - 2)
+    return apply(EXPAND, apply(VIEW, index, shape=lined), shape=shape)
+
+
+def _dynamic(name: str):
+    """The rule of an op whose output shape depends on the values: vmap refuses it, as PyTorch."""
+
+    def rule(op, args, flags, size, params):
+        raise RuntimeError(
+            "vmap: We do not support batching operators that can output dynamic shape. Attempted "
+            f"to vmap over {name}. Please file an issue at https://github.com/pytorch/pytorch/"
+            "issues if you need this feature."
+        )
+
+    return rule
+
+
+_BATCHED_MASK = (
+    "vmap: We do not support batching operators that can support dynamic shape. Attempting to "
+    "batch over indexing with a boolean mask."
+)
+_BATCHED_SELECT_MASK = (
+    "vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot support "
+    "this because for each batch this would return a differently shaped Tensor. Please file an "
+    "issue at https://github.com/pytorch/pytorch/issues if you need this feature."
+)
 
 # ---- basic and advanced indexing ---------------------------------------------------------------
 
@@ -39,7 +117,13 @@ def _getitem(input, index):
     return input[index]
 
 
+def _plain(index: tuple) -> tuple:
+    """The index with its tensors (vmap's loop over a batched index) as arrays."""
+    return tuple(_index_array(k) if isinstance(k, Tensor) else k for k in index)
+
+
 def _index_backward(grad, index, shape):
+    index = _plain(index)
     out = xp.zeros(shape, dtype=grad.dtype)
     if _is_basic(index) or not any(
         type(k) is _ndarray and k.dtype.kind != "b" for k in index
@@ -58,21 +142,60 @@ def _take_index(g, index):
     return apply(SLICE if _is_basic(index) else INDEX, g, index=index)
 
 
-INDEX_BACKWARD = defop("index_backward", _index_backward, ("grad",), (_take_index,), jvp="linear")
+def _index_backward_batch(op, args, flags, size, params):
+    index, shape = _batch_index(params["index"], size), (size,) + tuple(params["shape"])
+    return apply(op, args[0], index=index, shape=shape)
+
+
+INDEX_BACKWARD = defop(
+    "index_backward",
+    _index_backward,
+    ("grad",),
+    (_take_index,),
+    jvp="linear",
+    batch=_index_backward_batch,
+)
 
 
 def _getitem_grad(g, input_shape, index):
     return apply(INDEX_BACKWARD, g, index=index, shape=input_shape)
 
 
-SELECT = defop("select", _getitem, ("input",), (_getitem_grad,), view=True, jvp="linear")
-SLICE = defop("slice", _getitem, ("input",), (_getitem_grad,), view=True, jvp="linear")
+SELECT = defop(
+    "select",
+    _getitem,
+    ("input",),
+    (_getitem_grad,),
+    view=True,
+    jvp="linear",
+    batch=view_rule(_indexed),
+)
+SLICE = defop(
+    "slice",
+    _getitem,
+    ("input",),
+    (_getitem_grad,),
+    view=True,
+    jvp="linear",
+    batch=view_rule(_indexed),
+)
 # x[None], x[0, None]: a basic index whose last step is an unsqueeze.
 SLICE_UNSQUEEZE = _variant(SLICE, "UnsqueezeBackward0")
-INDEX = defop("index", _getitem, ("input",), (_getitem_grad,), jvp="linear")
+
+
+def _index(input, index):
+    return input[_plain(index)]
+
+
+def _index_batch(op, args, flags, size, params):
+    return apply(op, args[0], index=_batch_index(params["index"], size))
+
+
+INDEX = defop("index", _index, ("input",), (_getitem_grad,), jvp="linear", batch=_index_batch)
 
 
 def _index_put(input, values, index, accumulate):
+    index = _plain(index)
     out = input.copy()
     if accumulate:
         xp.add.at(out, index, values)
@@ -92,6 +215,20 @@ def _index_put_input_grad(g, index, accumulate):
     return g if accumulate else apply(INDEX_PUT, g, 0.0, index=index, accumulate=False)
 
 
+def _index_put_batch(op, args, flags, size, params):
+    [input], values, index = _front(args[:1], flags[:1], size), args[1], params["index"]
+    if flags[1]:  # the values of an example line up with the end of its indexed result
+        ndim = _result_ndim(input._data.ndim - 1, index)
+        shape = values._data.shape
+        values = (
+            _pad(values, ndim)
+            if len(shape) - 1 <= ndim
+            else apply(VIEW, values, shape=shape[:1] + shape[len(shape) - ndim :])
+        )
+    index = _batch_index(index, size)
+    return apply(op, input, values, index=index, accumulate=params["accumulate"])
+
+
 INDEX_PUT = defop(
     "index_put",
     _index_put,
@@ -104,6 +241,7 @@ INDEX_PUT = defop(
         index=index,
         accumulate=accumulate,
     ),
+    batch=_index_put_batch,
 )
 
 
@@ -150,7 +288,9 @@ def _parse_key(key, shape: tuple):
     items = []
     consumed = 0
     for k in key:
-        if isinstance(k, (Tensor, _ndarray, list)):
+        if type(k) is BatchedTensor:  # an index per example: kept as a tensor, see _batch_key
+            _batch_key(k)
+        elif isinstance(k, (Tensor, _ndarray, list)):
             k = _index_array(k)
         elif isinstance(k, (bool, xp.bool_)):
             k = xp.asarray(k)
@@ -204,6 +344,11 @@ def _parse_key(key, shape: tuple):
             basic.append(k)
             view_op = SELECT
             dim += 1
+        elif type(k) is BatchedTensor:
+            basic.append(_FULL)
+            advanced.append(k)
+            dim += 1
+            changes = True
         elif k.ndim == 0:  # a bool scalar: a new dim of size 1, kept or emptied
             basic.append(None)
             advanced.append(k.reshape(1))
@@ -233,6 +378,16 @@ def _parse_key(key, shape: tuple):
     while advanced and advanced[-1] is _FULL:
         advanced.pop()
     return view_op, basic_index, tuple(advanced)
+
+
+def _batch_key(k) -> None:
+    """Check an index tensor batched by vmap. Integer ones stay tensors in the index (vmap runs
+    the indexing one example at a time); a batched mask would give a shape per example."""
+    kind = k._data.dtype.kind
+    if kind == "b" or (kind == "u" and k._data.dtype.itemsize == 1):
+        raise RuntimeError(_BATCHED_MASK)
+    if kind not in "iu":
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
 
 
 def getitem(input, key) -> Tensor:
@@ -280,7 +435,11 @@ def setitem(input, key, value) -> None:
         input.requires_grad or (isinstance(value, Tensor) and value.requires_grad)
     )
     # Under vmap the values live behind the batched wrapper: take the op path, which batches.
-    batched = type(input) is BatchedTensor or type(value) is BatchedTensor
+    batched = (
+        type(input) is BatchedTensor
+        or type(value) is BatchedTensor
+        or (advanced is not None and any(type(k) is BatchedTensor for k in advanced))
+    )
     if not recording and not batched:
         target = input._data if basic is None else input._data[basic]
         v = value._data if isinstance(value, Tensor) else value
@@ -366,6 +525,23 @@ def _scaled_src_grad(g, index, src_shape, dim, factor):
     return apply(INDEX_BACKWARD, out, index=_prefix(out._data.shape), shape=src_shape)
 
 
+def _gather_batch(op, args, flags, size, params):
+    input, index = _front(args, flags, size)
+    if input._data.ndim == 1:  # 0-d examples: gather from one-element vectors
+        out = apply(op, _vector(input, size), _vector(index, size), dim=1)
+        return apply(VIEW, out, shape=index._data.shape)
+    return apply(op, input, index, dim=params["dim"] + 1)
+
+
+def _scatter_batch(op, args, flags, size, params):
+    """scatter, scatter_add and scatter_reduce: every tensor batch-first, the dim after it."""
+    args = _front(args, flags, size)
+    if args[0]._data.ndim == 1:  # 0-d examples: scatter into one-element vectors
+        vectors = [_vector(a, size) if isinstance(a, Tensor) else a for a in args]
+        return apply(VIEW, apply(op, *vectors, **{**params, "dim": 1}), shape=(size,))
+    return apply(op, *args, **{**params, "dim": params["dim"] + 1})
+
+
 GATHER = defop(
     "gather",
     _gather,
@@ -377,6 +553,7 @@ GATHER = defop(
         None,
     ),
     jvp="linear",
+    batch=_gather_batch,
 )
 SCATTER_ADD = defop(
     "scatter_add",
@@ -384,6 +561,7 @@ SCATTER_ADD = defop(
     ("input", "index", "src"),
     (lambda g: g, None, _src_grad),
     jvp="linear",
+    batch=_scatter_batch,
 )
 
 
@@ -398,6 +576,7 @@ SCATTER = defop(
     ("input", "index", "src"),
     (lambda g, index, dim: apply(SCATTER, g, index, 0.0, dim=dim), None, _src_grad),
     jvp=_scatter_jvp,
+    batch=_scatter_batch,
 )
 SCATTER_VALUE = _variant(SCATTER, "ScatterBackward1")
 
@@ -537,6 +716,7 @@ SCATTER_REDUCE = defop(
     ("input", "index", "src"),
     (_linear_reduce_input_grad, None, _linear_reduce_src_grad),
     jvp="linear",
+    batch=_scatter_batch,
 )
 SCATTER_REDUCE_NONLINEAR = _variant(
     SCATTER_REDUCE, vjp=(_reduce_input_grad, None, _reduce_src_grad), jvp=_reduce_jvp
@@ -573,6 +753,64 @@ def _index_fill(input, index, value, dim):
     return out
 
 
+def _index_select_batch(op, args, flags, size, params):
+    [input], index, dim = _front(args[:1], flags[:1], size), args[1], params["dim"]
+    vector = input._data.ndim == 1
+    if vector:  # a 0-d example: select from a one-element vector
+        input, dim = _vector(input, size), 0
+    if flags[1]:  # an index per example: gather along the dim
+        shape = input._data.shape
+        shape = shape[: dim + 1] + (math.prod(index._data.shape[1:]),) + shape[dim + 2 :]
+        out = apply(GATHER, input, _spread(index, dim, shape), dim=dim + 1)
+    else:
+        out = apply(op, input, index, dim=dim + 1)
+    return apply(VIEW, out, shape=(size,)) if vector else out
+
+
+def _index_source_batch(scatter: Op):
+    """The rule of index_add and index_copy: an index per example writes by ``scatter``
+    (scatter_add or scatter) along the dim."""
+
+    def rule(op, args, flags, size, params):
+        input, index, source = args
+        input, source = _front((input, source), (flags[0], flags[2]), size)
+        dim = params["dim"]
+        vector = input._data.ndim == 1
+        if vector:  # a 0-d example: write into a one-element vector
+            input, source, dim = _vector(input, size), _vector(source, size), 0
+        if not flags[1]:
+            out = apply(op, input, index, source, **{**params, "dim": dim + 1})
+        else:
+            if source._data.ndim < input._data.ndim:  # a source without the indexed dim
+                source = apply(UNSQUEEZE, source, dim=dim + 1)
+            index = _spread(index, dim, source._data.shape)
+            if params.get("alpha", 1) != 1:
+                source = apply(MUL, source, params["alpha"])
+            out = apply(scatter, input, index, source, dim=dim + 1)
+        return apply(VIEW, out, shape=(size,)) if vector else out
+
+    return rule
+
+
+def _index_fill_batch(op, args, flags, size, params):
+    [input], index, value, dim = _front(args[:1], flags[:1], size), args[1], args[2], params["dim"]
+    vector = input._data.ndim == 1
+    if vector:  # a 0-d example: fill a one-element vector
+        input, dim = _vector(input, size), 0
+    if not flags[1]:
+        if flags[2]:  # a value per example
+            value = _pad(value, input._data.ndim - 1)
+        out = apply(op, input, index, value, dim=dim + 1)
+    else:  # an index per example: scatter the value
+        shape = input._data.shape
+        shape = shape[: dim + 1] + (math.prod(index._data.shape[1:]),) + shape[dim + 2 :]
+        if isinstance(value, Tensor):
+            value = _pad(value, len(shape) - 1) if flags[2] else value
+            value = apply(EXPAND, value, shape=shape)
+        out = apply(SCATTER, input, _spread(index, dim, shape), value, dim=dim + 1)
+    return apply(VIEW, out, shape=(size,)) if vector else out
+
+
 INDEX_SELECT = defop(
     "index_select",
     _index_select,
@@ -584,6 +822,7 @@ INDEX_SELECT = defop(
         None,
     ),
     jvp="linear",
+    batch=_index_select_batch,
 )
 
 
@@ -602,6 +841,7 @@ INDEX_ADD = defop(
         _index_add_source_grad,
     ),
     jvp="linear",
+    batch=_index_source_batch(SCATTER_ADD),
 )
 INDEX_COPY = defop(
     "index_copy",
@@ -613,6 +853,7 @@ INDEX_COPY = defop(
         lambda g, index, dim: apply(INDEX_SELECT, g, index, dim=dim),
     ),
     jvp="linear",
+    batch=_index_source_batch(SCATTER),
 )
 
 
@@ -632,6 +873,7 @@ INDEX_FILL = defop(
         lambda g, index, dim: (g - apply(INDEX_FILL, g, index, 0.0, dim=dim)).sum(),
     ),
     jvp=_index_fill_jvp,
+    batch=_index_fill_batch,
 )
 INDEX_FILL_TENSOR = _variant(INDEX_FILL, "IndexFillBackward1")
 
@@ -646,6 +888,21 @@ def _put(input, index, source, accumulate):
     return out
 
 
+def _take_batch(op, args, flags, size, params):
+    """take: a gather from each flattened example."""
+    input, index = _front(args, flags, size)
+    out = apply(GATHER, _vector(input, size), _vector(index, size), dim=1)
+    return apply(VIEW, out, shape=index._data.shape)
+
+
+def _put_batch(op, args, flags, size, params):
+    """put: a scatter (scatter_add to accumulate) into each flattened example."""
+    input, index, source = _front(args, flags, size)
+    record = SCATTER_ADD if params["accumulate"] else SCATTER
+    flat = apply(record, _vector(input, size), _vector(index, size), _vector(source, size), dim=1)
+    return apply(VIEW, flat, shape=input._data.shape)
+
+
 TAKE = defop(
     "take",
     lambda input, index: xp.take(input, index),
@@ -657,6 +914,7 @@ TAKE = defop(
         None,
     ),
     jvp="linear",
+    batch=_take_batch,
 )
 PUT = defop(
     "put",
@@ -670,6 +928,7 @@ PUT = defop(
         lambda g, index, source_shape: apply(TAKE, g, index).reshape(source_shape),
     ),
     jvp="linear",
+    batch=_put_batch,
 )
 
 
@@ -697,6 +956,28 @@ def _masked_scatter_source_grad(g, mask, source_shape):
     return picked.reshape(source_shape)
 
 
+def _masked_select_batch(op, args, flags, size, params):
+    input, mask = args
+    if flags[1]:
+        raise RuntimeError(_BATCHED_SELECT_MASK)
+    shape = _broadcast_shape([input._data.shape[1:], mask._data.shape])
+    out = apply(op, _pad(input, len(shape)), mask)  # each example's picks, one after the other
+    return apply(VIEW, out, shape=(size, -1))
+
+
+def _masked_scatter_batch(op, args, flags, size, params):
+    input, mask, source = args
+    if flags[1] or type(mask) is BatchedTensor:  # a mask per example: a count per example
+        return fallback(op, args, flags, size, params)
+    input, source = _front((input, source), (flags[0], flags[2]), size)
+    shape = _broadcast_shape([input._data.shape[1:], mask._data.shape])
+    count = int(xp.count_nonzero(xp.broadcast_to(mask._data, shape)))
+    source = _vector(source, size)
+    if source._data.shape[1] > count:  # each example uses the first ``count`` of its source
+        source = apply(SLICE, source, index=(_FULL, slice(0, count)))
+    return apply(op, _pad(input, len(shape)), mask, source)
+
+
 MASKED_SELECT = defop(
     "masked_select",
     _masked_select,
@@ -708,6 +989,7 @@ MASKED_SELECT = defop(
         None,
     ),
     jvp="linear",
+    batch=_masked_select_batch,
 )
 MASKED_SCATTER = defop(
     "masked_scatter",
@@ -715,13 +997,21 @@ MASKED_SCATTER = defop(
     ("input", "mask", "source"),
     (lambda g, mask: where(mask, 0.0, g), None, _masked_scatter_source_grad),
     jvp="linear",
+    batch=_masked_scatter_batch,
 )
 
 # ---- not differentiable ------------------------------------------------------------------------
 
 NONZERO = defop(
-    "nonzero", lambda input: xp.argwhere(input), ("input",), (None,), differentiable=False
+    "nonzero",
+    lambda input: xp.argwhere(input),
+    ("input",),
+    (None,),
+    differentiable=False,
+    batch=_dynamic("aten::nonzero"),
 )
+# PyTorch runs argwhere under vmap one example at a time (it works when the counts agree).
+ARGWHERE = _variant(NONZERO, batch=fallback)
 
 
 def _unique(input, sorted, return_inverse, return_counts, dim):
@@ -752,8 +1042,9 @@ UNIQUE = defop(
     (not_implemented_unique2,),
     n_outputs=3,
     backward_name="Unique2Backward0",
+    batch=_dynamic("aten::_unique2"),
 )
-UNIQUE_DIM = _variant(UNIQUE, "UniqueDimBackward0")
+UNIQUE_DIM = _variant(UNIQUE, "UniqueDimBackward0", batch=_dynamic("aten::unique_dim"))
 
 
 def narrow(input, dim: int, start, length: int) -> Tensor:
@@ -818,6 +1109,7 @@ def _check_index_tensor(index, op: str, expected: str = "int64") -> None:
 def _check_bounds(
     index, size: int, dim: int, *, negative: bool, error=RuntimeError, message: str | None = None
 ) -> None:
+    index = physical(index)  # under vmap: every example's
     if not index.size:
         return
     low, high = int(index.min()), int(index.max())
@@ -856,7 +1148,7 @@ def _check_scatter(op: str, input, dim: int, index, src=None) -> int:
                 f"{list(shape)} apart from dimension {dim} and to be no larger "
                 f"size than src {list(sshape or ())}"
             )
-    _check_bounds(index._data, shape[dim] if shape else 1, dim, negative=False)
+    _check_bounds(index, shape[dim] if shape else 1, dim, negative=False)
     return dim
 
 
@@ -962,7 +1254,7 @@ def index_select(input, dim: int, index) -> Tensor:
     dim = _check_index_vector("index_select", input, dim, index)
     shape = input._data.shape
     _check_bounds(
-        index._data,
+        index,
         shape[dim] if shape else 1,
         dim,
         negative=False,
@@ -995,7 +1287,7 @@ def _index_add_call(op, input, dim, index, source):
     dim = _index_source_call(op, input, dim, index, source)
     shape = input._data.shape
     _check_bounds(
-        index._data,
+        index,
         shape[dim] if shape else 1,
         dim,
         negative=False,
@@ -1021,7 +1313,7 @@ def _index_copy_call(op, input, dim, index, source):
     shape = input._data.shape
     size = shape[dim] if shape else 1
     _check_bounds(
-        index._data,
+        index,
         size,
         dim,
         negative=False,
@@ -1045,7 +1337,7 @@ def _index_copy_(self, dim: int, index, source) -> Tensor:
 def _index_fill_call(op, input, dim, index, value):
     dim = _check_index_vector(op, input, dim, index)
     shape = input._data.shape
-    _check_bounds(index._data, shape[dim] if shape else 1, dim, negative=True, error=IndexError)
+    _check_bounds(index, shape[dim] if shape else 1, dim, negative=True, error=IndexError)
     if isinstance(value, Tensor):
         if value._data.ndim:
             raise RuntimeError(
@@ -1070,7 +1362,7 @@ def _index_fill_(self, dim: int, index, value) -> Tensor:
 def _check_flat(index, numel: int) -> None:
     _check_index_tensor(index, "take")
     _check_bounds(
-        index._data,
+        index,
         numel,
         0,
         negative=True,
@@ -1128,7 +1420,7 @@ def take_along_dim(input, indices, dim: int | None = None) -> Tensor:
     if want != shape:
         input = expand(input, want)
     if iwant != ishape:
-        indices = Tensor._wrap(xp.broadcast_to(indices._data, iwant), None, 0)
+        indices = expand(indices, iwant)
     return gather(input, dim, indices)
 
 
@@ -1179,6 +1471,11 @@ def _index_put_(self, indices, values, accumulate: bool = False) -> Tensor:
 
 def nonzero(input, *, as_tuple: bool = False):
     """The indices of the non-zero elements: an (n, ndim) tensor, or one tensor per dim."""
+    if as_tuple and type(input) is BatchedTensor:
+        raise RuntimeError(
+            "Batching rule not implemented for aten::nonzero_numpy. We could not generate a "
+            "fallback."
+        )
     out = apply(NONZERO, input)
     if not as_tuple:
         return out
@@ -1192,7 +1489,7 @@ def nonzero(input, *, as_tuple: bool = False):
 
 def argwhere(input) -> Tensor:
     """The indices of the non-zero elements, as an (n, ndim) tensor."""
-    return apply(NONZERO, input)
+    return apply(ARGWHERE, input)
 
 
 def unique(

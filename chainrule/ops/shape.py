@@ -12,6 +12,8 @@ import functools
 import math
 
 from .._backend import as_dtype, dtype, xp
+from .._batched import BatchedTensor, batched
+from .._batching import _pad, batch_dims, elementwise, fallback, materialize
 from .._dispatch import _check_inplace, _link_view, apply, apply_inplace, bump_version
 from ..autograd.forward_ad import get_tangent, set_tangent
 from ..autograd.forward_ad import state as forward_state
@@ -33,6 +35,7 @@ def _variant(
     vjp=None,
     n_outputs: int | None = None,
     jvp=None,
+    batch=None,
 ) -> Op:
     """``op`` under another of PyTorch's node names, or with another arity or other rules. Not
     registered: it calls ``op``'s forward and rules (as they are at call time), so it is the same
@@ -51,6 +54,7 @@ def _variant(
         differentiable=op.differentiable,
         view=op.view,
         n_outputs=n_outputs or op.n_outputs,
+        batch=batch or op.batch,
     )
 
 
@@ -75,6 +79,71 @@ def _prefix(shape: tuple) -> tuple:
     return tuple(slice(0, n) for n in shape)
 
 
+# ---- batching rules (vmap: the values have the batch in dim 0, see chainrule._batching) --------
+
+
+def _front(args, flags, size: int) -> list:
+    """The tensor arguments with the batch in front (the unbatched ones as broadcast views)."""
+    return [
+        materialize(a, size) if isinstance(a, Tensor) and not f else a for a, f in zip(args, flags)
+    ]
+
+
+def view_rule(steps):
+    """The batching rule of a view record. ``steps(op, params, shape, size)`` gives the views, as
+    (record, params) pairs, that make the view of an example of ``shape`` on a batch-first value
+    of ``size`` examples: a view of the value too. VIEW_SCATTER replays them to write through
+    views of batched tensors."""
+
+    def rule(op, args, flags, size, params):
+        x = args[0]
+        for step, step_params in steps(op, params, x._data.shape[1:], size):
+            x = apply(step, x, **step_params)
+        return x
+
+    rule.steps = steps
+    return rule
+
+
+def _after_batch(dims):
+    return tuple(d + 1 for d in dims) if isinstance(dims, tuple) else dims + 1
+
+
+def _same(op, params, shape, size):
+    return ((op, params),)
+
+
+def _indexed(op, params, shape, size):
+    return ((op, {**params, "index": (_FULL,) + params["index"]}),)
+
+
+def _view_steps(op, params, shape, size):
+    return ((op, {"shape": (size,) + params["shape"]}),)
+
+
+def _transpose_steps(op, params, shape, size):
+    if not shape:  # nothing to swap in a 0-d example
+        return ((ALIAS, {}),)
+    return ((op, {"dim0": params["dim0"] + 1, "dim1": params["dim1"] + 1}),)
+
+
+def _permute_steps(op, params, shape, size):
+    return ((op, {"dims": (0,) + _after_batch(params["dims"])}),)
+
+
+def _t_steps(op, params, shape, size):
+    return ((TRANSPOSE, {"dim0": 1, "dim1": 2}) if len(shape) == 2 else (ALIAS, {}),)
+
+
+def _expand_steps(op, params, shape, size):
+    target = params["shape"]
+    steps = ((op, {"shape": (size,) + target}),)
+    if len(target) > len(shape):  # the new leading dims of an example go after the batch
+        lead = (1,) * (len(target) - len(shape))
+        steps = ((VIEW, {"shape": (size,) + lead + tuple(shape)}),) + steps
+    return steps
+
+
 # ---- views and broadcasting --------------------------------------------------------------------
 
 VIEW = defop(
@@ -84,6 +153,7 @@ VIEW = defop(
     (lambda g, input_shape: g.reshape(input_shape),),
     view=True,
     jvp="linear",
+    batch=view_rule(_view_steps),
 )
 # reshape when no view can express it: a copy (PyTorch's clone + _unsafe_view).
 UNSAFE_VIEW = _variant(VIEW, "UnsafeViewBackward0")
@@ -94,8 +164,17 @@ TRANSPOSE = defop(
     (lambda g, dim0, dim1: g.transpose(dim0, dim1),),
     view=True,
     jvp="linear",
+    batch=view_rule(_transpose_steps),
 )
-T = defop("t", lambda input: input.T, ("input",), (lambda g: apply(T, g),), view=True, jvp="linear")
+T = defop(
+    "t",
+    lambda input: input.T,
+    ("input",),
+    (lambda g: apply(T, g),),
+    view=True,
+    jvp="linear",
+    batch=view_rule(_t_steps),
+)
 PERMUTE = defop(
     "permute",
     lambda input, dims: xp.transpose(input, dims),
@@ -103,6 +182,7 @@ PERMUTE = defop(
     (lambda g, dims: g.permute(tuple(xp.argsort(dims).tolist())),),
     view=True,
     jvp="linear",
+    batch=view_rule(_permute_steps),
 )
 EXPAND = defop(
     "expand",
@@ -111,13 +191,26 @@ EXPAND = defop(
     (lambda g, input_shape: g.sum_to_size(input_shape),),
     view=True,
     jvp="linear",
+    batch=view_rule(_expand_steps),
 )
+
+
+def _sum_to_size_batch(op, args, flags, size, params):
+    x, shape = args[0], params["shape"]
+    lead = x._data.ndim - 1 - len(shape)  # leading dims of an example, summed away
+    if not lead:
+        return apply(op, x, shape=(size,) + shape)
+    out = apply(op, x, shape=(size,) + (1,) * lead + shape)
+    return apply(VIEW, out, shape=(size,) + shape)
+
+
 SUM_TO_SIZE = defop(
     "sum_to_size",
     lambda input, shape: sum_to(input, shape),
     ("input",),
     (lambda g, input_shape: g.expand(input_shape),),
     jvp="linear",
+    batch=_sum_to_size_batch,
 )
 UNSQUEEZE = defop(
     "unsqueeze",
@@ -126,6 +219,7 @@ UNSQUEEZE = defop(
     (lambda g, dim: g.squeeze(dim),),
     view=True,
     jvp="linear",
+    batch=batch_dims("dim"),
 )
 SQUEEZE = defop(
     "squeeze",
@@ -134,11 +228,18 @@ SQUEEZE = defop(
     (lambda g, input_shape: g.reshape(input_shape),),
     view=True,
     jvp="linear",
+    batch=batch_dims("dim"),
 )
 SQUEEZE_DIM = _variant(SQUEEZE, "SqueezeBackward1")
 SQUEEZE_DIMS = _variant(SQUEEZE, "SqueezeBackward2")
 ALIAS = defop(
-    "alias", lambda input: input[...], ("input",), (lambda g: g,), view=True, jvp="linear"
+    "alias",
+    lambda input: input[...],
+    ("input",),
+    (lambda g: g,),
+    view=True,
+    jvp="linear",
+    batch=view_rule(_same),
 )
 # The in-place metadata ops (x.t_(), x.unsqueeze_(0), ...) are recorded under their own names.
 INPLACE_VIEWS = {
@@ -158,9 +259,15 @@ CLONE = defop(
     ("input",),
     (lambda g: g,),
     jvp="linear",
+    batch="elementwise",
 )
 TO_COPY = defop(
-    "to_copy", lambda input, dtype: input.astype(dtype), ("input",), (lambda g: g,), jvp="linear"
+    "to_copy",
+    lambda input, dtype: input.astype(dtype),
+    ("input",),
+    (lambda g: g,),
+    jvp="linear",
+    batch="elementwise",
 )
 
 # ---- rearranging copies ------------------------------------------------------------------------
@@ -171,13 +278,26 @@ FLIP = defop(
     ("input",),
     (lambda g, dims: apply(FLIP, g, dims=dims),),
     jvp="linear",
+    batch=batch_dims("dims"),
 )
+
+
+def _roll_batch(op, args, flags, size, params):
+    x, dims = args[0], params["dims"]
+    if dims is not None:
+        return apply(op, x, shifts=params["shifts"], dims=_after_batch(dims))
+    # a roll of each flattened example
+    out = apply(op, apply(VIEW, x, shape=(size, -1)), shifts=params["shifts"], dims=(1,))
+    return apply(VIEW, out, shape=x._data.shape)
+
+
 ROLL = defop(
     "roll",
     lambda input, shifts, dims: xp.roll(input, shifts, dims),
     ("input",),
     (lambda g, shifts, dims: apply(ROLL, g, shifts=tuple(-s for s in shifts), dims=dims),),
     jvp="linear",
+    batch=_roll_batch,
 )
 ROT90 = defop(
     "rot90",
@@ -185,6 +305,7 @@ ROT90 = defop(
     ("input",),
     (lambda g, k, dims: apply(ROT90, g, k=-k % 4, dims=dims),),
     jvp="linear",
+    batch=batch_dims("dims"),
 )
 
 
@@ -196,12 +317,21 @@ def _repeat_grad(g, input_shape, repeats):
     return g.reshape(split).sum(dim=copies).reshape(input_shape)
 
 
+def _repeat_batch(op, args, flags, size, params):
+    x, repeats = args[0], params["repeats"]
+    shape = x._data.shape[1:]
+    if len(repeats) > len(shape):  # the new leading dims of an example go after the batch
+        x = apply(VIEW, x, shape=(size,) + (1,) * (len(repeats) - len(shape)) + shape)
+    return apply(op, x, repeats=(1,) + repeats)
+
+
 REPEAT = defop(
     "repeat",
     lambda input, repeats: xp.tile(input, repeats),
     ("input",),
     (_repeat_grad,),
     jvp="linear",
+    batch=_repeat_batch,
 )
 
 # ---- joining and splitting ---------------------------------------------------------------------
@@ -230,7 +360,16 @@ def _stack_rule(i: int):
     return rule
 
 
-CAT = defop("cat", _cat, ("tensors0",), (_cat_rule(0),), promote=True, jvp="linear")
+def _cat_batch(op, args, flags, size, params):
+    args = _front(args, flags, size)
+    if all(b is None for b in params["bounds"]):  # only legacy empty tensors: (0,) per example
+        return materialize(apply(op, *args, **params), size)
+    return apply(op, *args, dim=params["dim"] + 1, bounds=params["bounds"])
+
+
+CAT = defop(
+    "cat", _cat, ("tensors0",), (_cat_rule(0),), promote=True, jvp="linear", batch=_cat_batch
+)
 STACK = defop(
     "stack",
     lambda *tensors, dim: xp.stack(tensors, axis=dim),
@@ -238,6 +377,7 @@ STACK = defop(
     (_stack_rule(0),),
     promote=True,
     jvp="linear",
+    batch=batch_dims("dim"),
 )
 _ARITY: dict = {}
 
@@ -283,9 +423,25 @@ def _unbind_grad(grads, dim):
 
 
 # Multi-output views: linked to their input by hand (see _link_pieces), so view=False here.
-SPLIT = defop("split", _split, ("input",), (_split_grad,), n_outputs=2, jvp="linear")
+SPLIT = defop(
+    "split",
+    _split,
+    ("input",),
+    (_split_grad,),
+    n_outputs=2,
+    jvp="linear",
+    batch=batch_dims("dim"),
+)
 SPLIT_WITH_SIZES = _variant(SPLIT, "SplitWithSizesBackward0")
-UNBIND = defop("unbind", _unbind, ("input",), (_unbind_grad,), n_outputs=2, jvp="linear")
+UNBIND = defop(
+    "unbind",
+    _unbind,
+    ("input",),
+    (_unbind_grad,),
+    n_outputs=2,
+    jvp="linear",
+    batch=batch_dims("dim"),
+)
 
 
 def _pieces_op(op: Op, n: int) -> Op:
@@ -326,15 +482,30 @@ _MULTI_VIEW = Op(
     view=True,
     jvp="linear",
     backward_name="SliceBackward0",
+    batch=view_rule(_indexed),
 )
 
 
 def _link_pieces(outputs, input: Tensor, indices, function: str) -> None:
     for nr, (out, index) in enumerate(zip(outputs, indices)):
+        params = {"index": index, "output_nr": nr, "function": function}
         extra = out._extra  # _link_view replaces it: keep the tangent
-        _link_view(out, input, _MULTI_VIEW, {"index": index, "output_nr": nr, "function": function})
+        if type(input) is BatchedTensor:  # its storage is the value's: link it as vmap does
+            _link_batched_view(out, input, _MULTI_VIEW, params)
+        else:
+            _link_view(out, input, _MULTI_VIEW, params)
         if extra:
             out._extra = {**extra, **out._extra}
+
+
+def _link_batched_view(result, base, op: Op, params: dict) -> None:
+    if base._version is None:
+        base._version = [0]
+    result._version = base._version
+    result._requires_grad = base._requires_grad
+    root_view = base._extra.get("view") if base._extra else None
+    root, steps = root_view if root_view else (base, ())
+    result._extra_dict()["view"] = (root, steps + ((op, params),))
 
 
 # ---- in-place through views --------------------------------------------------------------------
@@ -370,6 +541,23 @@ def _replay(g, steps):
     return g
 
 
+def _view_scatter_batch(op, args, flags, size, params):
+    """A write through a view of a batched tensor: the view's steps replayed on the values."""
+    [input], src = _front(args[:1], flags[:1], size), args[1]
+    view = xp.broadcast_to(xp.zeros((), dtype=bool), input._data.shape)  # its shape, no memory
+    steps = []
+    for step, step_params in params["steps"]:
+        batched_steps = getattr(step.batch, "steps", None)
+        if batched_steps is None:  # a view record without a view rule: one example at a time
+            return fallback(op, args, flags, size, params)
+        for batched_step in batched_steps(step, step_params, view.shape[1:], size):
+            view = _replay_arrays(view, (batched_step,))
+            steps.append(batched_step)
+    if flags[1]:
+        src = _pad(src, view.ndim - 1)
+    return apply(op, input, src, steps=tuple(steps))
+
+
 VIEW_SCATTER = defop(
     "view_scatter",
     _view_scatter,
@@ -377,7 +565,18 @@ VIEW_SCATTER = defop(
     (lambda g, steps: apply(VIEW_SCATTER, g, 0.0, steps=steps), lambda g, steps: _replay(g, steps)),
     backward_name="torch::autograd::CopySlices",  # PyTorch's name() of the node
     jvp="linear",
+    batch=_view_scatter_batch,
 )
+
+
+def _into(op, args, flags, size, params):
+    """fill and copy: the result has the first input's shape, the others broadcast into it."""
+    if not flags[0]:
+        args, flags = _front(args[:1], flags[:1], size) + list(args[1:]), [True] + list(flags[1:])
+    return elementwise(op, args, flags, size, params)
+
+
+_into.kind = "elementwise"  # in place under vmap, it writes straight into the batched value
 
 
 def _fill_(self, value) -> Tensor:
@@ -393,6 +592,7 @@ FILL = defop(
     jvp=lambda t_value, out: (
         out.new_zeros(out.shape) if t_value is None else t_value.expand(out.shape)
     ),
+    batch=_into,
 )
 FILL_TENSOR = _variant(FILL, "FillBackward3")
 ZERO_ = _variant(FILL, "ZeroBackward0")
@@ -413,6 +613,7 @@ COPY = defop(
     (lambda g: g.new_zeros(g.shape), lambda g: g),
     backward_name="torch::autograd::CopyBackwards",
     jvp="linear",
+    batch=_into,
 )
 
 
@@ -462,6 +663,12 @@ def view(input, *shape) -> Tensor:
 def _view_dtype(input, to) -> Tensor:
     """input's bytes read as dtype ``to`` (the last dim rescaled): shared storage, outside the
     graph (as in PyTorch, also for input's own dtype)."""
+    if type(input) is BatchedTensor:  # the values' bytes, the batch in front
+        out = batched(_view_dtype(input._value, to), input._level)
+        if input._version is None:
+            input._version = [0]
+        out._version = input._version
+        return out
     data = input._data
     if to.itemsize != data.itemsize and not (data.ndim and data.strides[-1] == data.itemsize):
         raise RuntimeError(
@@ -680,6 +887,8 @@ def _inplace_view(self, op: Op, **params) -> Tensor:
     _check_inplace(self, state.enabled and self._requires_grad)
     new = apply(op, self, **params)
     self._data = new._data
+    if type(self) is BatchedTensor:
+        self._value = new._value
     if new.grad_fn is not None:
         self.grad_fn, self._output_nr = new.grad_fn, new._output_nr
     view = new._extra.get("view") if new._extra else None

@@ -45,7 +45,14 @@ GETITEM = [
     getitem("Ellipsis", lambda x: x[...], MATRIX + (S(()),), record="alias"),
     getitem("bool mask", lambda x, m: x[m], (S((3, 4), MASK),), record="index"),
     getitem("bool rows", lambda x, m: x[m], (S((3, 4), ROW_MASK),), record="index"),
-    getitem("bool mask from input", lambda x: x[x > 0], MATRIX, record="index"),
+    getitem(
+        "bool mask from input",
+        lambda x: x[x > 0],
+        MATRIX,
+        record="index",
+        vmap_error="vmap: We do not support batching operators that can support dynamic shape. "
+        "Attempting to batch over indexing with a boolean mask.",
+    ),
     getitem("index tensor", lambda x, i: x[i], (S((3, 4), IDX), S((4,), IDX)), record="index"),
     getitem("2-d index tensor", lambda x, i: x[i], (S((3, 4), IDX2),), record="index"),
     getitem("negative indices", lambda x, i: x[i], (S((3, 4), IDX_NEG),), record="index"),
@@ -388,7 +395,15 @@ NOT_DIFFERENTIABLE = [
         variant="as_tuple",
         orders=(),
     ),
-    method("Tensor.nonzero", lambda x: (x > 0).nonzero(), MATRIX, orders=(), records=("nonzero",)),
+    method(
+        "Tensor.nonzero",
+        lambda x: (x > 0).nonzero(),
+        MATRIX,
+        orders=(),
+        records=("nonzero",),
+        vmap_error="vmap: We do not support batching operators that can output dynamic shape. "
+        "Attempted to vmap over aten::nonzero.",
+    ),
     op("argwhere", (S(Const([0, 3, 0, 2])),), orders=(), records=("nonzero",)),
     OpRow("unique", lambda m, x: m.unique(x), (S(Const([3.0, 1.0, 2.0, 1.0, 3.0])),), orders=()),
     OpRow(
