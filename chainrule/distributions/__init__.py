@@ -34,6 +34,7 @@ from .discrete import (
 from .distribution import (
     Distribution,
 )
+from .exp_family import ExponentialFamily
 from .kl import (
     kl_divergence,
     register_kl,
@@ -83,7 +84,8 @@ from .wrappers import (
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical",
            "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli",
            "CumulativeDistributionTransform", "Dirichlet", "Distribution",
-           "ExpTransform", "Exponential", "FisherSnedecor", "Gamma", "Geometric",
+           "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
+           "Geometric",
            "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform",
            "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
            "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily",

@@ -10,6 +10,7 @@ import chainrule as torch
 from . import constraints
 from ._gamma import gammainc, standard_gamma
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import (
     bce_with_logits,
     broadcast_all,
@@ -48,7 +49,7 @@ def _uniform(shape, dtype, low=0.0, high=1.0):
     return torch.rand(*shape, dtype=dtype) * (high - low) + low
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     """Normal (Gaussian) distribution with mean ``loc`` and standard deviation ``scale``."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
@@ -103,6 +104,13 @@ class Normal(Distribution):
 
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + torch.log(self.scale)
+
+    @property
+    def _natural_params(self):
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.pow(2) / y + 0.5 * torch.log(-math.pi / y)
 
 
 class Uniform(Distribution):
@@ -168,7 +176,7 @@ class Uniform(Distribution):
         return torch.log(self.high - self.low)
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """Exponential distribution with rate ``rate``."""
 
     arg_constraints = {"rate": constraints.positive}
@@ -219,6 +227,13 @@ class Exponential(Distribution):
 
     def entropy(self):
         return 1.0 - torch.log(self.rate)
+
+    @property
+    def _natural_params(self):
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -torch.log(-x)
 
 
 class Laplace(Distribution):
@@ -328,7 +343,7 @@ class Cauchy(Distribution):
         return math.log(4 * math.pi) + self.scale.log()
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """Gamma distribution with shape ``concentration`` and ``rate`` (inverse scale)."""
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
@@ -379,6 +394,13 @@ class Gamma(Distribution):
         return (self.concentration - torch.log(self.rate) + torch.lgamma(self.concentration)
                 + (1.0 - self.concentration) * torch.digamma(self.concentration))
 
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return torch.lgamma(x + 1) + (x + 1) * torch.log(-y.reciprocal())
+
 
 class Chi2(Gamma):
     """Chi-squared distribution with ``df`` degrees of freedom: Gamma(df / 2, 1 / 2)."""
@@ -398,7 +420,7 @@ class Chi2(Gamma):
         return self.concentration * 2
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     """Beta distribution with concentrations ``concentration1`` (alpha) and ``concentration0``
     (beta)."""
 
@@ -463,6 +485,13 @@ class Beta(Distribution):
         return (torch.lgamma(a) + torch.lgamma(b) - torch.lgamma(total)
                 - (2 - total) * torch.digamma(total)
                 - (a - 1) * torch.digamma(a) - (b - 1) * torch.digamma(b))
+
+    @property
+    def _natural_params(self):
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return torch.lgamma(x) + torch.lgamma(y) - torch.lgamma(x + y)
 
 
 class StudentT(Distribution):
@@ -582,7 +611,7 @@ class FisherSnedecor(Distribution):
         return t1 + t2 - t3
 
 
-class ContinuousBernoulli(Distribution):
+class ContinuousBernoulli(ExponentialFamily):
     """Continuous Bernoulli distribution on [0, 1] (Loaiza-Ganem and Cunningham, "The
     continuous Bernoulli: fixing a pervasive error in variational autoencoders", NeurIPS 2019).
 
@@ -703,3 +732,15 @@ class ContinuousBernoulli(Distribution):
         log_probs0 = torch.log1p(-self.probs)
         log_probs1 = torch.log(self.probs)
         return self.mean * (log_probs0 - log_probs1) - self._cont_bern_log_norm() - log_probs0
+
+    @property
+    def _natural_params(self):
+        return (self.logits,)
+
+    def _log_normalizer(self, x):
+        # log((exp(x) - 1) / x), with its Taylor series about x = 0 inside the unstable region
+        unstable = (x > self._lims[0] - 0.5) & (x <= self._lims[1] - 0.5)
+        cut = torch.where(unstable, (self._lims[0] - 0.5) * torch.ones_like(x), x)
+        log_norm = torch.log(torch.abs(torch.expm1(cut))) - torch.log(torch.abs(cut))
+        taylor = 0.5 * x + x.pow(2) / 24.0 - x.pow(4) / 2880.0
+        return torch.where(unstable, taylor, log_norm)

@@ -10,6 +10,7 @@ import chainrule as torch
 from . import constraints
 from .continuous import Gamma, xlogy
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import (
     bce_with_logits,
     broadcast_all,
@@ -31,7 +32,7 @@ def _one_of(probs, logits) -> None:
         raise ValueError("Either `probs` or `logits` must be specified, but not both.")
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     """Bernoulli distribution: 1 with probability ``probs`` (or sigmoid(``logits``))."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -95,6 +96,13 @@ class Bernoulli(Distribution):
 
     def entropy(self):
         return bce_with_logits(self.logits, self.probs)
+
+    @property
+    def _natural_params(self):
+        return (torch.logit(self.probs),)
+
+    def _log_normalizer(self, x):
+        return torch.log1p(torch.exp(x))
 
     def enumerate_support(self, expand: bool = True):
         values = torch.arange(2, dtype=self._param.dtype)
@@ -289,7 +297,7 @@ class OneHotCategoricalStraightThrough(OneHotCategorical):
         return samples + (probs - probs.detach())
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """Poisson distribution with rate ``rate``."""
 
     arg_constraints = {"rate": constraints.nonnegative}
@@ -324,6 +332,13 @@ class Poisson(Distribution):
             self._validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
         return xlogy(value, rate) - rate - torch.lgamma(value + 1)
+
+    @property
+    def _natural_params(self):
+        return (torch.log(self.rate),)
+
+    def _log_normalizer(self, x):
+        return torch.exp(x)
 
 
 def _clamp_by_zero(x):

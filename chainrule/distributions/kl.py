@@ -21,6 +21,7 @@ from .continuous import (
 )
 from .discrete import Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical, Poisson
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .multivariate import Dirichlet, LowRankMultivariateNormal, MultivariateNormal
 from .transforms import _sum_rightmost
 from .utils import euler_constant, softplus
@@ -116,6 +117,22 @@ def _x_log_x(tensor):
 def _batch_trace_xxt(bmat):
     """trace(X X^T) over the last two dims."""
     return bmat.pow(2).reshape(*bmat.shape[:-2], -1).sum(-1)
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    # the Bregman divergence of the log normalizer between the natural parameters
+    if type(p) is not type(q):
+        raise NotImplementedError("The cross KL-divergence between different exponential "
+                                  "families cannot be computed using Bregman divergences")
+    p_nparams = [nparam.detach().requires_grad_() for nparam in p._natural_params]
+    q_nparams = q._natural_params
+    lg_normal = p._log_normalizer(*p_nparams)
+    gradients = torch.autograd.grad(lg_normal.sum(), p_nparams, create_graph=True)
+    result = q._log_normalizer(*q_nparams) - lg_normal
+    for pnp, qnp, g in zip(p_nparams, q_nparams, gradients):
+        result = result - _sum_rightmost((qnp - pnp) * g, len(q.event_shape))
+    return result
 
 
 # --- same family -----------------------------------------------------------------------------

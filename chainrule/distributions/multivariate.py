@@ -10,6 +10,7 @@ from . import constraints
 from ._gamma import standard_gamma
 from .continuous import xlogy
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import finfo, lazy_property, one_hot
 
 __all__ = ["Dirichlet", "MultivariateNormal", "LowRankMultivariateNormal"]
@@ -19,7 +20,7 @@ def _broadcast_shape(*shapes):
     return torch.broadcast_tensors(*(torch.zeros(*s) for s in shapes))[0].shape
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """Dirichlet distribution with ``concentration`` (last dim: the categories)."""
 
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
@@ -77,6 +78,13 @@ class Dirichlet(Distribution):
         return (torch.lgamma(self.concentration).sum(-1) - torch.lgamma(a0)
                 - (k - a0) * torch.digamma(a0)
                 - ((self.concentration - 1.0) * torch.digamma(self.concentration)).sum(-1))
+
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - torch.lgamma(x.sum(-1))
 
 
 def _batch_mahalanobis(bL, bx):

@@ -180,7 +180,10 @@ def test_register_kl_dispatches_to_the_most_specific_pair():
 
 def test_kl_errors_like_torch():
     with pytest.raises(NotImplementedError, match="No KL\\(p \\|\\| q\\) is implemented for p "
-                                                  "type Poisson and q type Normal"):
+                                                  "type Cauchy and q type Poisson"):
+        D.kl_divergence(D.Cauchy(0.0, 1.0), D.Poisson(1.0))
+    with pytest.raises(NotImplementedError, match="The cross KL-divergence between different "
+                                                  "exponential families"):
         D.kl_divergence(D.Poisson(1.0), D.Normal(0.0, 1.0))
     with pytest.raises(TypeError, match="Expected type_p to be a Distribution subclass"):
         D.register_kl(int, D.Normal)
@@ -196,3 +199,30 @@ def test_kl_of_samples_agrees_with_monte_carlo():
     assert abs(diff.mean() - D.kl_divergence(p, q).item()) < 5 * diff.std() / np.sqrt(len(diff))
 
 
+
+
+@pytest.mark.parametrize("name,params", [
+    ("Normal", {"loc": normal(3), "scale": positive(3)}),
+    ("Exponential", {"rate": positive(3)}),
+    ("Gamma", {"concentration": positive(3), "rate": positive(3)}),
+    ("Beta", {"concentration1": positive(3), "concentration0": positive(3)}),
+    ("Dirichlet", {"concentration": positive(2, 3)}),
+    ("Bernoulli", {"probs": unit(3)}),
+    ("ContinuousBernoulli", {"probs": np.array([0.2, 0.4995, 0.8])}),
+    ("Poisson", {"rate": positive(3)}),
+])
+def test_exponential_family_bregman_entropy_and_kl(name, params):
+    make = lambda scale=1.0: getattr(D, name)(**{k: chainrule.tensor(v * scale)
+                                                 for k, v in params.items()})
+    p, q = make(), make(0.9)
+    assert isinstance(p, D.ExponentialFamily)
+    from chainrule.distributions.kl import _kl_expfamily_expfamily
+
+    np.testing.assert_allclose(_kl_expfamily_expfamily(p, q).detach().numpy(),
+                               D.kl_divergence(p, q).detach().numpy(), rtol=1e-6, atol=1e-7)
+    if name in ("Poisson", "Beta", "Dirichlet"):   # no closed E[k(x)], as in PyTorch
+        with pytest.raises(NotImplementedError):
+            D.ExponentialFamily.entropy(p)
+        return
+    np.testing.assert_allclose(D.ExponentialFamily.entropy(p).detach().numpy(),
+                               p.entropy().detach().numpy(), rtol=1e-6, atol=1e-7)
