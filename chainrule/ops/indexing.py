@@ -14,6 +14,8 @@ from .._backend import xp
 from .._batched import BatchedTensor
 from .._batching import _pad, fallback, physical
 from .._dispatch import apply, apply_inplace, bump_version
+from ..autograd.forward_ad import get_tangent
+from ..autograd.forward_ad import state as forward_state
 from ..autograd.grad_mode import state
 from ..tensor import Tensor
 from ._registry import Op, defop
@@ -434,13 +436,18 @@ def setitem(input, key, value) -> None:
     recording = state.enabled and (
         input.requires_grad or (isinstance(value, Tensor) and value.requires_grad)
     )
-    # Under vmap the values live behind the batched wrapper: take the op path, which batches.
+    # Under vmap the values live behind the batched wrapper, and in forward mode the tangents
+    # must follow: take the op path, which batches and computes tangents.
     batched = (
         type(input) is BatchedTensor
         or type(value) is BatchedTensor
         or (advanced is not None and any(type(k) is BatchedTensor for k in advanced))
     )
-    if not recording and not batched:
+    dual = forward_state.level and (
+        get_tangent(input) is not None
+        or (isinstance(value, Tensor) and get_tangent(value) is not None)
+    )
+    if not recording and not batched and not dual:
         target = input._data if basic is None else input._data[basic]
         v = value._data if isinstance(value, Tensor) else value
         if advanced is None:

@@ -612,7 +612,8 @@ COPY = defop(
     ("input", "src"),
     (lambda g: g.new_zeros(g.shape), lambda g: g),
     backward_name="torch::autograd::CopyBackwards",
-    jvp="linear",
+    # not "linear": a number as src (x[0] = 2.5) is a constant, its tangent zero
+    jvp=lambda t_src, out: out.new_zeros(out.shape) if t_src is None else t_src,
     batch=_into,
 )
 
