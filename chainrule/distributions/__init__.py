@@ -15,10 +15,12 @@ from .continuous import (
     Exponential,
     FisherSnedecor,
     Gamma,
+    GeneralizedPareto,
     Laplace,
     Normal,
     StudentT,
     Uniform,
+    VonMises,
 )
 from .discrete import (
     Bernoulli,
@@ -85,7 +87,7 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli",
            "CumulativeDistributionTransform", "Dirichlet", "Distribution",
            "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
-           "Geometric",
+           "GeneralizedPareto", "Geometric",
            "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform",
            "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
            "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily",
@@ -94,5 +96,5 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
            "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
            "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform",
-           "Transform", "TransformedDistribution", "Uniform", "Weibull", "biject_to",
+           "Transform", "TransformedDistribution", "Uniform", "VonMises", "Weibull", "biject_to",
            "identity_transform", "kl_divergence", "register_kl", "transform_to"]

@@ -23,7 +23,7 @@ from .utils import (
 )
 
 __all__ = ["Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "Gamma", "Chi2", "Beta",
-           "StudentT", "FisherSnedecor", "ContinuousBernoulli"]
+           "StudentT", "FisherSnedecor", "ContinuousBernoulli", "GeneralizedPareto", "VonMises"]
 
 
 def _batch_shape(*params):
@@ -744,3 +744,166 @@ class ContinuousBernoulli(ExponentialFamily):
         log_norm = torch.log(torch.abs(torch.expm1(cut))) - torch.log(torch.abs(cut))
         taylor = 0.5 * x + x.pow(2) / 24.0 - x.pow(4) / 2880.0
         return torch.where(unstable, taylor, log_norm)
+
+
+class GeneralizedPareto(Distribution):
+    """Generalized Pareto distribution with location, scale and shape ``concentration`` (the
+    exponential distribution shifted by ``loc`` at concentration 0)."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive,
+                       "concentration": constraints.real}
+    has_rsample = True
+
+    def __init__(self, loc, scale, concentration, validate_args=None) -> None:
+        self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
+        batch_shape = _batch_shape(loc, scale, concentration) or self.loc.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expand_params(GeneralizedPareto, batch_shape, _instance,
+                                   ("loc", "scale", "concentration"))
+
+    def _z(self, x):
+        return (x - self.loc) / self.scale
+
+    def _safe_concentration(self):
+        """(concentration == 0, concentration with the zeros replaced by 1): the formulas
+        divide by it, and their limits at 0 are taken separately."""
+        eq_zero = self.concentration.abs() <= 1e-8  # torch.isclose(c, 0)
+        return eq_zero, torch.where(eq_zero, torch.ones_like(self.concentration),
+                                    self.concentration)
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        return self.icdf(torch.rand(*shape, dtype=self.loc.dtype))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        z = self._z(value)
+        eq_zero, safe = self._safe_concentration()
+        y = 1 / safe + torch.ones_like(z)
+        where_nonzero = torch.where(y == 0, y, y * torch.log1p(safe * z))
+        return -self.scale.log() - torch.where(eq_zero, z, where_nonzero)
+
+    def log_survival_function(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        z = self._z(value)
+        eq_zero, safe = self._safe_concentration()
+        return torch.where(eq_zero, -z, -torch.log1p(safe * z) / safe)
+
+    def log_cdf(self, value):
+        return torch.log1p(-torch.exp(self.log_survival_function(value)))
+
+    def cdf(self, value):
+        return torch.exp(self.log_cdf(value))
+
+    def icdf(self, value):
+        eq_zero, safe = self._safe_concentration()
+        logu = torch.log1p(-value)
+        where_nonzero = self.loc + self.scale / safe * torch.expm1(-safe * logu)
+        return torch.where(eq_zero, self.loc - self.scale * logu, where_nonzero)
+
+    @property
+    def mean(self):
+        valid = self.concentration < 1
+        safe = torch.where(valid, self.concentration, torch.full_like(self.concentration, 0.5))
+        result = self.loc + self.scale / (1 - safe)
+        return torch.where(valid, result, torch.full_like(result, math.nan))
+
+    @property
+    def variance(self):
+        valid = self.concentration < 0.5
+        safe = torch.where(valid, self.concentration, torch.full_like(self.concentration, 0.25))
+        result = self.scale**2 / ((1 - safe) ** 2 * (1 - 2 * safe))
+        return torch.where(valid, result, torch.full_like(result, math.nan))
+
+    def entropy(self):
+        return (torch.log(self.scale) + self.concentration + 1).expand(*self._batch_shape)
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        lower = self.loc
+        negative = self.concentration < 0
+        safe = torch.where(negative, self.concentration, -torch.ones_like(self.concentration))
+        upper = torch.where(negative, lower - self.scale / safe,
+                            torch.full_like(lower, math.inf))
+        return constraints.interval(lower, upper)
+
+
+# Polynomial approximations of I0 and I1 (Abramowitz and Stegun 9.8.1-9.8.4), as PyTorch uses
+_I0_SMALL = [1.0, 3.5156229, 3.0899424, 1.2067492, 0.2659732, 0.360768e-1, 0.45813e-2]
+_I0_LARGE = [0.39894228, 0.1328592e-1, 0.225319e-2, -0.157565e-2, 0.916281e-2, -0.2057706e-1,
+             0.2635537e-1, -0.1647633e-1, 0.392377e-2]
+_I1_SMALL = [0.5, 0.87890594, 0.51498869, 0.15084934, 0.2658733e-1, 0.301532e-2, 0.32411e-3]
+_I1_LARGE = [0.39894228, -0.3988024e-1, -0.362018e-2, 0.163801e-2, -0.1031555e-1, 0.2282967e-1,
+             -0.2895312e-1, 0.1787654e-1, -0.420059e-2]
+
+
+def _eval_poly(y, coef):
+    result = coef[-1]
+    for c in reversed(coef[:-1]):
+        result = c + y * result
+    return result
+
+
+def _log_modified_bessel_fn(x, order: int = 0):
+    """log I_order(x) for x > 0 and order 0 or 1."""
+    small_x = torch.where(x < 3.75, x, torch.ones_like(x))    # each branch on its own domain
+    large_x = torch.where(x < 3.75, torch.full_like(x, 3.75), x)
+    y = (small_x / 3.75) ** 2
+    small = _eval_poly(y, _I0_SMALL if order == 0 else _I1_SMALL)
+    if order == 1:
+        small = small_x.abs() * small
+    small = small.log()
+    large = (large_x - 0.5 * large_x.log()
+             + _eval_poly(3.75 / large_x, _I0_LARGE if order == 0 else _I1_LARGE).log())
+    return torch.where(x < 3.75, small, large)
+
+
+class VonMises(Distribution):
+    """Von Mises (circular normal) distribution on the circle, with mean direction ``loc`` and
+    ``concentration``."""
+
+    arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}
+    support = constraints.real
+    has_rsample = False
+
+    def __init__(self, loc, concentration, validate_args=None) -> None:
+        self.loc, self.concentration = broadcast_all(loc, concentration)
+        super().__init__(self.loc.shape, (), validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expand_params(VonMises, batch_shape, _instance, ("loc", "concentration"))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return (self.concentration * torch.cos(value - self.loc) - math.log(2 * math.pi)
+                - _log_modified_bessel_fn(self.concentration, order=0))
+
+    def sample(self, sample_shape=()):
+        # NumPy's von Mises sampler (Best and Fisher's rejection method), in [-pi, pi)
+        shape = self._extended_shape(sample_shape)
+        with torch.no_grad():
+            x = draw("vonmises", shape, self.loc.dtype, self.loc, self.concentration)
+            return (x + math.pi) % (2 * math.pi) - math.pi
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @lazy_property
+    def variance(self):
+        # the circular variance 1 - I1(k) / I0(k)
+        return 1 - (_log_modified_bessel_fn(self.concentration, order=1)
+                    - _log_modified_bessel_fn(self.concentration, order=0)).exp()

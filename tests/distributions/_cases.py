@@ -137,4 +137,6 @@ CASES = [
          np.array([0.0, 3.0, 7.0])),
     Case("NegativeBinomial", {"logits": normal(3)}, np.array([1.0, 0.0, 2.0]),
          extra={"total_count": 3.0}, id="NegativeBinomial-logits"),
+    Case("VonMises", {"loc": normal(3), "concentration": np.array([0.5, 3.0, 8.0])},
+         normal(3), moments=False),
 ]

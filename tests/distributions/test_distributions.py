@@ -194,6 +194,37 @@ def test_kumaraswamy_mode_is_the_density_maximum():
     np.testing.assert_allclose(d.mode.numpy(), best, atol=2e-4)
 
 
+@pytest.mark.parametrize("concentration", [[-0.2, 0.1, 0.3], [0.0, 0.0, 0.2]])
+def test_generalized_pareto_like_torch(concentration):
+    # torch 2.13's GeneralizedPareto fails in float64 (isclose against a float32 zero): compare
+    # in float32, and gradcheck ours in float64
+    loc, scale = np.array([0.5, -1.0, 0.0]), np.array([1.0, 0.5, 2.0])
+    value = loc + np.array([0.3, 0.7, 2.5])
+    args = lambda lib, dt: [lib.tensor(v, dtype=dt) for v in (loc, scale, concentration)]
+    ours = chainrule.distributions.GeneralizedPareto(*args(chainrule, chainrule.float32))
+    theirs = torch.distributions.GeneralizedPareto(*args(torch, torch.float32))
+    assert repr(ours) == repr(theirs)
+    assert repr(ours.support) == repr(theirs.support)
+    u = np.array([0.1, 0.5, 0.9])
+    for method, x in (("log_prob", value), ("cdf", value), ("icdf", u), ("entropy", None),
+                      ("mean", None), ("variance", None), ("mode", None)):
+        got = evaluate(ours, method, None if x is None else chainrule.tensor(x,
+                                                                           dtype=chainrule.float32))
+        want = evaluate(theirs, method, None if x is None else torch.tensor(x,
+                                                                          dtype=torch.float32))
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=2e-5, err_msg=method)
+    xs = args(chainrule, chainrule.float64)
+    for x in xs[:2] if 0.0 in concentration else xs:   # at exactly 0 the formula is its limit
+        x.requires_grad_()
+    v = chainrule.tensor(value, dtype=chainrule.float64)
+    assert gradcheck(lambda *p: chainrule.distributions.GeneralizedPareto(*p).log_prob(v), xs)
+    chainrule.manual_seed(0)
+    sample = ours.sample((20_000,)).double().numpy()
+    mean, var = ours.mean.double().numpy(), ours.variance.double().numpy()
+    finite = np.isfinite(var)
+    assert np.all(np.abs(sample.mean(0) - mean)[finite] < 5 * np.sqrt(var / 20_000)[finite])
+
+
 def test_perplexity_and_sample_n():
     d = chainrule.distributions.Normal(chainrule.zeros(2), chainrule.ones(2))
     np.testing.assert_allclose(d.perplexity().numpy(), np.exp(d.entropy().numpy()))
