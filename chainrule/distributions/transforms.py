@@ -9,9 +9,18 @@ import weakref
 import chainrule as torch
 
 from . import constraints
-from .utils import finfo, logsigmoid, pad_last, softplus
+from .utils import (
+    finfo,
+    logsigmoid,
+    pad_last,
+    softplus,
+    tril_matrix_to_vec,
+    vec_to_tril_matrix,
+)
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform",
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+           "CorrCholeskyTransform", "CumulativeDistributionTransform",
+           "PositiveDefiniteTransform", "StackTransform",
            "ExpTransform", "IndependentTransform", "LowerCholeskyTransform", "PowerTransform",
            "ReshapeTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform",
            "SoftmaxTransform", "StickBreakingTransform", "Transform", "identity_transform"]
@@ -765,3 +774,208 @@ class CumulativeDistributionTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         return self.distribution.log_prob(x)
+
+
+class PositiveDefiniteTransform(Transform):
+    """Unconstrained matrices to positive-definite ones: L L^T of the LowerCholeskyTransform."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, PositiveDefiniteTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        x = LowerCholeskyTransform()(x)
+        return x @ x.mT
+
+    def _inverse(self, y):
+        return LowerCholeskyTransform().inv(torch.linalg.cholesky(y))
+
+
+class CorrCholeskyTransform(Transform):
+    """Real vectors of length D(D-1)/2 to Cholesky factors of D x D correlation matrices: tanh
+    to (-1, 1), then stick breaking row by row so every row has unit norm (the LKJ
+    construction; Lewandowski, Kurowicka and Joe, 2009)."""
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, CorrCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        x = torch.tanh(x)
+        eps = float(finfo(x.dtype).eps)
+        x = x.clamp(min=-1 + eps, max=1 - eps)
+        r = vec_to_tril_matrix(x, diag=-1)
+        z1m_cumprod_sqrt = (1 - r**2).sqrt().cumprod(-1)
+        r = r + torch.eye(r.shape[-1], dtype=r.dtype)
+        return r * pad_last(z1m_cumprod_sqrt[..., :-1], 1, 0, 1.0)
+
+    def _inverse(self, y):
+        y_cumsum = 1 - torch.cumsum(y * y, dim=-1)
+        y_cumsum_shifted = pad_last(y_cumsum[..., :-1], 1, 0, 1.0)
+        y_vec = tril_matrix_to_vec(y, diag=-1)
+        y_cumsum_vec = tril_matrix_to_vec(y_cumsum_shifted, diag=-1)
+        t = y_vec / y_cumsum_vec.sqrt()
+        return (t.log1p() - t.neg().log1p()) / 2
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        # stick breaking: 1/2 sum log(1 - cumsum of squares) below the diagonal; tanh: as in
+        # TanhTransform
+        y1m_cumsum = 1 - (y * y).cumsum(dim=-1)
+        stick_breaking_logdet = 0.5 * tril_matrix_to_vec(y1m_cumsum, diag=-2).log().sum(-1)
+        tanh_logdet = -2 * (x + softplus(-2 * x) - math.log(2.0)).sum(dim=-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return torch.Size(tuple(shape[:-1]) + (d, d))
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        d = shape[-1]
+        return torch.Size(tuple(shape[:-2]) + (d * (d - 1) // 2,))
+
+
+def _check_dim(t, dim: int, size: int, what: str, name: str) -> None:
+    if not (-t.dim() <= dim < t.dim()):
+        raise AssertionError(f"dim {dim} out of range for {name} with {t.dim()} dimensions")
+    if t.size(dim) != size:
+        raise AssertionError(f"{name}.size({dim}) = {t.size(dim)} must equal {what} {size}")
+
+
+class CatTransform(Transform):
+    """Transforms ``tseq`` applied to consecutive pieces (of ``lengths``) of dim ``dim``."""
+
+    def __init__(self, tseq, dim: int = 0, lengths=None, cache_size: int = 0) -> None:
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.transforms)
+        if len(self.lengths) != len(self.transforms):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms "
+                                 f"({len(self.transforms)})")
+        self.dim = dim
+
+    @property
+    def event_dim(self) -> int:
+        return max(t.event_dim for t in self.transforms)
+
+    @property
+    def length(self) -> int:
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size: int = 1):
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _pieces(self, t):
+        start = 0
+        for trans, length in zip(self.transforms, self.lengths):
+            yield trans, t.narrow(self.dim, start, length)
+            start = start + length
+
+    def _call(self, x):
+        _check_dim(x, self.dim, self.length, "length", "x")
+        return torch.cat([trans(xs) for trans, xs in self._pieces(x)], dim=self.dim)
+
+    def _inverse(self, y):
+        _check_dim(y, self.dim, self.length, "length", "y")
+        return torch.cat([trans.inv(ys) for trans, ys in self._pieces(y)], dim=self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        _check_dim(x, self.dim, self.length, "length", "x")
+        _check_dim(y, self.dim, self.length, "length", "y")
+        logdetjacs = []
+        for (trans, xs), (_, ys) in zip(self._pieces(x), self._pieces(y)):
+            logdetjac = trans.log_abs_det_jacobian(xs, ys)
+            if trans.event_dim < self.event_dim:
+                logdetjac = _sum_rightmost(logdetjac, self.event_dim - trans.event_dim)
+            logdetjacs.append(logdetjac)
+        dim = self.dim - x.dim() if self.dim >= 0 else self.dim
+        dim = dim + self.event_dim
+        if dim < 0:
+            return torch.cat(logdetjacs, dim=dim)
+        total = logdetjacs[0]
+        for term in logdetjacs[1:]:
+            total = total + term
+        return total
+
+    @property
+    def bijective(self) -> bool:
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(Transform):
+    """Transforms ``tseq`` applied to the slices of dim ``dim``."""
+
+    def __init__(self, tseq, dim: int = 0, cache_size: int = 0) -> None:
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    def with_cache(self, cache_size: int = 1):
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slice(self, z):
+        return [z.select(self.dim, i) for i in range(z.size(self.dim))]
+
+    def _call(self, x):
+        _check_dim(x, self.dim, len(self.transforms), "len(transforms)", "x")
+        return torch.stack([t(xs) for xs, t in zip(self._slice(x), self.transforms)], self.dim)
+
+    def _inverse(self, y):
+        _check_dim(y, self.dim, len(self.transforms), "len(transforms)", "y")
+        return torch.stack([t.inv(ys) for ys, t in zip(self._slice(y), self.transforms)],
+                           self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        _check_dim(x, self.dim, len(self.transforms), "len(transforms)", "x")
+        _check_dim(y, self.dim, len(self.transforms), "len(transforms)", "y")
+        return torch.stack([t.log_abs_det_jacobian(xs, ys) for xs, ys, t in
+                            zip(self._slice(x), self._slice(y), self.transforms)], self.dim)
+
+    @property
+    def bijective(self) -> bool:
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
