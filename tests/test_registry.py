@@ -116,6 +116,7 @@ def _public_tensor_names() -> list[str]:
         name
         for name, value in vars(chainrule.Tensor).items()
         if callable(value) and getattr(value, "__module__", "").startswith("chainrule.ops")
+        and (not name.startswith("_") or name.startswith("__"))  # not the bound internals
     )
 
 
