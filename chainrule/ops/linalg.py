@@ -104,11 +104,20 @@ def _mm_rules():
     return (lambda g, other: g @ other.mT, lambda g, input: input.mT @ g)
 
 
-MM = defop("mm", xp.matmul, ("input", "other"), _mm_rules(), promote=True, jvp="multilinear",
+def _matmul(a, b):
+    """matmul; a product over a dim of size 1 (an outer product, as in per-example weight
+    gradients) as a broadcast multiply: the same numbers, several times faster than NumPy's
+    matmul loop over tiny inner products."""
+    if a.ndim >= 2 and b.ndim >= 2 and a.shape[-1] == 1 == b.shape[-2]:
+        return xp.multiply(a, b)
+    return xp.matmul(a, b)
+
+
+MM = defop("mm", _matmul, ("input", "other"), _mm_rules(), promote=True, jvp="multilinear",
            batch=_matmul_batch)
 BMM = defop(
     "matmul",
-    xp.matmul,
+    _matmul,
     ("input", "other"),
     _mm_rules(),
     promote=True,
