@@ -58,6 +58,7 @@ from .autograd.anomaly_mode import (
 )
 from .autograd.grad_mode import is_inference_mode_enabled
 from .ops import FUNCTIONS as _FUNCTIONS
+from .ops._registry import REGISTRY as _REGISTRY
 from .serialization import load, save
 from .tensor import Size, Tensor
 
@@ -68,6 +69,7 @@ short, int, long = int16, int32, int64  # noqa: A001
 cfloat, cdouble = complex64, complex128
 
 globals().update(_FUNCTIONS)
+autograd.graph.add_saved_attributes(_REGISTRY.values())  # grad_fn._saved_<name> of every op
 
 
 def is_tensor(obj) -> bool:

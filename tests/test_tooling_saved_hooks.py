@@ -283,13 +283,15 @@ def test_saved_values_identity_and_freeing():
         e.sum().backward()
         facts.append(outcome(lambda: e.grad_fn._saved_result))
         facts.append(outcome(lambda: z.grad_fn._saved_other))
-        facts.append(outcome(lambda: e.grad_fn._saved_nothing))
+        facts.append(outcome(lambda: e.grad_fn._saved_nothing)[0])  # names the class: OpNode
+        facts.append(outcome(lambda: z.grad_fn._saved_dim))  # another op's name
         return facts
 
     facts = run(scenario)
     assert facts[:4] == [True, False, True, None]
     assert facts[4][0] == "RuntimeError" and "a second time" in facts[4][1]
-    assert facts[6][0] == "AttributeError"
+    assert facts[6:] == ["AttributeError", ("AttributeError", "'MulBackward0' object has no "
+                                            "attribute '_saved_dim'")]
 
 
 def test_raw_saved_tensor_register_hooks():

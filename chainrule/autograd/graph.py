@@ -12,14 +12,12 @@ from collections.abc import Callable
 from .._batched import BatchedTensor, batched
 from .._tooling import describe_location, notes_of
 from ..tensor import Tensor, type_desc
-from ._gradient_report import GradientReport, GradientStep, gradient_report
 from .forward_ad import set_tangent
 from .forward_ad import state as forward_state
 from .grad_mode import state as grad_state
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks", "save_on_cpu",
-           "disable_saved_tensors_hooks", "register_multi_grad_hook", "increment_version",
-           "gradient_report", "GradientReport", "GradientStep"]
+           "disable_saved_tensors_hooks", "register_multi_grad_hook", "increment_version"]
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -150,7 +148,7 @@ class Node:
     """The type of every grad_fn: a recorded op, a custom Function's backward, AccumulateGrad.
 
     ``name()``, ``next_functions``, ``metadata`` (a dict kept with the node for hooks and tools)
-    and hooks are common to all; a node's saved values read as ``_saved_<name>``, PyTorch's names.
+    and hooks are common to all; a recorded op's saved values read as ``_saved_<name>``.
     """
 
     __slots__ = ("seq", "_pre_hooks", "_retain", "_hooks", "_metadata", "__weakref__")
@@ -197,20 +195,14 @@ class Node:
             self._retain = {}
         self._retain[output_nr] = weakref.ref(tensor)
 
-    def __getattr__(self, name: str):
-        # Only reached when normal lookup fails: grad_fn._saved_self, grad_fn._raw_saved_other...
-        if name.startswith("_saved_"):
-            return self._lookup_saved(name[7:], False)
-        if name.startswith("_raw_saved_"):
-            return self._lookup_saved(name[11:], True)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-
     def _lookup_saved(self, key: str, raw: bool):
         raise AttributeError(f"'{self.name().rpartition('::')[2]}' object has no attribute "
                              f"'{'_raw_saved_' if raw else '_saved_'}{key}'")
 
     def __dir__(self) -> list:
-        return sorted(set(object.__dir__(self)) | set(self._torch_saved_names()))
+        # The _saved_* properties on OpNode are every op's: list this node's own.
+        own = [n for n in object.__dir__(self) if not n.startswith(("_saved_", "_raw_saved_"))]
+        return sorted(set(own) | set(self._torch_saved_names()))
 
     def _torch_saved_names(self) -> list:
         return []
@@ -287,16 +279,9 @@ class OpNode(Node):
 
     def _torch_saved_names(self) -> list:
         op = self.op
-        reads = {a for args in op.rule_args for a in args}
-        torch_name = {ours: theirs for theirs, ours in TORCH_SAVED_NAMES.get(op.name, {}).items()}
-        if op.inputs[0] == "input":
-            torch_name.setdefault("input", "self")
-        tensors = [torch_name.get(n, n) for n in op.inputs if n in reads]
-        if "out" in reads:
-            tensors += (["result"] if op.n_outputs == 1
-                        else [f"result{i}" for i in range(op.n_outputs)])
-        sizes = [torch_name.get(n, n) + "_sym_sizes" for n in op.inputs if n + "_shape" in reads]
-        params = [p for p in (self.params or ()) if p in reads]
+        tensors, sizes, params = _saved_names_of(op)
+        params = [p for p in params if p in (self.params or ())]
+        torch_name = _torch_names_of(op)
         numbers = {torch_name.get(n, n) for n, v in (self.saved or {}).items() if _is_number(v)}
         return ([f"_saved_{n}" for n in tensors + sizes + params]
                 + [f"_raw_saved_{n}" for n in tensors if n not in numbers])
@@ -339,6 +324,43 @@ class OpNode(Node):
     def release(self) -> None:
         if self.saved:
             self.saved = None
+
+
+
+def _torch_names_of(op) -> dict:
+    """The record's input names -> PyTorch's names for them."""
+    torch_name = {ours: theirs for theirs, ours in TORCH_SAVED_NAMES.get(op.name, {}).items()}
+    if op.inputs[0] == "input":
+        torch_name.setdefault("input", "self")
+    return torch_name
+
+
+def _saved_names_of(op) -> tuple[list, list, list]:
+    """PyTorch's names of what ``op``'s rules read: tensors, input sizes, parameters."""
+    reads = {a for args in op.rule_args for a in args}
+    torch_name = _torch_names_of(op)
+    tensors = [torch_name.get(n, n) for n in op.inputs if n in reads]
+    if "out" in reads:
+        tensors += ["result"] if op.n_outputs == 1 else [f"result{i}" for i in range(op.n_outputs)]
+    sizes = [torch_name.get(n, n) + "_sym_sizes" for n in op.inputs if n + "_shape" in reads]
+    params = sorted(a for a in reads if a not in op.inputs and a not in ("g", "grads", "out")
+                    and not a.endswith("_shape"))
+    return tensors, sizes, params
+
+
+def add_saved_attributes(ops) -> None:
+    """Give OpNode a ``_saved_<name>`` (and ``_raw_saved_<name>``) property for every name the
+    ``ops`` save, PyTorch's and the record's own. Bound once the ops are registered: properties,
+    not ``__getattr__``, which would slow down every attribute read on every node."""
+    for op in ops:
+        tensors, sizes, params = _saved_names_of(op)
+        own = [n for n in op.inputs if n not in tensors]
+        for raw, names in ((False, tensors + sizes + params + own), (True, tensors + own)):
+            for key in names:
+                attr = ("_raw_saved_" if raw else "_saved_") + key
+                if attr not in OpNode.__dict__:
+                    setattr(OpNode, attr, property(
+                        lambda node, key=key, raw=raw: node._lookup_saved(key, raw)))
 
 
 def _fit(grad, meta):
