@@ -43,8 +43,10 @@ from .kl import (
 )
 from .multivariate import (
     Dirichlet,
+    LKJCholesky,
     LowRankMultivariateNormal,
     MultivariateNormal,
+    Wishart,
 )
 from .transforms import (
     AbsTransform,
@@ -87,20 +89,21 @@ from .wrappers import (
     Weibull,
 )
 
-__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "CorrCholeskyTransform",
-           "PositiveDefiniteTransform", "StackTransform", "Bernoulli", "Beta", "Binomial",
-           "Categorical",
-           "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli",
-           "CumulativeDistributionTransform", "Dirichlet", "Distribution",
-           "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
-           "GeneralizedPareto", "Geometric",
-           "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform",
-           "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
+__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
+           "Categorical", "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli",
+           "CorrCholeskyTransform", "CumulativeDistributionTransform", "Dirichlet",
+           "Distribution", "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor",
+           "Gamma",
+           "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+           "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy",
+           "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal",
            "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily",
            "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
            "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
-           "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
-           "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
-           "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform",
-           "Transform", "TransformedDistribution", "Uniform", "VonMises", "Weibull", "biject_to",
-           "identity_transform", "kl_divergence", "register_kl", "transform_to"]
+           "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli",
+           "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform",
+           "SoftmaxTransform", "SoftplusTransform", "StackTransform",
+           "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
+           "TransformedDistribution", "Uniform", "VonMises", "Weibull", "Wishart",
+           "biject_to", "identity_transform", "kl_divergence", "register_kl",
+           "transform_to"]

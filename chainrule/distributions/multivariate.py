@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import numbers
+import warnings
 
 import chainrule as torch
 
@@ -11,9 +13,18 @@ from ._gamma import standard_gamma
 from .continuous import xlogy
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
-from .utils import finfo, lazy_property, one_hot
+from .utils import (
+    broadcast_all,
+    finfo,
+    lazy_property,
+    mvdigamma,
+    mvlgamma,
+    one_hot,
+    vec_to_tril_matrix,
+)
 
-__all__ = ["Dirichlet", "MultivariateNormal", "LowRankMultivariateNormal"]
+__all__ = ["Dirichlet", "MultivariateNormal", "LowRankMultivariateNormal", "LKJCholesky",
+           "Wishart"]
 
 
 def _broadcast_shape(*shapes):
@@ -301,3 +312,233 @@ class LowRankMultivariateNormal(Distribution):
         log_det = 2 * L.diagonal(dim1=-2, dim2=-1).log().sum(-1)
         H = 0.5 * (self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + log_det)
         return H if len(self._batch_shape) == 0 else H.expand(*self._batch_shape)
+
+
+class LKJCholesky(Distribution):
+    """LKJ distribution over Cholesky factors of ``dim`` x ``dim`` correlation matrices, with
+    density proportional to det(L L^T)^(concentration - 1) (Lewandowski, Kurowicka and Joe,
+    "Generating random correlation matrices based on vines and extended onion method", 2009;
+    sampled by the onion method)."""
+
+    arg_constraints = {"concentration": constraints.positive}
+    support = constraints.corr_cholesky
+
+    def __init__(self, dim: int, concentration=1.0, validate_args=None) -> None:
+        from .continuous import Beta
+
+        if dim < 2:
+            raise ValueError("Expected dim to be an integer greater than or equal to 2. "
+                             f"Found dim={dim}.")
+        self.dim = dim
+        (self.concentration,) = broadcast_all(concentration)
+        batch_shape = self.concentration.size()
+        event_shape = torch.Size((dim, dim))
+        # the squared norm of row i's off-diagonal part is Beta(i/2, marginal - (i-1)/2)
+        marginal_conc = self.concentration + 0.5 * (self.dim - 2)
+        offset = torch.arange(self.dim - 1, dtype=self.concentration.dtype)
+        offset = torch.cat([torch.zeros(1, dtype=offset.dtype), offset])
+        self._beta = Beta(offset + 0.5, marginal_conc.unsqueeze(-1) - 0.5 * offset)
+        super().__init__(batch_shape, event_shape, validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(LKJCholesky, _instance)
+        batch_shape = torch.Size(batch_shape)
+        new.dim = self.dim
+        new.concentration = self.concentration.expand(*batch_shape)
+        new._beta = self._beta.expand((*batch_shape, self.dim))
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def sample(self, sample_shape=()):
+        with torch.no_grad():
+            y = self._beta.sample(sample_shape).unsqueeze(-1)
+            u_normal = torch.randn(*self._extended_shape(sample_shape), dtype=y.dtype).tril(-1)
+            norm = u_normal.norm(dim=-1, keepdim=True)
+            # row 0 has no off-diagonal part: keep it zero instead of 0 / 0
+            u_hypersphere = u_normal / torch.where(norm == 0, torch.ones_like(norm), norm)
+            w = torch.sqrt(y) * u_hypersphere
+            tiny = float(finfo(w.dtype).tiny)
+            diag_elems = torch.clamp(1 - torch.sum(w**2, dim=-1), min=tiny).sqrt()
+            return w + torch.diag_embed(diag_elems)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        diag_elems = value.diagonal(dim1=-1, dim2=-2)[..., 1:]
+        order = torch.arange(2, self.dim + 1, dtype=self.concentration.dtype)
+        order = 2 * (self.concentration - 1).unsqueeze(-1) + self.dim - order
+        unnormalized_log_pdf = torch.sum(order * diag_elems.log(), dim=-1)
+        dm1 = self.dim - 1
+        alpha = self.concentration + 0.5 * dm1
+        denominator = torch.lgamma(alpha) * dm1
+        numerator = mvlgamma(alpha - 0.5, dm1)
+        pi_constant = 0.5 * dm1 * math.log(math.pi)
+        return unnormalized_log_pdf - (pi_constant + numerator - denominator)
+
+
+class Wishart(ExponentialFamily):
+    """Wishart distribution over positive-definite matrices with ``df`` degrees of freedom and
+    scale given by exactly one of ``covariance_matrix``, ``precision_matrix`` or
+    ``scale_tril``."""
+
+    support = constraints.positive_definite
+    has_rsample = True
+    _mean_carrier_measure = 0
+
+    @property
+    def arg_constraints(self):
+        return {"covariance_matrix": constraints.positive_definite,
+                "precision_matrix": constraints.positive_definite,
+                "scale_tril": constraints.lower_cholesky,
+                "df": constraints.greater_than(self.event_shape[-1] - 1)}
+
+    def __init__(self, df, covariance_matrix=None, precision_matrix=None, scale_tril=None,
+                 validate_args=None) -> None:
+        if (covariance_matrix is not None) + (scale_tril is not None) + (
+                precision_matrix is not None) != 1:
+            raise AssertionError("Exactly one of covariance_matrix or precision_matrix or "
+                                 "scale_tril may be specified.")
+        param = next(p for p in (covariance_matrix, precision_matrix, scale_tril)
+                     if p is not None)
+        if param.dim() < 2:
+            raise ValueError("scale_tril must be at least two-dimensional, with optional "
+                             "leading batch dimensions")
+        if isinstance(df, numbers.Number):
+            batch_shape = torch.Size(param.shape[:-2])
+            self.df = torch.tensor(df, dtype=param.dtype)
+        else:
+            batch_shape = _broadcast_shape(param.shape[:-2], df.shape)
+            self.df = df.expand(*batch_shape)
+        event_shape = param.shape[-2:]
+        if bool(self.df.le(event_shape[-1] - 1).any()):
+            raise ValueError(f"Value of df={df} expected to be greater than ndim - 1 = "
+                             f"{event_shape[-1] - 1}.")
+        if scale_tril is not None:
+            self.scale_tril = param.expand(*batch_shape, -1, -1)
+        elif covariance_matrix is not None:
+            self.covariance_matrix = param.expand(*batch_shape, -1, -1)
+        else:
+            self.precision_matrix = param.expand(*batch_shape, -1, -1)
+        if bool(self.df.lt(event_shape[-1]).any()):
+            warnings.warn("Low df values detected. Singular samples are highly likely to occur "
+                          "for ndim - 1 < df < ndim.", stacklevel=2)
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+        self._batch_dims = [-(x + 1) for x in range(len(self._batch_shape))]
+        if scale_tril is not None:
+            self._unbroadcasted_scale_tril = scale_tril
+        elif covariance_matrix is not None:
+            self._unbroadcasted_scale_tril = torch.linalg.cholesky(covariance_matrix)
+        else:
+            self._unbroadcasted_scale_tril = torch.linalg.cholesky(
+                torch.linalg.inv(precision_matrix))
+        self._dist_chi2 = self._chi2(self.df, batch_shape)
+
+    def _chi2(self, df, batch_shape):
+        from .continuous import Chi2
+
+        p = self._event_shape[-1]
+        return Chi2(df.unsqueeze(-1) - torch.arange(p, dtype=df.dtype).expand(*batch_shape, p))
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Wishart, _instance)
+        batch_shape = torch.Size(batch_shape)
+        cov_shape = (*batch_shape, *self.event_shape)
+        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril.expand(*cov_shape)
+        new.df = self.df.expand(*batch_shape)
+        new._batch_dims = [-(x + 1) for x in range(len(batch_shape))]
+        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
+            if name in self.__dict__:
+                setattr(new, name, getattr(self, name).expand(*cov_shape))
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._dist_chi2 = new._chi2(new.df, batch_shape)
+        new._validate_args = self._validate_args
+        return new
+
+    @lazy_property
+    def scale_tril(self):
+        return self._unbroadcasted_scale_tril.expand(*self._batch_shape, *self._event_shape)
+
+    @lazy_property
+    def covariance_matrix(self):
+        L = self._unbroadcasted_scale_tril
+        return (L @ L.mT).expand(*self._batch_shape, *self._event_shape)
+
+    @lazy_property
+    def precision_matrix(self):
+        L_inv = torch.linalg.inv(self._unbroadcasted_scale_tril.tril())
+        return (L_inv.mT @ L_inv).expand(*self._batch_shape, *self._event_shape)
+
+    def _df_matrix(self):
+        return self.df.reshape(*self._batch_shape, 1, 1)
+
+    @property
+    def mean(self):
+        return self._df_matrix() * self.covariance_matrix
+
+    @property
+    def mode(self):
+        factor = self.df - self.covariance_matrix.shape[-1] - 1
+        factor = torch.where(factor <= 0, torch.full_like(factor, math.nan), factor)
+        return factor.reshape(*self._batch_shape, 1, 1) * self.covariance_matrix
+
+    @property
+    def variance(self):
+        V = self.covariance_matrix
+        diag_V = V.diagonal(dim1=-2, dim2=-1)
+        return self._df_matrix() * (V.pow(2) + diag_V.unsqueeze(-1) * diag_V.unsqueeze(-2))
+
+    def _bartlett_sampling(self, sample_shape=()):
+        # Bartlett decomposition: A lower triangular with sqrt(chi2(df - i)) on the diagonal and
+        # standard normals below; L A (L A)^T is Wishart
+        p = self._event_shape[-1]
+        eps = float(finfo(self.df.dtype).eps)
+        diag = self._dist_chi2.rsample(sample_shape).sqrt().clamp(min=eps)
+        below = torch.randn(*sample_shape, *self._batch_shape, p * (p - 1) // 2,
+                            dtype=diag.dtype)
+        noise = torch.diag_embed(diag) + vec_to_tril_matrix(below, diag=-1)
+        chol = self._unbroadcasted_scale_tril @ noise
+        return chol @ chol.mT
+
+    def rsample(self, sample_shape=(), max_try_correction=None):
+        max_try_correction = 10 if max_try_correction is None else max_try_correction
+        sample = self._bartlett_sampling(tuple(sample_shape))
+        singular = ~self.support.check(sample)
+        if bool(singular.any()):
+            warnings.warn("Singular sample detected.", stacklevel=2)
+            for _ in range(max_try_correction):
+                if not bool(singular.any()):
+                    break
+                fresh = self._bartlett_sampling(tuple(sample_shape))
+                sample = torch.where(singular.unsqueeze(-1).unsqueeze(-1), fresh, sample)
+                singular = ~self.support.check(sample)
+        return sample
+
+    def _half_log_det(self):
+        return self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        nu = self.df
+        p = self._event_shape[-1]
+        L_inv = torch.linalg.inv(self._unbroadcasted_scale_tril.tril())
+        trace = (L_inv.mT @ L_inv @ value).diagonal(dim1=-2, dim2=-1).sum(-1)
+        return (-nu * (p * math.log(2) / 2 + self._half_log_det()) - mvlgamma(nu / 2, p)
+                + (nu - p - 1) / 2 * torch.linalg.slogdet(value)[1] - trace / 2)
+
+    def entropy(self):
+        nu = self.df
+        p = self._event_shape[-1]
+        return ((p + 1) * (p * math.log(2) / 2 + self._half_log_det())
+                + mvlgamma(nu / 2, p) - (nu - p - 1) / 2 * mvdigamma(nu / 2, p) + nu * p / 2)
+
+    @property
+    def _natural_params(self):
+        p = self._event_shape[-1]
+        return -self.precision_matrix / 2, (self.df - p - 1) / 2
+
+    def _log_normalizer(self, x, y):
+        p = self._event_shape[-1]
+        return ((y + (p + 1) / 2) * (-torch.linalg.slogdet(-2 * x)[1] + math.log(2) * p)
+                + mvlgamma(y + (p + 1) / 2, p))

@@ -151,3 +151,16 @@ def pad_last(x, before: int, after: int, value: float):
     if after:
         parts.append(torch.full((*x.shape[:-1], after), value, dtype=x.dtype))
     return torch.cat(parts, -1)
+
+
+def mvlgamma(x, p: int):
+    """The multivariate log-gamma function: p(p-1)/4 log(pi) + sum_j lgamma(x - j/2)."""
+    import math
+
+    offsets = torch.arange(p, dtype=x.dtype) / 2
+    return p * (p - 1) / 4 * math.log(math.pi) + torch.lgamma(x.unsqueeze(-1) - offsets).sum(-1)
+
+
+def mvdigamma(x, p: int):
+    """The derivative of ``mvlgamma`` in x: sum_j digamma(x - j/2)."""
+    return torch.digamma(x.unsqueeze(-1) - torch.arange(p, dtype=x.dtype) / 2).sum(-1)

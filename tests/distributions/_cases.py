@@ -52,6 +52,7 @@ class Case:
     grad_skip: tuple = ()  # methods left out of the gradient comparison (torch has none)
     rtol: float = 1e-9
     value_skip: tuple = ()  # methods whose values differ from torch's on purpose
+    lower_only: tuple = ()  # matrix parameters whose gradients are compared below the diagonal
 
     def __post_init__(self):
         self.id = self.id or self.name
@@ -137,6 +138,13 @@ CASES = [
          np.array([0.0, 3.0, 7.0])),
     Case("NegativeBinomial", {"logits": normal(3)}, np.array([1.0, 0.0, 2.0]),
          extra={"total_count": 3.0}, id="NegativeBinomial-logits"),
+    Case("LKJCholesky", {"concentration": np.array([0.7, 2.0])}, np.stack(
+        [np.linalg.cholesky(np.corrcoef(R.standard_normal((3, 6)))) for _ in range(2)]),
+        extra={"dim": 3}, moments=False),
+    Case("Wishart", {"df": np.array([4.0, 6.5]), "scale_tril": tril(3)},
+         np.stack([spd(3), spd(3)]), rtol=1e-8, lower_only=("scale_tril",)),
+    Case("Wishart", {"df": np.array([5.0]), "covariance_matrix": spd(3)}, spd(3),
+         id="Wishart-cov", diff=("df",)),
     Case("VonMises", {"loc": normal(3), "concentration": np.array([0.5, 3.0, 8.0])},
          normal(3), moments=False),
 ]

@@ -4,6 +4,7 @@ sample moments, shapes and printed forms."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -111,6 +112,10 @@ def test_gradients_gradcheck_and_like_torch(case):
     for name, a, b in zip(ours, g_ours, g_theirs):
         if b is None:
             continue
+        if name in case.lower_only:
+            # log_prob reads only the lower triangle: ours is zero above it, torch's
+            # cholesky_solve backward is not (docs/differences.md)
+            a, b = a.tril(), b.tril()
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=max(1e-7, case.rtol), atol=1e-10,
                                    err_msg=f"d/d{name}")
     names = list(ours)
@@ -166,10 +171,13 @@ def test_expand_like_torch(case):
     e_ours, e_theirs = ours.expand(shape), theirs.expand(torch.Size(shape))
     assert type(e_ours).__name__ == type(e_theirs).__name__
     assert tuple(e_ours.batch_shape) == tuple(e_theirs.batch_shape)
-    value = e_theirs.sample()
+    with warnings.catch_warnings():   # torch 2.13's Wishart warns of singular samples always
+        warnings.simplefilter("ignore")
+        value = e_theirs.sample()
+        their_shape = tuple(e_theirs.sample().shape)
     np.testing.assert_allclose(e_ours.log_prob(chainrule.tensor(value.numpy())).detach().numpy(),
                                e_theirs.log_prob(value).detach().numpy(), rtol=1e-9)
-    assert tuple(e_ours.sample().shape) == tuple(e_theirs.sample().shape)
+    assert tuple(e_ours.sample().shape) == their_shape
 
 
 @pytest.mark.parametrize("name,params", [
