@@ -226,3 +226,50 @@ def test_exponential_family_bregman_entropy_and_kl(name, params):
         return
     np.testing.assert_allclose(D.ExponentialFamily.entropy(p).detach().numpy(),
                                p.entropy().detach().numpy(), rtol=1e-6, atol=1e-7)
+
+
+# one instance of every distribution appearing in torch's KL registry, for the sweep below
+DEFAULTS = {
+    "Bernoulli": {"probs": unit(2)}, "Beta": {"concentration1": positive(2),
+                                              "concentration0": positive(2)},
+    "Binomial": {"total_count": 4, "probs": unit(2)}, "Categorical": {"probs": simplex(2, 3)},
+    "Cauchy": {"loc": normal(2), "scale": positive(2)},
+    "ContinuousBernoulli": {"probs": unit(2)}, "Dirichlet": {"concentration": positive(2, 3)},
+    "Exponential": {"rate": positive(2)}, "Gamma": {"concentration": positive(2),
+                                                    "rate": positive(2)},
+    "Geometric": {"probs": unit(2)}, "Gumbel": {"loc": normal(2), "scale": positive(2)},
+    "HalfNormal": {"scale": positive(2)}, "Laplace": {"loc": normal(2), "scale": positive(2)},
+    "LowRankMultivariateNormal": {"loc": normal(2, 3), "cov_factor": normal(3, 1),
+                                  "cov_diag": positive(3)},
+    "MultivariateNormal": {"loc": normal(2, 3), "scale_tril": tril(3)},
+    "Normal": {"loc": normal(2), "scale": positive(2)},
+    "OneHotCategorical": {"probs": simplex(2, 3)},
+    "Pareto": {"scale": positive(2, low=0.1, high=0.5), "alpha": positive(2, low=2.5, high=4)},
+    "Poisson": {"rate": positive(2)},
+    "Uniform": {"low": np.array([0.1, -1.0]), "high": np.array([0.8, 3.0])},
+}
+
+
+def _registered_pairs():
+    pairs = []
+    for type_p, type_q in torch.distributions.kl._KL_REGISTRY:
+        names = (type_p.__name__, type_q.__name__)
+        if all(n in DEFAULTS for n in names):
+            pairs.append(names)
+    return sorted(set(pairs))
+
+
+@pytest.mark.parametrize("names", _registered_pairs(), ids="-".join)
+def test_every_registered_pair_like_torch(names):
+    specs = [(n, DEFAULTS[n]) for n in names]
+    (p, _), (q, _) = build(chainrule, specs[0]), build(chainrule, specs[1])
+    (tp, _), (tq, _) = build(torch, specs[0]), build(torch, specs[1])
+    try:
+        want = torch.distributions.kl_divergence(tp, tq)
+    except (NotImplementedError, ValueError, RuntimeError) as error:
+        with pytest.raises(type(error)):
+            D.kl_divergence(p, q)
+        return
+    got = D.kl_divergence(p, q)
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-8, atol=1e-12)
