@@ -145,3 +145,45 @@ def test_validate_args_switches():
         D.Normal(0.0, -1.0)
     with pytest.raises(ValueError):
         D.Distribution.set_default_validate_args("yes")
+
+
+def test_relaxed_and_straight_through_samples():
+    chainrule.manual_seed(4)
+    (logits,) = leaf([0.2, -0.5, 1.0])
+    probs = chainrule.softmax(logits, -1)
+    relaxed = D.RelaxedOneHotCategorical(chainrule.tensor(0.5, dtype=chainrule.float64),
+                                         logits=logits)
+    x = relaxed.rsample((N,))
+    assert tuple(x.shape) == (N, 3)
+    np.testing.assert_allclose(x.sum(-1).detach().numpy(), 1.0, rtol=1e-12)
+    # Gumbel-softmax: the argmax of a relaxed sample is Categorical(probs) distributed
+    freq = np.bincount(x.detach().numpy().argmax(-1), minlength=3) / N
+    p = probs.detach().numpy()
+    assert np.all(np.abs(freq - p) < 5 * np.sqrt(p * (1 - p) / N))
+    (g,) = chainrule.autograd.grad(x[:, 0].mean(), [logits])
+    assert g[0].item() > 0 and g[1].item() < 0
+    st = D.OneHotCategoricalStraightThrough(logits=logits)
+    y = st.rsample((5,))
+    assert set(np.unique(y.detach().numpy())) <= {0.0, 1.0}
+    (g,) = chainrule.autograd.grad((y * chainrule.tensor([1.0, 0.0, 0.0],
+                                                         dtype=chainrule.float64)).sum(),
+                                   [logits])
+    # the straight-through gradient is that of 5 * probs[0]
+    (want,) = chainrule.autograd.grad(5 * probs[0], [logits])
+    np.testing.assert_allclose(g.numpy(), want.numpy(), rtol=1e-12)
+    rb = D.RelaxedBernoulli(chainrule.tensor(0.3, dtype=chainrule.float64),
+                            probs=chainrule.tensor([0.2, 0.7], dtype=chainrule.float64))
+    z = rb.rsample((N,)).numpy()
+    assert np.all((z > 0) & (z < 1))
+    np.testing.assert_allclose((z > 0.5).mean(0), [0.2, 0.7], atol=0.02)
+
+
+def test_independent_and_transformed_rsample_are_pathwise():
+    chainrule.manual_seed(5)
+    loc, scale = leaf([0.1, 0.4], [0.5, 0.3])
+    d = D.Independent(D.LogNormal(loc, scale), 1)
+    x = d.rsample((N,))
+    grads = chainrule.autograd.grad(x.mean(0).sum(), [loc, scale])
+    mean_x = np.exp(loc.detach().numpy() + scale.detach().numpy() ** 2 / 2)
+    np.testing.assert_allclose(grads[0].numpy(), mean_x, rtol=0.05)
+    np.testing.assert_allclose(grads[1].numpy(), scale.detach().numpy() * mean_x, rtol=0.1)
