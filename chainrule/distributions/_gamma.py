@@ -23,6 +23,7 @@ alpha), holding the normal deviate z fixed.
 from __future__ import annotations
 
 import chainrule as torch
+from chainrule.autograd import once_differentiable
 
 from .._backend import xp
 from .utils import draw, finfo
@@ -73,6 +74,7 @@ class _StandardGamma(torch.autograd.Function):
         return x
 
     @staticmethod
+    @once_differentiable  # the derivative is computed on arrays, as PyTorch's (no second order)
     def backward(ctx, grad):
         concentration, x = ctx.saved_tensors
         dx = standard_gamma_grad(concentration.detach().numpy(), x.detach().numpy())
@@ -135,6 +137,7 @@ class _GammaP(torch.autograd.Function):
         return torch.from_numpy(p).to(x.dtype)
 
     @staticmethod
+    @once_differentiable  # d/da is computed on arrays (and PyTorch has no d/da at all)
     def backward(ctx, grad):
         a, x = ctx.saved_tensors
         # dP/dx is the Gamma(a, 1) density; dP/da = -density * dx/da (implicit function theorem
