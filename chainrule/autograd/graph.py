@@ -12,12 +12,14 @@ from collections.abc import Callable
 from .._batched import BatchedTensor, batched
 from .._tooling import describe_location, notes_of
 from ..tensor import Tensor, type_desc
+from ._gradient_report import GradientReport, GradientStep, gradient_report
 from .forward_ad import set_tangent
 from .forward_ad import state as forward_state
 from .grad_mode import state as grad_state
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks", "save_on_cpu",
-           "disable_saved_tensors_hooks", "register_multi_grad_hook", "increment_version"]
+           "disable_saved_tensors_hooks", "register_multi_grad_hook", "increment_version",
+           "gradient_report", "GradientReport", "GradientStep"]
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
