@@ -9,7 +9,7 @@ import torch
 
 import chainrule
 import chainrule.distributions as D
-from chainrule.autograd import gradcheck
+from chainrule.autograd import gradcheck, gradgradcheck
 
 from ._cases import normal, positive, simplex, spd, tril, unit
 
@@ -143,6 +143,7 @@ def test_kl_gradcheck(pair):
         return D.kl_divergence(make("p"), make("q"))
 
     assert gradcheck(kl, values)
+    assert gradgradcheck(kl, values)
 
 
 def test_independent_and_transformed_kl():
