@@ -56,3 +56,17 @@ def test_float32_by_default():
     assert d.log_prob(chainrule.zeros(2)).dtype == chainrule.float32
     assert D.Gamma(chainrule.tensor(2.0), 1.0).rsample().dtype == chainrule.float32
     assert D.Categorical(logits=chainrule.zeros(3)).sample().dtype == chainrule.int64
+
+
+def test_torch_module_paths():
+    import importlib
+    import pkgutil
+
+    for info in pkgutil.iter_modules(torch.distributions.__path__):
+        theirs = importlib.import_module(f"torch.distributions.{info.name}")
+        ours = importlib.import_module(f"chainrule.distributions.{info.name}")
+        missing = [n for n in getattr(theirs, "__all__", []) if not hasattr(ours, n)]
+        assert not missing, info.name
+    from chainrule.distributions.normal import Normal
+
+    assert Normal is D.Normal
