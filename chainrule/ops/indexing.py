@@ -34,8 +34,13 @@ from .shape import (
     _indexed,
     _prefix,
     _variant,
+    contiguous,
     expand,
+    flatten,
+    repeat,
     reshape,
+    unsqueeze,
+    view,
     view_rule,
 )
 
@@ -1522,9 +1527,72 @@ def unique(
     return out[0] if len(out) == 1 else out
 
 
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Tensor:
+    """Repeat each element (or slice along ``dim``) ``repeats`` times, in place order."""
+    if repeats is None:  # repeat_interleave(counts): arange(len(counts)) repeated by counts
+        counts = input._data
+        if counts.ndim != 1 or counts.dtype.kind not in "iu":
+            raise RuntimeError("repeat_interleave: repeats must be a 1-dim tensor of integers")
+        return Tensor._wrap(xp.repeat(xp.arange(counts.shape[0]), counts), None, 0)
+    if dim is None:
+        input = flatten(input)
+        dim = 0
+    shape = input._data.shape
+    dim = normalize_dim(dim, len(shape), "repeat_interleave")
+    if isinstance(repeats, Tensor) and repeats._data.ndim == 0:
+        repeats = int(repeats._data)
+    if isinstance(repeats, int):
+        if repeats < 0:
+            raise RuntimeError("repeats can not be negative")
+        if not shape:
+            return repeat(input, repeats)
+        wide = expand(unsqueeze(input, dim + 1), shape[: dim + 1] + (repeats,) + shape[dim + 1 :])
+        return view(contiguous(wide), shape[:dim] + (shape[dim] * repeats,) + shape[dim + 1 :])
+    counts = repeats._data
+    if counts.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    n = shape[dim] if shape else 1
+    if counts.shape[0] == 1:
+        counts = xp.broadcast_to(counts, (n,))
+    elif counts.shape[0] != n:
+        raise RuntimeError(
+            f"repeats must have the same size as input along dim, but got "
+            f"repeats.size(0) = {counts.shape[0]} and input.size({dim}) = {n}"
+        )
+    if counts.size and counts.min() < 0:
+        raise RuntimeError("repeats can not be negative")
+    index = Tensor._wrap(xp.repeat(xp.arange(n), counts), None, 0)
+    return index_select(input, dim, index)
+
+
+# ---- public functions: joining and splitting ---------------------------------------------------
+
+
+def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
+    """Split into views at the given indices, or into ``sections`` nearly equal parts."""
+    shape = input._data.shape
+    dim = normalize_dim(dim, len(shape), "tensor_split")
+    n = shape[dim]
+    arg = indices_or_sections
+    if isinstance(arg, Tensor):
+        arg = int(arg._data) if arg._data.ndim == 0 else arg._data.tolist()
+    if isinstance(arg, int):
+        if arg <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {arg}")
+        size, extra = divmod(n, arg)
+        sizes = [size + 1] * extra + [size] * (arg - extra)
+        cuts = [sum(sizes[:i]) for i in range(1, arg)]
+    else:
+        cuts = [int(c) for c in arg]
+    edges = [0] + [min(max(c if c >= 0 else c + n, 0), n) for c in cuts] + [n]
+    return tuple(narrow(input, dim, a, max(b - a, 0)) for a, b in zip(edges, edges[1:]))
+
+
 FUNCTIONS = {
     f.__name__: f
     for f in (
+        repeat_interleave,
+        tensor_split,
         narrow,
         select,
         gather,

@@ -1443,6 +1443,19 @@ def matrix_power(A, n: int) -> Tensor:
     return out
 
 
+def torch_norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+    """``torch.norm``: a vector norm (``p`` a number or 'fro') or the nuclear norm ('nuc')."""
+    if p == "nuc":
+        return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
+    if p == "fro":
+        p = 2
+    elif isinstance(p, str):
+        raise RuntimeError(f"norm: invalid norm type {p!r}; use a number, 'fro' or 'nuc'")
+    if isinstance(dim, int):
+        dim = (dim,)
+    return vector_norm(input, p, dim, keepdim, dtype=dtype)
+
+
 # ---- public tables ------------------------------------------------------------------------------
 
 FUNCTIONS = {
@@ -1452,13 +1465,14 @@ FUNCTIONS = {
               cross)
 }
 FUNCTIONS.update(ger=outer, det=det, slogdet=slogdet, inverse=inv, matrix_exp=matrix_exp,
-                 svd=torch_svd)
+                 svd=torch_svd, norm=torch_norm)
 
 METHODS = {
     name: FUNCTIONS[name]
     for name in ("matmul", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "addmm", "baddbmm",
                  "kron", "diagonal", "diag_embed", "diag", "trace", "tril", "triu", "det",
-                 "logdet", "slogdet", "inverse", "pinverse", "matrix_exp", "svd", "cross")
+                 "logdet", "slogdet", "inverse", "pinverse", "matrix_exp", "svd", "cross",
+                 "norm")
 }
 METHODS.update(addmm_=_addmm_, baddbmm_=_baddbmm_, tril_=_tril_, triu_=_triu_)
 

@@ -756,21 +756,6 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
     return apply(LINALG_VECTOR_NORM, x, ord=float(ord), dim=dims, keepdim=keepdim)
 
 
-def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
-    """Vector norm (``p`` a number or 'fro') or, for 'nuc', the nuclear matrix norm."""
-    if p == "nuc":
-        from .linalg import matrix_norm
-
-        return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
-    if p == "fro":
-        p = 2
-    elif isinstance(p, str):
-        raise RuntimeError(f"norm: invalid norm type {p!r}; use a number, 'fro' or 'nuc'")
-    if isinstance(dim, int):
-        dim = (dim,)
-    return vector_norm(input, p, dim, keepdim, dtype=dtype)
-
-
 def _logsumexp(input, dim, keepdim):
     m = xp.max(input, axis=dim, keepdims=True, initial=-_inf)
     m = xp.where(xp.isfinite(m), m, 0).astype(input.dtype, copy=False)  # all -inf, inf or nan
@@ -1204,7 +1189,7 @@ FUNCTIONS = {
     f.__name__: f
     for f in (
         sum, mean, prod, amax, amin, max, min, argmax, argmin, all, any, var, std, var_mean,
-        std_mean, norm, logsumexp, cumsum, cumprod, cummax, cummin, sort, argsort, topk,
+        std_mean, logsumexp, cumsum, cumprod, cummax, cummin, sort, argsort, topk,
         kthvalue, median, mode, quantile,
     )
 }

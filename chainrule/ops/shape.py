@@ -19,7 +19,7 @@ from ..autograd.forward_ad import get_tangent, set_tangent
 from ..autograd.forward_ad import state as forward_state
 from ..autograd.grad_mode import state
 from ..tensor import Tensor
-from ._registry import Op, defop
+from ._registry import REGISTRY, Op, defop
 from ._shapes import normalize_dim, size_tuple, sum_to
 
 _ndarray = xp.ndarray
@@ -348,14 +348,14 @@ def _cat_rule(i: int):
     def rule(g, dim, bounds):
         if bounds[i] is None:  # a skipped legacy empty tensor of shape (0,)
             return g.new_zeros((0,))
-        return apply(indexing.SLICE, g, index=_along(dim, slice(*bounds[i])))
+        return apply(REGISTRY["slice"], g, index=_along(dim, slice(*bounds[i])))
 
     return rule
 
 
 def _stack_rule(i: int):
     def rule(g, dim):
-        return apply(indexing.SELECT, g, index=_along(dim, i) + (Ellipsis,))
+        return apply(REGISTRY["select"], g, index=_along(dim, i) + (Ellipsis,))
 
     return rule
 
@@ -476,7 +476,7 @@ _MULTI_VIEW = Op(
     ("input",),
     (
         lambda g, input_shape, index: apply(
-            indexing.INDEX_BACKWARD, g, index=index, shape=input_shape
+            REGISTRY["index_backward"], g, index=index, shape=input_shape
         ),
     ),
     view=True,
@@ -1044,47 +1044,6 @@ def tile(input, *dims) -> Tensor:
     return repeat(input, (1,) * (input._data.ndim - len(reps)) + reps)
 
 
-def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Tensor:
-    """Repeat each element (or slice along ``dim``) ``repeats`` times, in place order."""
-    if repeats is None:  # repeat_interleave(counts): arange(len(counts)) repeated by counts
-        counts = input._data
-        if counts.ndim != 1 or counts.dtype.kind not in "iu":
-            raise RuntimeError("repeat_interleave: repeats must be a 1-dim tensor of integers")
-        return Tensor._wrap(xp.repeat(xp.arange(counts.shape[0]), counts), None, 0)
-    if dim is None:
-        input = flatten(input)
-        dim = 0
-    shape = input._data.shape
-    dim = normalize_dim(dim, len(shape), "repeat_interleave")
-    if isinstance(repeats, Tensor) and repeats._data.ndim == 0:
-        repeats = int(repeats._data)
-    if isinstance(repeats, int):
-        if repeats < 0:
-            raise RuntimeError("repeats can not be negative")
-        if not shape:
-            return repeat(input, repeats)
-        wide = expand(unsqueeze(input, dim + 1), shape[: dim + 1] + (repeats,) + shape[dim + 1 :])
-        return view(contiguous(wide), shape[:dim] + (shape[dim] * repeats,) + shape[dim + 1 :])
-    counts = repeats._data
-    if counts.ndim > 1:
-        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
-    n = shape[dim] if shape else 1
-    if counts.shape[0] == 1:
-        counts = xp.broadcast_to(counts, (n,))
-    elif counts.shape[0] != n:
-        raise RuntimeError(
-            f"repeats must have the same size as input along dim, but got "
-            f"repeats.size(0) = {counts.shape[0]} and input.size({dim}) = {n}"
-        )
-    if counts.size and counts.min() < 0:
-        raise RuntimeError("repeats can not be negative")
-    index = Tensor._wrap(xp.repeat(xp.arange(n), counts), None, 0)
-    return indexing.index_select(input, dim, index)
-
-
-# ---- public functions: joining and splitting ---------------------------------------------------
-
-
 def _tensor_list(tensors, op: str) -> list:
     if isinstance(tensors, Tensor):
         return list(tensors.unbind(0))
@@ -1255,26 +1214,6 @@ def chunk(input, chunks: int, dim: int = 0) -> tuple:
     return split(input, -(-n // chunks), dim)
 
 
-def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
-    """Split into views at the given indices, or into ``sections`` nearly equal parts."""
-    shape = input._data.shape
-    dim = normalize_dim(dim, len(shape), "tensor_split")
-    n = shape[dim]
-    arg = indices_or_sections
-    if isinstance(arg, Tensor):
-        arg = int(arg._data) if arg._data.ndim == 0 else arg._data.tolist()
-    if isinstance(arg, int):
-        if arg <= 0:
-            raise RuntimeError(f"number of sections must be larger than 0, got {arg}")
-        size, extra = divmod(n, arg)
-        sizes = [size + 1] * extra + [size] * (arg - extra)
-        cuts = [sum(sizes[:i]) for i in range(1, arg)]
-    else:
-        cuts = [int(c) for c in arg]
-    edges = [0] + [min(max(c if c >= 0 else c + n, 0), n) for c in cuts] + [n]
-    return tuple(indexing.narrow(input, dim, a, max(b - a, 0)) for a, b in zip(edges, edges[1:]))
-
-
 def unbind(input, dim: int = 0) -> tuple:
     """The slices along ``dim``, as views without that dim."""
     shape = input._data.shape
@@ -1312,7 +1251,6 @@ FUNCTIONS = {
         roll,
         rot90,
         tile,
-        repeat_interleave,
         cat,
         stack,
         hstack,
@@ -1324,7 +1262,6 @@ FUNCTIONS = {
         atleast_3d,
         split,
         chunk,
-        tensor_split,
         unbind,
     )
 }
@@ -1373,7 +1310,3 @@ for _name in (
     "atleast_3d",
 ):
     del METHODS[_name]
-
-# The indexing family is built on this one (it imports from here); the rules of cat, stack and
-# split, and tensor_split and repeat_interleave, use its records at call time.
-from . import indexing  # noqa: E402
