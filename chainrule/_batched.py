@@ -27,16 +27,21 @@ class _State:
 
 state = _State()
 
-_fills: dict = {}
+_placeholders: dict = {}
 
 
 def _placeholder(dtype, shape: tuple):
-    fill = _fills.get(dtype)
-    if fill is None:
+    """A read-only zero-memory array of ``shape``; one per (dtype, shape), shared (building one
+    is most of the cost of wrapping a batched value)."""
+    key = (dtype, shape)
+    array = _placeholders.get(key)
+    if array is None:
+        if len(_placeholders) > 4096:
+            _placeholders.clear()
         kind = dtype.kind
         value = xp.nan if kind in "fc" else True if kind == "b" else xp.iinfo(dtype).min
-        fill = _fills[dtype] = xp.full((), value, dtype=dtype)
-    return xp.broadcast_to(fill, shape)
+        array = _placeholders[key] = xp.broadcast_to(xp.full((), value, dtype=dtype), shape)
+    return array
 
 
 _ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
