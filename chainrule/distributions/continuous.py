@@ -26,13 +26,6 @@ __all__ = ["Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "Gamma", "Ch
            "StudentT", "FisherSnedecor", "ContinuousBernoulli", "GeneralizedPareto", "VonMises"]
 
 
-def _batch_shape(*params):
-    """torch.Size() when every parameter is a Python number, else the broadcast shape."""
-    if all(isinstance(p, numbers.Number) for p in params):
-        return torch.Size()
-    return None
-
-
 def xlogy(x, y):
     """x * log(y), 0 where x == 0 (with a gradient free of NaN there)."""
     x, y = (v if isinstance(v, torch.Tensor) else torch.tensor(float(v)) for v in (x, y))
@@ -59,7 +52,7 @@ class Normal(ExponentialFamily):
 
     def __init__(self, loc, scale, validate_args=None) -> None:
         self.loc, self.scale = broadcast_all(loc, scale)
-        batch_shape = _batch_shape(loc, scale) or self.loc.size()
+        batch_shape = self.loc.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -125,7 +118,7 @@ class Uniform(Distribution):
 
     def __init__(self, low, high, validate_args=None) -> None:
         self.low, self.high = broadcast_all(low, high)
-        batch_shape = _batch_shape(low, high) or self.low.size()
+        batch_shape = self.low.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -186,7 +179,7 @@ class Exponential(ExponentialFamily):
 
     def __init__(self, rate, validate_args=None) -> None:
         (self.rate,) = broadcast_all(rate)
-        batch_shape = _batch_shape(rate) or self.rate.size()
+        batch_shape = self.rate.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -245,7 +238,7 @@ class Laplace(Distribution):
 
     def __init__(self, loc, scale, validate_args=None) -> None:
         self.loc, self.scale = broadcast_all(loc, scale)
-        batch_shape = _batch_shape(loc, scale) or self.loc.size()
+        batch_shape = self.loc.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -302,7 +295,7 @@ class Cauchy(Distribution):
 
     def __init__(self, loc, scale, validate_args=None) -> None:
         self.loc, self.scale = broadcast_all(loc, scale)
-        batch_shape = _batch_shape(loc, scale) or self.loc.size()
+        batch_shape = self.loc.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -353,7 +346,7 @@ class Gamma(ExponentialFamily):
 
     def __init__(self, concentration, rate, validate_args=None) -> None:
         self.concentration, self.rate = broadcast_all(concentration, rate)
-        batch_shape = _batch_shape(concentration, rate) or self.concentration.size()
+        batch_shape = self.concentration.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -436,8 +429,7 @@ class Beta(ExponentialFamily):
 
         Dirichlet(torch.stack([self.concentration1, self.concentration0], -1),
                   validate_args=validate_args)
-        batch_shape = (_batch_shape(concentration1, concentration0)
-                       or self.concentration1.size())
+        batch_shape = self.concentration1.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -566,7 +558,7 @@ class FisherSnedecor(Distribution):
         self.df1, self.df2 = broadcast_all(df1, df2)
         self._gamma1 = Gamma(self.df1 * 0.5, self.df1)
         self._gamma2 = Gamma(self.df2 * 0.5, self.df2)
-        batch_shape = _batch_shape(df1, df2) or self.df1.size()
+        batch_shape = self.df1.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -756,7 +748,7 @@ class GeneralizedPareto(Distribution):
 
     def __init__(self, loc, scale, concentration, validate_args=None) -> None:
         self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
-        batch_shape = _batch_shape(loc, scale, concentration) or self.loc.size()
+        batch_shape = self.loc.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
