@@ -243,3 +243,15 @@ def test_scalar_parameters_give_scalar_batch():
         assert tuple(dist.sample((3,)).shape) == (3,)
     assert math.isclose(D.Normal(0.0, 1.0).log_prob(chainrule.tensor(0.0)).item(),
                         -0.5 * math.log(2 * math.pi), rel_tol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["Categorical", "OneHotCategorical"])
+def test_categorical_sample_frequencies(name):
+    chainrule.manual_seed(6)
+    probs = np.array([[0.1, 0.0, 0.6, 0.3], [0.25, 0.25, 0.25, 0.25]])
+    d = getattr(chainrule.distributions, name)(probs=chainrule.tensor(probs))
+    x = d.sample((N,)).numpy()
+    counts = x.sum(0) if name == "OneHotCategorical" else np.stack(
+        [np.bincount(x[:, i], minlength=4) for i in range(2)])
+    freq = counts / N
+    assert np.all(np.abs(freq - probs) <= 5 * np.sqrt(probs * (1 - probs) / N))
