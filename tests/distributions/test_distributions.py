@@ -255,3 +255,27 @@ def test_categorical_sample_frequencies(name):
         [np.bincount(x[:, i], minlength=4) for i in range(2)])
     freq = counts / N
     assert np.all(np.abs(freq - probs) <= 5 * np.sqrt(probs * (1 - probs) / N))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_float32_values_and_dtypes_like_torch(case):
+    def build(lib):
+        mod = chainrule.distributions if lib is chainrule else torch.distributions
+        f32 = {k: (lib.tensor(v, dtype=lib.float32) if isinstance(v, np.ndarray) else v)
+               for k, v in {**case.params, **case.extra}.items()}
+        return getattr(mod, case.name)(**f32)
+
+    ours, theirs = build(chainrule), build(torch)
+    integral = case.value.dtype.kind in "iu"
+    for method in METHODS:
+        if method == "icdf" or method in case.value_skip:
+            continue
+        want = evaluate(theirs, method, torch.tensor(
+            case.value, dtype=torch.int64 if integral else torch.float32))
+        if want is None:
+            continue
+        got = evaluate(ours, method, chainrule.tensor(
+            case.value, dtype=chainrule.int64 if integral else chainrule.float32))
+        assert str(got.dtype) == str(want.dtype), method
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-4,
+                                   atol=1e-5, err_msg=method)
