@@ -55,8 +55,9 @@ def numpy_per_sample_grads(d: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     p /= p.sum(axis=1, keepdims=True)
     p[np.arange(len(x)), d["y"]] -= 1
     du = (p @ w2) * (1 - h * h)
-    return {"w1": du[:, :, None] * x[:, None, :], "b1": du,
-            "w2": p[:, :, None] * h[:, None, :], "b2": p}
+    # einsum's loop writes the (64, 128, 784) outer products faster than broadcast multiply
+    return {"w1": np.einsum("bi,bj->bij", du, x), "b1": du,
+            "w2": np.einsum("bi,bj->bij", p, h), "b2": p}
 
 
 def _module_inputs(t: ModuleType, d: dict[str, np.ndarray]) -> tuple[dict, Any, Any]:
