@@ -6,12 +6,15 @@ anomaly mode or a gradient report watches backward) and then runs each node thro
 installed wrappers. The tools live above (``chainrule.profiler``, ``autograd.anomaly_mode``,
 ``autograd.graph.gradient_report``) and install themselves here; nothing below imports them.
 
-It also keeps the in-place notes: the version counter ``[version]`` of a tensor that a node
-saved gets a second slot, a list the saved values share; ``bump_version`` appends to it the first
-in-place op after the save and the user's line that called it, for the "modified by an inplace
-operation" error. The list is alive only while a saved value holds it: once backward has
-released them, the next in-place op drops the slot, so later updates (an optimizer's) note
-nothing.
+It also keeps the in-place notes, for the "modified by an inplace operation" error: which
+in-place op first changed a saved value after the save, and the user's line that called it.
+``bump_version`` writes them into the version counter of a tensor a node saved:
+
+- ``[version, None, None]``: made when a new tensor (no counter yet) is saved; the third slot
+  takes the first change's note. Nothing is allocated for it: most saved values are new outputs.
+- ``[version, notes]``: an older tensor's saved values share the list ``notes`` (the note goes in
+  it). It is alive only while a saved value holds it (its reference count says so); once backward
+  has released them, the next in-place op drops it, so an optimizer's updates note nothing.
 """
 
 from __future__ import annotations
@@ -149,18 +152,25 @@ def notes_of(counter: list) -> list:
     """The notes list a value saved now shares (the counter's second slot, made if needed)."""
     if len(counter) == 1:
         counter.append([])
-    elif counter[1]:
-        counter[1] = []  # the list there noted a change made before this save: start another
+    elif counter[1] is None or counter[1]:
+        counter[1] = []  # none yet, or the list there noted a change made before this save
     return counter[1]
 
 
 def note_inplace(counter: list, name: str | None) -> None:
-    """Called by bump_version for a counter with a notes slot: note the op and the user's line
-    if a saved value still holds the slot and nothing is noted yet; drop the slot otherwise."""
+    """Called by bump_version for a counter with note slots: note the op and the user's line
+    for the saved values that wait for it; drop the slots nobody waits on."""
     notes = counter[1]
-    # References: the counter's slot, this frame's variable and getrefcount's argument; any
-    # more are saved values that will check this counter in backward.
-    if sys.getrefcount(notes) <= 3:
-        del counter[1:]
-    elif not notes:
-        notes.append((name or "an in-place operation", user_location() or ("?", 0)))
+    # References to the shared list: the counter's slot, this frame's variable and getrefcount's
+    # argument; any more are saved values that will check this counter in backward.
+    if notes is not None and sys.getrefcount(notes) <= 3:
+        notes = counter[1] = None
+    first = len(counter) > 2 and counter[2] is None  # saved while new: its first change
+    if first or (notes is not None and not notes):
+        note = (name or "an in-place operation", user_location() or ("?", 0))
+        if first:
+            counter[2] = note
+        if notes is not None and not notes:
+            notes.append(note)
+    elif notes is None and len(counter) == 2:
+        del counter[1]  # nothing to note any more: back to [version]

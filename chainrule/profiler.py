@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import enum
 import functools
-import gzip
 import json
 import os
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -101,6 +99,8 @@ def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None,
     """An ``on_trace_ready`` that writes each trace as ``<worker>.<ms>.pt.trace.json[.gz]``."""
 
     def handler(prof) -> None:
+        import socket
+
         os.makedirs(dir_name, exist_ok=True)
         worker = worker_name or f"{socket.gethostname()}_{os.getpid()}"
         name = f"{worker}.{time.time_ns() // 1_000_000}.pt.trace.json" + (".gz" if use_gzip
@@ -407,6 +407,8 @@ def _write_trace(events, path: str, meta: dict) -> None:
            "traceEvents": trace, "traceName": path}
     text = json.dumps(doc)
     if path.endswith(".gz"):
+        import gzip
+
         with gzip.open(path, "wt") as f:
             f.write(text)
     else:

@@ -141,12 +141,19 @@ def test_nothing_noted_once_backward_released_the_saved_values(monkeypatch):
     monkeypatch.setattr(_tooling, "user_location", lambda: calls.append(1) or ("?", 0))
     model = cr.nn.Linear(3, 2)
     opt = cr.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    for _ in range(3):
+    x = cr.ones(4, 3, requires_grad=True)  # so that the weight is saved
+
+    def step():
         opt.zero_grad()
-        model(cr.ones(4, 3)).pow(2).sum().backward()
+        model(x).pow(2).sum().backward()
         opt.step()
-    assert calls == []
-    assert len(model.weight._version) == 1  # the notes slot was dropped at the first update
+
+    step()
+    assert len(calls) <= 1  # the weight, saved while new: its first change is noted, once
+    for _ in range(3):
+        step()
+    assert len(calls) <= 1
+    assert model.weight._version[1] is None  # the saved values' shared list was dropped
 
 
 def test_without_notes_the_hint_stays():
@@ -158,3 +165,14 @@ def test_without_notes_the_hint_stays():
     assert message.endswith("Hint: the backtrace further above shows the operation that failed "
                             "to compute its gradient; clone() the tensor before modifying it in "
                             "place.")
+
+
+def test_a_new_tensor_saved_twice():
+    x = cr.tensor(np.ones(3), requires_grad=True)
+    y = x.exp()  # ExpBackward0 saves y while it is new
+    z = y.sin()  # SinBackward0 saves it again
+    line = line_after()
+    y.add_(1)
+    for root, saver in ((z, "SinBackward0"), (y, "ExpBackward0")):
+        message = error(lambda m, root=root: root.sum().backward())
+        assert f"saved for {saver} and then modified by add_ at {HERE}:{line}" in message

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .. import _tooling
 from .._backend import xp
@@ -20,8 +20,7 @@ from .._batched import BatchedTensor
 __all__ = ["gradient_report", "GradientReport", "GradientStep"]
 
 
-@dataclass(frozen=True)
-class GradientStep:
+class GradientStep(NamedTuple):
     """One node of the backward pass: what arrived at its outputs and what it sent on."""
 
     step: int

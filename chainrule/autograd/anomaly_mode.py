@@ -9,7 +9,6 @@ engine runs each node inside ``_check``: an error in the node warns with that tr
 from __future__ import annotations
 
 import functools
-import traceback
 import warnings
 
 from .. import _tooling
@@ -97,6 +96,8 @@ class set_detect_anomaly:
 
 def note_forward(node) -> None:
     """Called by recording in anomaly mode: keep the user's traceback of this forward call."""
+    import traceback  # only in anomaly mode: importing chainrule stays light
+
     frames = traceback.extract_stack()
     while frames and frames[-1].filename.startswith(_tooling._PACKAGE):
         frames.pop()  # chainrule's own frames, innermost: dispatch, the op's function

@@ -87,24 +87,28 @@ class SavedInput:
     def __init__(self, tensor) -> None:
         self.tensor = tensor
         counter = tensor._version
-        # The counter's notes slot, shared by the saved values: bump_version writes there which
-        # in-place op changed the tensor, and where (see chainrule._tooling).
+        # Where bump_version notes which in-place op changed the tensor and where (see
+        # chainrule._tooling): a new tensor's counter has a place for it; an older one's saved
+        # values share a notes list.
         if counter is None:
-            self.notes = notes = []
-            tensor._version = [0, notes]
+            tensor._version = [0, None, None]
             self.version = 0
+            self.notes = None
         else:
             self.version = counter[0]
-            # Shared while nothing is noted in it (inline: the common case for constants).
-            self.notes = counter[1] if len(counter) > 1 and not counter[1] else notes_of(counter)
+            notes = counter[1] if len(counter) > 1 else None
+            if notes is None or notes:  # else share it: nothing noted yet (constants, weights)
+                notes = notes_of(counter)
+            self.notes = notes
 
     def unpack(self, node: Node):
         t = self.tensor
         counter = t._version
         if counter[0] != self.version:
             gf = t.grad_fn
+            notes = self.notes if self.notes is not None else [n for n in counter[2:] if n]
             raise RuntimeError(modified_message(t._type_desc(), gf.name()[:-9] if gf else None,
-                                                counter[0], self.version, self.notes, node))
+                                                counter[0], self.version, notes, node))
         return t
 
 
@@ -114,9 +118,9 @@ class SavedOutput:
     __slots__ = ("array", "counter", "version", "output_nr", "tangent", "level", "notes")
 
     def __init__(self, tensor) -> None:
-        if tensor._version is None:
-            self.notes = notes = []  # see SavedInput
-            tensor._version = [0, notes]
+        if tensor._version is None:  # see SavedInput
+            tensor._version = [0, None, None]
+            self.notes = None
         else:
             self.notes = notes_of(tensor._version)
         batched_value = type(tensor) is BatchedTensor
@@ -131,9 +135,10 @@ class SavedOutput:
 
     def unpack(self, node: Node):
         if self.counter[0] != self.version:
+            notes = self.notes if self.notes is not None else [n for n in self.counter[2:] if n]
             raise RuntimeError(modified_message(
                 type_desc(self.array), node.name()[:-9], self.counter[0], self.version,
-                self.notes, node))
+                notes, node))
         if self.level:
             out = batched(self.array, self.level)
             out.grad_fn, out._output_nr, out._requires_grad = node, self.output_nr, True
