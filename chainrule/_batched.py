@@ -131,7 +131,7 @@ def batched(value: Tensor, level: int) -> BatchedTensor:
     t.grad = None
     t.grad_fn = None
     t._output_nr = 0
-    t._version = None
+    t._vc = None
     t._extra = None
     t._value = value
     t._level = level

@@ -260,9 +260,9 @@ def batched_inplace(op, target, args: tuple, params: dict, level: int, inplace, 
                            f"the broadcast shape of the inputs")
     values = [_pad(a, ndim) if f else a for a, f in zip(values, flags)]
     inplace(op, value, *values, **params)
-    if target._version is None:
-        target._version = [0]
-    target._version[0] += 1
+    if target._vc is None:
+        target._vc = [0]
+    target._vc[0] += 1
     return target
 
 

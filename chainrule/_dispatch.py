@@ -165,9 +165,9 @@ def _apply_batched(op, inputs: tuple, params: dict, level: int):
         results = batched_apply(op, inputs, params, level)
     if op.view and type(inputs[0]) is BatchedTensor:
         source = inputs[0]
-        if source._version is None:
-            source._version = [0]
-        results[0]._version = source._version
+        if source._vc is None:
+            source._vc = [0]
+        results[0]._vc = source._vc
         results[0]._requires_grad = source._requires_grad
         # A view whatever the rule made of the values: writes into it go to the base.
         root_view = source._extra.get("view") if source._extra else None
@@ -293,9 +293,9 @@ def _link_view(result: Tensor, base: Tensor, op, params: dict) -> None:
     owner = base._data.base if base._data.base is not None else base._data
     if result._data.base is not owner and result._data is not owner:
         return  # NumPy had to copy: not a view
-    if base._version is None:
-        base._version = [0]
-    result._version = base._version
+    if base._vc is None:
+        base._vc = [0]
+    result._vc = base._vc
     # A view of a tensor that requires grad does too, even when made under no_grad (a leaf then).
     result._requires_grad = base._requires_grad
     root_view = base._extra.get("view") if base._extra else None
@@ -327,9 +327,9 @@ def _write(target: Tensor, array, op) -> None:
 
 def bump_version(target: Tensor, name: str | None = None) -> None:
     """Count an in-place change of ``target`` (by the op ``name``) in its version counter."""
-    counter = target._version
+    counter = target._vc
     if counter is None:
-        target._version = [1]
+        target._vc = [1]
     else:
         counter[0] += 1
         if len(counter) > 1:  # a node saved it: note where (autograd's in-place error says)

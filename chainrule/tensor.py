@@ -40,7 +40,7 @@ def type_desc(array) -> str:
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it."""
 
-    __slots__ = ("_data", "_requires_grad", "grad", "grad_fn", "_output_nr", "_version", "_extra",
+    __slots__ = ("_data", "_requires_grad", "grad", "grad_fn", "_output_nr", "_vc", "_extra",
                  "__weakref__")
     __array_priority__ = 1000  # NumPy defers binary operators to Tensor
 
@@ -50,7 +50,7 @@ class Tensor:
         self.grad = None
         self.grad_fn = None
         self._output_nr = 0
-        self._version = None
+        self._vc = None
         self._extra = None
         if requires_grad:
             self.requires_grad_(True)
@@ -63,7 +63,7 @@ class Tensor:
         t.grad = None
         t.grad_fn = grad_fn
         t._output_nr = output_nr
-        t._version = None
+        t._vc = None
         t._extra = None
         return t
 
@@ -128,8 +128,12 @@ class Tensor:
         return self._extra
 
     @property
-    def _version_value(self) -> int:
-        return self._version[0] if self._version is not None else 0
+    def _version(self) -> int:
+        """How many times the storage was changed in place (PyTorch's ``tensor._version``).
+
+        The counter itself is ``_vc``, a list shared by a tensor and its views: ``[version]``,
+        or with in-place notes for saved tensors (see ``_tooling``)."""
+        return self._vc[0] if self._vc is not None else 0
 
     @property
     def retains_grad(self) -> bool:
@@ -180,9 +184,9 @@ class Tensor:
     def detach(self) -> Tensor:
         """The same data, cut from the graph (shares storage and version counter)."""
         t = Tensor._wrap(self._data, None, 0)
-        if self._version is None:
-            self._version = [0]
-        t._version = self._version
+        if self._vc is None:
+            self._vc = [0]
+        t._vc = self._vc
         return t
 
     def detach_(self) -> Tensor:

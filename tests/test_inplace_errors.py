@@ -153,14 +153,14 @@ def test_nothing_noted_once_backward_released_the_saved_values(monkeypatch):
     for _ in range(3):
         step()
     assert len(calls) <= 1
-    assert model.weight._version[1] is None  # the saved values' shared list was dropped
+    assert model.weight._vc[1] is None  # the saved values' shared list was dropped
 
 
 def test_without_notes_the_hint_stays():
     x = cr.tensor(np.ones(3), requires_grad=True)
     a = x * 2
     b = a.sin()
-    a._version[0] += 1  # a change no op made (no note)
+    a._vc[0] += 1  # a change no op made (no note)
     message = error(lambda m: b.sum().backward())
     assert message.endswith("Hint: the backtrace further above shows the operation that failed "
                             "to compute its gradient; clone() the tensor before modifying it in "

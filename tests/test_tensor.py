@@ -647,3 +647,21 @@ def test_parameter_prints_like_torch():
     for lib in (cr, torch):
         p = lib.nn.Parameter(lib.tensor([1.0, 2.0]))
         assert str(p) == repr(p) == "Parameter containing:\ntensor([1., 2.], requires_grad=True)"
+
+
+def test_version_is_an_int_counting_in_place_changes_as_torch():
+    import torch
+
+    counts = []
+    for lib in (chainrule, torch):
+        x = lib.ones(4)
+        seen = [x._version]
+        x.add_(1)
+        view = x[1:]
+        view.mul_(2)
+        seen += [x._version, view._version]
+        x[0] = 5.0
+        seen += [x._version, view._version, x.clone()._version, x.detach()._version]
+        counts.append(seen)
+    assert counts[0] == counts[1]
+    assert all(isinstance(v, int) for v in counts[0])

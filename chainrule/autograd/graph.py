@@ -86,12 +86,12 @@ class SavedInput:
 
     def __init__(self, tensor) -> None:
         self.tensor = tensor
-        counter = tensor._version
+        counter = tensor._vc
         # Where bump_version notes which in-place op changed the tensor and where (see
         # chainrule._tooling): a new tensor's counter has a place for it; an older one's saved
         # values share a notes list.
         if counter is None:
-            tensor._version = [0, None, None]
+            tensor._vc = [0, None, None]
             self.version = 0
             self.notes = None
         else:
@@ -103,7 +103,7 @@ class SavedInput:
 
     def unpack(self, node: Node):
         t = self.tensor
-        counter = t._version
+        counter = t._vc
         if counter[0] != self.version:
             gf = t.grad_fn
             notes = self.notes if self.notes is not None else [n for n in counter[2:] if n]
@@ -118,16 +118,16 @@ class SavedOutput:
     __slots__ = ("array", "counter", "version", "output_nr", "tangent", "level", "notes")
 
     def __init__(self, tensor) -> None:
-        if tensor._version is None:  # see SavedInput
-            tensor._version = [0, None, None]
+        if tensor._vc is None:  # see SavedInput
+            tensor._vc = [0, None, None]
             self.notes = None
         else:
-            self.notes = notes_of(tensor._version)
+            self.notes = notes_of(tensor._vc)
         batched_value = type(tensor) is BatchedTensor
         # A batched output keeps its batched value and vmap level instead of the placeholder.
         self.array = tensor._value if batched_value else tensor._data
         self.level = tensor._level if batched_value else 0
-        self.counter = tensor._version
+        self.counter = tensor._vc
         self.version = self.counter[0]
         self.output_nr = tensor._output_nr
         tangents = tensor._extra.get("tangent") if tensor._extra else None
@@ -523,9 +523,9 @@ class SavedPacked:
             out = batched(value._value, value._level)
         else:
             out = Tensor._wrap(value._data, None, 0)
-        if value._version is None:
-            value._version = [0]
-        out._version = value._version
+        if value._vc is None:
+            value._vc = [0]
+        out._vc = value._vc
         grad_fn = node if self.is_output else self.grad_fn
         if grad_fn is not None:
             out.grad_fn, out._output_nr, out._requires_grad = grad_fn, self.output_nr, True
@@ -543,14 +543,14 @@ def _pack(tensor, pack_hook: Callable, unpack_hook: Callable, is_output: bool,
           shown=None) -> SavedPacked:
     """Save ``tensor`` as ``pack_hook(tensor)`` (or of ``shown``, a view of it for the hook),
     with what unpacking needs to put it back in its place in the graph."""
-    counter = tensor._version
+    counter = tensor._vc
     version = counter[0] if counter else 0
     prev, grad_state.enabled = grad_state.enabled, False  # PyTorch runs pack hooks without grad
     try:
         packed = pack_hook(tensor if shown is None else shown)
     finally:
         grad_state.enabled = prev
-    counter = tensor._version
+    counter = tensor._vc
     if (counter[0] if counter else 0) != version:
         raise RuntimeError(
             "A saved tensor pack hook is modifying its input in place. Tensors provided as input "
@@ -850,7 +850,7 @@ def increment_version(tensor) -> None:
     if tensors is None or not all(isinstance(t, Tensor) for t in tensors):
         raise RuntimeError("increment_version expect a Iterable[Tensor] as input")
     for t in tensors:
-        if t._version is None:
-            t._version = [1]
+        if t._vc is None:
+            t._vc = [1]
         else:
-            t._version[0] += 1
+            t._vc[0] += 1

@@ -42,8 +42,8 @@ def _rng(generator):
 def _fill(tensor: Tensor, values) -> Tensor:
     with no_grad():
         tensor._data[...] = values
-        if tensor._version is not None:
-            tensor._version[0] += 1
+        if tensor._vc is not None:
+            tensor._vc[0] += 1
     return tensor
 
 

@@ -22,7 +22,7 @@ class Parameter(Tensor):
         self.grad = None
         self.grad_fn = None
         self._output_nr = 0
-        self._version = data._version if isinstance(data, Tensor) else None
+        self._vc = data._vc if isinstance(data, Tensor) else None
         self._extra = None
         if requires_grad:
             self.requires_grad_(True)
@@ -54,6 +54,6 @@ class Buffer(Tensor):
         self.grad = None
         self.grad_fn = None
         self._output_nr = 0
-        self._version = None
+        self._vc = None
         self._extra = None
         self.persistent = persistent

@@ -499,9 +499,9 @@ def _link_pieces(outputs, input: Tensor, indices, function: str) -> None:
 
 
 def _link_batched_view(result, base, op: Op, params: dict) -> None:
-    if base._version is None:
-        base._version = [0]
-    result._version = base._version
+    if base._vc is None:
+        base._vc = [0]
+    result._vc = base._vc
     result._requires_grad = base._requires_grad
     root_view = base._extra.get("view") if base._extra else None
     root, steps = root_view if root_view else (base, ())
@@ -666,9 +666,9 @@ def _view_dtype(input, to) -> Tensor:
     graph (as in PyTorch, also for input's own dtype)."""
     if type(input) is BatchedTensor:  # the values' bytes, the batch in front
         out = batched(_view_dtype(input._value, to), input._level)
-        if input._version is None:
-            input._version = [0]
-        out._version = input._version
+        if input._vc is None:
+            input._vc = [0]
+        out._vc = input._vc
         return out
     data = input._data
     if to.itemsize != data.itemsize and not (data.ndim and data.strides[-1] == data.itemsize):
@@ -677,9 +677,9 @@ def _view_dtype(input, to) -> Tensor:
             "or self.dim() must be 0 for the same size"
         )
     out = Tensor._wrap(data.view(to.np), None, 0)
-    if input._version is None:
-        input._version = [0]
-    out._version = input._version
+    if input._vc is None:
+        input._vc = [0]
+    out._vc = input._vc
     return out
 
 

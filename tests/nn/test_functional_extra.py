@@ -148,7 +148,7 @@ def test_batch_norm_training_updates_running_stats_like_torch(shape):
     close(out_c, out_t)
     close(stats[0][0], stats[1][0])
     close(stats[0][1], stats[1][1])
-    assert stats[0][0]._version_value == 1  # written in place, as torch's buffers are
+    assert stats[0][0]._version == 1  # written in place, as torch's buffers are
 
 
 def test_batch_norm_eval_uses_running_stats_and_leaves_them():
