@@ -7,34 +7,13 @@ import weakref
 
 import numpy as np
 import pytest
-import torch
+from _tooling_helpers import leaf, outcome, rounded, run
 
 import chainrule as cr
 
 X = [[0.5, -1.3, 2.0], [1.5, 0.7, -0.4]]
 W = [[0.3, -0.2, 0.8], [-0.5, 0.9, 0.1], [0.7, 0.4, -0.6]]
 VARIANTS = pytest.mark.parametrize("reentrant", [False, True], ids=["non-reentrant", "reentrant"])
-
-
-def leaf(m, values=X):
-    return m.tensor(np.asarray(values, dtype="float64"), requires_grad=True)
-
-
-def outcome(fn):
-    try:
-        return fn()
-    except Exception as e:  # noqa: BLE001 - the error is what is compared
-        return type(e).__name__, str(e)
-
-
-def rounded(t):
-    return None if t is None else np.round(t.detach().numpy(), 8).tolist()
-
-
-def run(scenario):
-    ours, theirs = scenario(cr), scenario(torch)
-    assert ours == theirs
-    return ours
 
 
 def block(m, w, log=None):
@@ -53,7 +32,7 @@ def block(m, w, log=None):
 
 def test_use_reentrant_not_given_warns_and_means_reentrant():
     def scenario(m):
-        x, w = leaf(m), leaf(m, W)
+        x, w = leaf(m, X), leaf(m, W)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             out = m.utils.checkpoint.checkpoint(block(m, w), x)
@@ -66,7 +45,7 @@ def test_use_reentrant_not_given_warns_and_means_reentrant():
 
 
 def test_warning_points_at_the_caller():
-    x = leaf(cr)
+    x = leaf(cr, X)
     with pytest.warns(UserWarning, match="use_reentrant parameter should be passed") as caught:
         cr.utils.checkpoint.checkpoint(cr.sin, x)
     assert caught[0].filename == __file__
@@ -77,7 +56,7 @@ def test_warning_points_at_the_caller():
 def test_errors_like_torch(case):
     def scenario(m):
         cp = m.utils.checkpoint
-        x, w = leaf(m), leaf(m, W)
+        x, w = leaf(m, X), leaf(m, W)
         f = block(m, w)
         if case == "kwargs reentrant":
             return outcome(lambda: cp.checkpoint(f, x, use_reentrant=True, foo=1))
@@ -107,7 +86,7 @@ def test_errors_like_torch(case):
 @VARIANTS
 def test_gradients_equal_the_plain_run_and_torch(reentrant):
     def scenario(m):
-        x, w = leaf(m), leaf(m, W)
+        x, w = leaf(m, X), leaf(m, W)
         log = []
         out = m.utils.checkpoint.checkpoint(block(m, w, log), x, use_reentrant=reentrant)
         log.append("forward done")
@@ -116,14 +95,14 @@ def test_gradients_equal_the_plain_run_and_torch(reentrant):
 
     log, *values = run(scenario)
     assert log == ["run", "forward done", "run"]  # recomputed during backward
-    x, w = leaf(cr), leaf(cr, W)
+    x, w = leaf(cr, X), leaf(cr, W)
     (block(cr, w)(x) ** 2).sum().backward()
     assert values[1:] == [rounded(x.grad), rounded(w.grad)]
 
 
 def test_non_reentrant_works_with_autograd_grad_and_retain_graph():
     def scenario(m):
-        x, w = leaf(m), leaf(m, W)
+        x, w = leaf(m, X), leaf(m, W)
         log = []
         out = m.utils.checkpoint.checkpoint(block(m, w, log), x, use_reentrant=False)
         g1 = m.autograd.grad(out.sum(), (x, w), retain_graph=True)
@@ -136,7 +115,7 @@ def test_non_reentrant_works_with_autograd_grad_and_retain_graph():
 
 def test_double_backward_through_non_reentrant_checkpoint():
     def scenario(m):
-        x, w = leaf(m), leaf(m, W)
+        x, w = leaf(m, X), leaf(m, W)
         out = m.utils.checkpoint.checkpoint(block(m, w), x, use_reentrant=False)
         (gx,) = m.autograd.grad(out.sum(), x, create_graph=True)
         (gxx,) = m.autograd.grad(gx.sum(), x)
@@ -186,7 +165,7 @@ def test_checkpoint_sequential_matches_torch():
         with m.no_grad():
             for i, p in enumerate(model.parameters()):
                 p.copy_(m.linspace(-1, 1, p.numel()).reshape(p.shape) * (i + 1) / 3)
-        x = leaf(m).float()
+        x = leaf(m, X).float()
         out = m.utils.checkpoint.checkpoint_sequential(model, 2, x, use_reentrant=False)
         out.sum().backward()
         return (np.round(out.detach().numpy(), 5).tolist(),
@@ -214,7 +193,7 @@ def count_saved(m, fn):
 @VARIANTS
 def test_checkpointing_saves_fewer_tensors(reentrant):
     def scenario(m):
-        x, w = leaf(m), leaf(m, W)
+        x, w = leaf(m, X), leaf(m, W)
         plain, _ = count_saved(m, lambda: block(m, w)(x))
         inside, _ = count_saved(m, lambda: m.utils.checkpoint.checkpoint(
             block(m, w), x, use_reentrant=reentrant))
@@ -238,7 +217,7 @@ def test_checkpointing_saves_fewer_tensors(reentrant):
 
 
 def test_activations_inside_are_freed_after_forward():
-    x, w = leaf(cr), leaf(cr, W)
+    x, w = leaf(cr, X), leaf(cr, W)
     refs = []
 
     def f(v):
@@ -274,7 +253,7 @@ def test_recomputation_stops_early(early_stop):
             log.append("end")
             return c
 
-        x = leaf(m)
+        x = leaf(m, X)
         with m.utils.checkpoint.set_checkpoint_early_stop(early_stop):
             out = m.utils.checkpoint.checkpoint(f, x, use_reentrant=False)
         out.sum().backward()
@@ -298,7 +277,7 @@ def test_context_fn_wraps_forward_and_recomputation():
             finally:  # the recomputation ends early, by an exception, once all is back
                 log.append(f"exit {name}")
 
-        x = leaf(m)
+        x = leaf(m, X)
         out = m.utils.checkpoint.checkpoint(
             lambda v: v.sin().exp(), x, use_reentrant=False,
             context_fn=lambda: (note("forward"), note("recompute")))
@@ -311,7 +290,7 @@ def test_context_fn_wraps_forward_and_recomputation():
 def test_kwargs_nesting_and_no_grad():
     def scenario(m):
         cp = m.utils.checkpoint
-        x, w = leaf(m), leaf(m, W)
+        x, w = leaf(m, X), leaf(m, W)
 
         def inner(v, scale=1.0):
             return (v @ w).tanh() * scale
@@ -339,7 +318,7 @@ def test_nondeterministic_recomputation_raises(change):
                 return x.sin().cos()
             return x.sin() if change == "count" else x[:1].sin().cos()
 
-        out = m.utils.checkpoint.checkpoint(f, leaf(m), use_reentrant=False)
+        out = m.utils.checkpoint.checkpoint(f, leaf(m, X), use_reentrant=False)
         kind, message = outcome(lambda: out.sum().backward())
         return kind, message.split("\nTip:")[0]
 
@@ -354,7 +333,7 @@ def test_debug_lists_what_each_pass_saved():
         calls.append(1)
         return x.sin().cos() if len(calls) == 1 else x[:1].sin().cos()
 
-    out = cr.utils.checkpoint.checkpoint(f, leaf(cr), use_reentrant=False, debug=True)
+    out = cr.utils.checkpoint.checkpoint(f, leaf(cr, X), use_reentrant=False, debug=True)
     with pytest.raises(cr.utils.checkpoint.CheckpointError) as info:
         out.sum().backward()
     message = str(info.value)

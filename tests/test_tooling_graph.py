@@ -3,33 +3,10 @@ node hooks (order, replaced gradients, errors), register_multi_grad_hook and inc
 
 import numpy as np
 import pytest
-import torch
-
-import chainrule as cr
+from _tooling_helpers import leaf, outcome, rounded, run
 
 X = [0.5, -1.3, 2.0]
 Y = [1.5, 0.7, -0.4]
-
-
-def leaf(m, values=X):
-    return m.tensor(np.asarray(values, dtype="float64"), requires_grad=True)
-
-
-def outcome(fn):
-    try:
-        return fn()
-    except Exception as e:  # noqa: BLE001 - the error is what is compared
-        return type(e).__name__, str(e)
-
-
-def rounded(t):
-    return None if t is None else np.round(t.detach().numpy(), 8).tolist()
-
-
-def run(scenario):
-    ours, theirs = scenario(cr), scenario(torch)
-    assert ours == theirs
-    return ours
 
 
 def double(m):
@@ -48,7 +25,7 @@ def double(m):
 def test_every_grad_fn_is_a_node():
     def scenario(m):
         Node = m.autograd.graph.Node
-        x = leaf(m)
+        x = leaf(m, X)
         y = x * 3
         acc = y.grad_fn.next_functions[0][0]
         custom = double(m).apply(x).grad_fn
@@ -61,7 +38,7 @@ def test_every_grad_fn_is_a_node():
 
 def test_metadata_is_one_dict_per_node():
     def scenario(m):
-        x = leaf(m)
+        x = leaf(m, X)
         y = x * 3
         acc = y.grad_fn.next_functions[0][0]
         custom = double(m).apply(x).grad_fn
@@ -76,7 +53,7 @@ def test_metadata_is_one_dict_per_node():
 def test_hook_order_and_arguments():
     def scenario(m):
         log = []
-        x, y = leaf(m), leaf(m, Y)
+        x, y = leaf(m, X), leaf(m, Y)
         z = x * y
         acc = z.grad_fn.next_functions[0][0]
         acc.register_hook(lambda gi, go: log.append(("acc post", len(gi), rounded(go[0]))))
@@ -99,7 +76,7 @@ def test_hook_order_and_arguments():
 @pytest.mark.parametrize("kind", ["prehook", "posthook"])
 def test_hooks_replace_gradients(kind):
     def scenario(m):
-        x = leaf(m)
+        x = leaf(m, X)
         w = x * 3  # MulBackward0 with a number: grad_inputs is (g, None)
         handle = (w.grad_fn.register_prehook(lambda go: (go[0] * 10,)) if kind == "prehook"
                   else w.grad_fn.register_hook(lambda gi, go: (gi[0] * 10, gi[1])))
@@ -117,7 +94,7 @@ def test_hooks_replace_gradients(kind):
                                   "prehook list"])
 def test_hook_result_errors(case):
     def scenario(m):
-        x = leaf(m)
+        x = leaf(m, X)
         w = x * 3
 
         def named_hook(*args):
@@ -164,7 +141,7 @@ def test_multi_grad_hook_all():
 def test_multi_grad_hook_all_passes_the_gradients_after_the_last():
     def scenario(m):
         log = []
-        x, y = leaf(m), leaf(m, Y)
+        x, y = leaf(m, X), leaf(m, Y)
         z = x * y
         m.autograd.graph.register_multi_grad_hook(
             (x, z), lambda grads: log.append(("multi", [rounded(g) for g in grads])))
@@ -204,7 +181,7 @@ def test_multi_grad_hook_any_and_errors():
 
 def test_increment_version():
     def scenario(m):
-        a = leaf(m).clone()
+        a = leaf(m, X).clone()
         b = a.sin()
         m.autograd.graph.increment_version(a)
         error = outcome(lambda: b.sum().backward())

@@ -4,6 +4,7 @@ and the logs (which hook saw which tensor, in which order), values and errors mu
 import numpy as np
 import pytest
 import torch
+from _tooling_helpers import leaf, outcome, run
 
 import chainrule as cr
 
@@ -11,28 +12,10 @@ X = [0.5, -1.3, 2.0]
 Y = [1.5, 0.7, -0.4]
 
 
-def leaf(m, values=X):
-    return m.tensor(np.asarray(values, dtype="float64"), requires_grad=True)
-
-
-def outcome(fn):
-    """The result of ``fn()``, or the type and message of what it raised."""
-    try:
-        return fn()
-    except Exception as e:  # noqa: BLE001 - the error is what is compared
-        return type(e).__name__, str(e)
-
-
 def describe(t):
     """A tensor as the logs record it: where it comes from, and its values."""
     source = t.grad_fn.name() if t.grad_fn is not None else "leaf"
     return source, t.requires_grad, np.round(t.detach().numpy(), 6).tolist()
-
-
-def run(scenario):
-    ours, theirs = scenario(cr), scenario(torch)
-    assert ours == theirs
-    return ours
 
 
 def logging_hooks(log, tag=""):
@@ -53,7 +36,7 @@ def logging_hooks(log, tag=""):
 def test_pack_at_save_unpack_at_backward_in_order():
     def scenario(m):
         log = []
-        x, y = leaf(m), leaf(m, Y)
+        x, y = leaf(m, X), leaf(m, Y)
         with m.autograd.graph.saved_tensors_hooks(*logging_hooks(log)):
             z = (x * y).exp()  # mul saves x and y, exp its result
             log.append("forward done")
@@ -69,7 +52,7 @@ def test_pack_at_save_unpack_at_backward_in_order():
 def test_nested_contexts_innermost_wins_and_hooks_stay_with_their_values():
     def scenario(m):
         log = []
-        x, y = leaf(m), leaf(m, Y)
+        x, y = leaf(m, X), leaf(m, Y)
         with m.autograd.graph.saved_tensors_hooks(*logging_hooks(log, " outer")):
             a = x * y
             with m.autograd.graph.saved_tensors_hooks(*logging_hooks(log, " inner")):
@@ -85,7 +68,7 @@ def test_nested_contexts_innermost_wins_and_hooks_stay_with_their_values():
 
 def test_hooks_that_transform_give_the_plain_gradients():
     def scenario(m):
-        x, y = leaf(m), leaf(m, Y)
+        x, y = leaf(m, X), leaf(m, Y)
         with m.autograd.graph.saved_tensors_hooks(lambda t: (t.detach() * 2, "note"),
                                                   lambda p: p[0] / 2):
             z = (x * y).sigmoid() / y
@@ -108,7 +91,7 @@ def test_no_pack_without_recording_and_no_grad_inside_the_hooks():
             log.append(("unpack", m.is_grad_enabled()))
             return p / 3
 
-        x = leaf(m)
+        x = leaf(m, X)
         with m.autograd.graph.saved_tensors_hooks(pack, unpack):
             with m.no_grad():
                 x.exp()
@@ -138,7 +121,7 @@ def test_custom_function_save_for_backward_goes_through_the_hooks():
                 log.append(("backward", out.grad_fn is not None, out.requires_grad))
                 return g * out / a, g * a
 
-        x, y = leaf(m), leaf(m, Y)
+        x, y = leaf(m, X), leaf(m, Y)
         with m.autograd.graph.saved_tensors_hooks(*logging_hooks(log)):
             o = Scale.apply(x, y)
             log.append("apply done")
@@ -153,7 +136,7 @@ def test_custom_function_save_for_backward_goes_through_the_hooks():
 @pytest.mark.parametrize("case", ["non-tensor unpack", "in-place pack"])
 def test_hook_errors(case):
     def scenario(m):
-        x = leaf(m).clone()
+        x = leaf(m, X).clone()
         if case == "non-tensor unpack":
             with m.autograd.graph.saved_tensors_hooks(lambda t: t, lambda p: 3):
                 y = x.sin()
@@ -193,7 +176,7 @@ def test_disable_saved_tensors_hooks():
 
         results.append(outcome(disable_while_active))
         with hooks:  # everything restored
-            x = leaf(m)
+            x = leaf(m, X)
             results.append(describe(x.exp()))
         return results
 
@@ -204,7 +187,7 @@ def test_disable_saved_tensors_hooks():
 
 def test_save_on_cpu_keeps_values_and_gradients():
     def scenario(m):
-        x, y = leaf(m), leaf(m, Y)
+        x, y = leaf(m, X), leaf(m, Y)
         with m.autograd.graph.save_on_cpu(pin_memory=False):
             z = (x * y).exp() * x
         z.sum().backward()
@@ -245,7 +228,7 @@ OPS = {
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_saved_attributes_named_and_valued_as_torch(name):
     def scenario(m):
-        x, y, a = leaf(m), leaf(m, Y), leaf(m, A)
+        x, y, a = leaf(m, X), leaf(m, Y), leaf(m, A)
         fn = OPS[name](m, x, y, a).grad_fn
         names = sorted(n for n in dir(fn) if n.startswith("_saved_") or n.startswith("_raw_saved_"))
         values = {}
@@ -261,7 +244,7 @@ def test_saved_attributes_named_and_valued_as_torch(name):
 def test_saved_attributes_where_chainrule_differs():
     """mm saves no sizes or strides (its rules read none); a Python number reads as the number
     (PyTorch: a 0-d tensor for tensor arguments, so also a _raw_saved_ one)."""
-    x, a = leaf(cr), leaf(cr, A)
+    x, a = leaf(cr, X), leaf(cr, A)
     mm = cr.mm(a, a).grad_fn
     assert mm._saved_self is a and mm._saved_mat2 is a
     assert [n for n in dir(mm) if n.startswith(("_saved_", "_raw_saved_"))] == [
@@ -274,7 +257,7 @@ def test_saved_attributes_where_chainrule_differs():
 
 def test_saved_values_identity_and_freeing():
     def scenario(m):
-        x, y = leaf(m), leaf(m, Y)
+        x, y = leaf(m, X), leaf(m, Y)
         z = x * y
         e = z.exp()
         c = x * m.tensor(Y, dtype=m.float64)  # other does not require grad: self is not saved
@@ -297,7 +280,7 @@ def test_saved_values_identity_and_freeing():
 def test_raw_saved_tensor_register_hooks():
     def scenario(m):
         log = []
-        x, y = leaf(m), leaf(m, Y)
+        x, y = leaf(m, X), leaf(m, Y)
         z = x * y
         raw = z.grad_fn._raw_saved_self
         facts = [describe(raw.unpack()), raw.unpack_hook]
@@ -334,7 +317,7 @@ def test_custom_function_raw_saved_tensors():
                 (a,) = ctx.saved_tensors
                 return 2 * a * g
 
-        x = leaf(m)
+        x = leaf(m, X)
         o = Square.apply(x)
         (raw,) = o.grad_fn._raw_saved_tensors
         raw.register_hooks(*logging_hooks(log))
