@@ -43,8 +43,9 @@ from .elementwise import (
 
 __all__ = ["REGISTRY", "Op", "defop", "FUNCTIONS"]
 
-FAMILIES = (elementwise, reduction, linalg, shape, indexing, activation, linear, convolution,
-            pooling, normalization, dropout, embedding, padding, distance, loss)
+NN_FAMILIES = (activation, linear, convolution, pooling, normalization, dropout, embedding,
+               padding, distance, loss)
+FAMILIES = (elementwise, reduction, linalg, shape, indexing) + NN_FAMILIES
 Tensor._to_dtype = shape.to_dtype
 _batching.ops.update(stack=REGISTRY["stack"], copy=REGISTRY["copy"],
                      view_scatter=REGISTRY["view_scatter"], cat_fn=shape.cat,

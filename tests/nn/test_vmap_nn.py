@@ -13,23 +13,10 @@ import torch
 
 import chainrule
 from chainrule import _batching
-from chainrule.ops import (
-    Op,
-    activation,
-    convolution,
-    distance,
-    dropout,
-    embedding,
-    linear,
-    loss,
-    normalization,
-    padding,
-    pooling,
-)
+from chainrule.ops import NN_FAMILIES, Op
 
 LIBS = (chainrule, torch)
-NN_RECORDS = {value.name for family in (activation, linear, convolution, pooling, normalization,
-                                        dropout, embedding, padding, distance, loss)
+NN_RECORDS = {value.name for family in NN_FAMILIES
               for value in vars(family).values() if isinstance(value, Op)}
 
 
