@@ -9,7 +9,7 @@ import chainrule as torch
 
 from . import constraints
 from ._gamma import gammainc, standard_gamma
-from .distribution import Distribution
+from .distribution import Distribution, _BinaryProbsLogits
 from .exp_family import ExponentialFamily
 from .utils import (
     bce_with_logits,
@@ -19,7 +19,6 @@ from .utils import (
     finfo,
     lazy_property,
     logits_to_probs,
-    probs_to_logits,
 )
 
 __all__ = ["Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "Gamma", "Chi2", "Beta",
@@ -603,7 +602,7 @@ class FisherSnedecor(Distribution):
         return t1 + t2 - t3
 
 
-class ContinuousBernoulli(ExponentialFamily):
+class ContinuousBernoulli(_BinaryProbsLogits, ExponentialFamily):
     """Continuous Bernoulli distribution on [0, 1] (Loaiza-Ganem and Cunningham, "The
     continuous Bernoulli: fixing a pervasive error in variational autoencoders", NeurIPS 2019).
 
@@ -617,41 +616,24 @@ class ContinuousBernoulli(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        self._set_probs_or_logits(probs, logits)
         if probs is not None:
-            is_scalar = isinstance(probs, numbers.Number)
-            (self.probs,) = broadcast_all(probs)
             if validate_args is not None and not bool(
                     self.arg_constraints["probs"].check(self.probs).all()):
                 raise ValueError("The parameter probs has invalid values")
-            self.probs = clamp_probs(self.probs)
-        else:
-            is_scalar = isinstance(logits, numbers.Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = torch.Size() if is_scalar else self._param.size()
+            self.probs = self._param = clamp_probs(self.probs)
         self._lims = lims
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._expand_params(ContinuousBernoulli, batch_shape, _instance,
                                   ("probs", "logits"))
         new._lims = self._lims
-        new._param = new.probs if "probs" in self.__dict__ else new.logits
         return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
 
     @lazy_property
     def probs(self):
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def _outside_unstable_region(self):
         return (self.probs <= self._lims[0]) | (self.probs > self._lims[1])

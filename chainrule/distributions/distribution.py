@@ -7,7 +7,7 @@ import warnings
 import chainrule as torch
 
 from . import constraints
-from .utils import lazy_property
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Distribution"]
 
@@ -186,3 +186,43 @@ class Distribution:
             f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"
             for p in param_names)
         return self.__class__.__name__ + "(" + args_string + ")"
+
+
+def _one_of(probs, logits) -> None:
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+
+
+class _BinaryProbsLogits:
+    """Mixin of the distributions given by the ``probs`` or the ``logits`` of one binary event:
+    it keeps the one given (as ``_param`` too) and derives the other lazily."""
+
+    def _set_probs_or_logits(self, probs, logits, total_count=None) -> None:
+        """Keeps ``probs`` or ``logits``, whichever is given, as a tensor (broadcast with
+        ``total_count``, which then takes its dtype, when there is one)."""
+        _one_of(probs, logits)
+        given = probs if probs is not None else logits
+        if total_count is None:
+            (param,) = broadcast_all(given)
+        else:
+            total_count, param = broadcast_all(total_count, given)
+            self.total_count = total_count.to(param.dtype)
+        setattr(self, "probs" if probs is not None else "logits", param)
+        self._param = param
+
+    def _expand_params(self, cls, batch_shape, _instance, names, event_ndims=0):
+        new = super()._expand_params(cls, batch_shape, _instance, names, event_ndims)
+        new._param = new.probs if "probs" in self.__dict__ else new.logits
+        return new
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()

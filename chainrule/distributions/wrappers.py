@@ -12,7 +12,7 @@ import chainrule as torch
 from . import constraints
 from .continuous import Cauchy, Exponential, Gamma, Normal, Uniform
 from .discrete import Categorical
-from .distribution import Distribution
+from .distribution import Distribution, _BinaryProbsLogits
 from .transforms import (
     AbsTransform,
     AffineTransform,
@@ -29,9 +29,6 @@ from .utils import (
     clamp_probs,
     euler_constant,
     finfo,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
 )
 
 __all__ = ["Independent", "TransformedDistribution", "MixtureSameFamily", "LogNormal",
@@ -430,7 +427,7 @@ class Gumbel(TransformedDistribution):
         return self.scale.log() + (1 + euler_constant)
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(_BinaryProbsLogits, Distribution):
     """The logit of a RelaxedBernoulli sample (Maddison et al., 2017)."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -438,36 +435,14 @@ class LogitRelaxedBernoulli(Distribution):
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None) -> None:
         self.temperature = temperature
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            is_scalar = isinstance(probs, numbers.Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, numbers.Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = torch.Size() if is_scalar else self._param.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        self._set_probs_or_logits(probs, logits)
+        super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._expand_params(LogitRelaxedBernoulli, batch_shape, _instance,
                                   ("probs", "logits"))
         new.temperature = self.temperature
-        new._param = new.probs if "probs" in self.__dict__ else new.logits
         return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
