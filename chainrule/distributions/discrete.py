@@ -183,30 +183,23 @@ class Categorical(Distribution):
         return values
 
 
-class OneHotCategorical(Distribution):
-    """Categorical distribution whose samples are one-hot vectors."""
+class _OverCategorical:
+    """Mixin of the distributions built on a Categorical ``_categorical`` over the last dim of
+    their ``probs`` or ``logits`` (which are its own): batch shape its batch shape, event shape
+    its number of categories."""
 
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
-    support = constraints.one_hot
-    has_enumerate_support = True
+    def _init_categorical(self, probs, logits, validate_args) -> None:
+        self._categorical = Categorical(probs=probs, logits=logits)
+        Distribution.__init__(self, self._categorical.batch_shape,
+                              self._categorical.param_shape[-1:], validate_args=validate_args)
 
-    def __init__(self, probs=None, logits=None, validate_args=None) -> None:
-        self._categorical = Categorical(probs, logits)
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(OneHotCategorical, _instance)
+    def _expand_categorical(self, cls, batch_shape, _instance):
+        new = self._get_checked_instance(cls, _instance)
         batch_shape = torch.Size(batch_shape)
         new._categorical = self._categorical.expand(batch_shape)
         Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    @property
-    def _param(self):
-        return self._categorical._param
 
     @property
     def probs(self):
@@ -215,6 +208,28 @@ class OneHotCategorical(Distribution):
     @property
     def logits(self):
         return self._categorical.logits
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape
+
+
+class OneHotCategorical(_OverCategorical, Distribution):
+    """Categorical distribution whose samples are one-hot vectors."""
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    support = constraints.one_hot
+    has_enumerate_support = True
+
+    def __init__(self, probs=None, logits=None, validate_args=None) -> None:
+        self._init_categorical(probs, logits, validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expand_categorical(OneHotCategorical, batch_shape, _instance)
+
+    @property
+    def _param(self):
+        return self._categorical._param
 
     @property
     def mean(self):
@@ -229,10 +244,6 @@ class OneHotCategorical(Distribution):
     @property
     def variance(self):
         return self._categorical.probs * (1 - self._categorical.probs)
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
 
     def sample(self, sample_shape=()):
         probs = self._categorical.probs
@@ -441,7 +452,7 @@ class Geometric(_BinaryProbsLogits, Distribution):
 
 
 
-class Multinomial(Distribution):
+class Multinomial(_OverCategorical, Distribution):
     """Counts of ``total_count`` draws from a Categorical over the last dim of probs/logits."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -451,38 +462,19 @@ class Multinomial(Distribution):
         if not isinstance(total_count, int):
             raise NotImplementedError("inhomogeneous total_count is not supported")
         self.total_count = total_count
-        self._categorical = Categorical(probs=probs, logits=logits)
+        self._init_categorical(probs, logits, validate_args)
         self._binomial = Binomial(total_count=total_count, probs=self.probs)
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Multinomial, _instance)
-        batch_shape = torch.Size(batch_shape)
+        new = self._expand_categorical(Multinomial, batch_shape, _instance)
         new.total_count = self.total_count
-        new._categorical = self._categorical.expand(batch_shape)
         new._binomial = Binomial(total_count=self.total_count, probs=new.probs,
                                  validate_args=False)
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self):
         return constraints.multinomial(self.total_count)
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
 
     @property
     def mean(self):

@@ -11,7 +11,7 @@ import chainrule as torch
 
 from . import constraints
 from .continuous import Cauchy, Exponential, Gamma, Normal, Uniform
-from .discrete import Categorical
+from .discrete import Categorical, _OverCategorical
 from .distribution import Distribution, _BinaryProbsLogits
 from .transforms import (
     AbsTransform,
@@ -480,7 +480,7 @@ class RelaxedBernoulli(_Relaxed):
         return super().expand(batch_shape, _instance=new)
 
 
-class ExpRelaxedCategorical(Distribution):
+class ExpRelaxedCategorical(_OverCategorical, Distribution):
     """The log of a RelaxedOneHotCategorical sample (Gumbel-softmax in log space)."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -488,32 +488,13 @@ class ExpRelaxedCategorical(Distribution):
     has_rsample = True
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None) -> None:
-        self._categorical = Categorical(probs, logits)
         self.temperature = temperature
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+        self._init_categorical(probs, logits, validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
-        batch_shape = torch.Size(batch_shape)
+        new = self._expand_categorical(ExpRelaxedCategorical, batch_shape, _instance)
         new.temperature = self.temperature
-        new._categorical = self._categorical.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
