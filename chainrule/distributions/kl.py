@@ -345,12 +345,6 @@ def _kl_bernoulli_poisson(p, q):
     return -p.entropy() - (p.probs * q.rate.log() - q.rate)
 
 
-@register_kl(Beta, Uniform)
-def _kl_beta_uniform(p, q):
-    result = -p.entropy() + (q.high - q.low).log()
-    return _inf_where((q.low > 0) | (q.high < 1), result)
-
-
 @register_kl(Exponential, Gamma)
 def _kl_exponential_gamma(p, q):
     ratio = q.rate / p.rate
@@ -504,10 +498,11 @@ def _kl_continuous_bernoulli_normal(p, q):
     return t1 + t2 + t3
 
 
+@register_kl(Beta, Uniform)
 @register_kl(ContinuousBernoulli, Uniform)
-def _kl_continuous_bernoulli_uniform(p, q):
-    # infinite when [0, 1] is not inside [low, high] (PyTorch 2.13 also calls low = 0 or
-    # high = 1 infinite: docs/differences.md)
+def _kl_unit_interval_uniform(p, q):
+    # infinite when [0, 1] is not inside [low, high] (for ContinuousBernoulli PyTorch 2.13
+    # also calls low = 0 or high = 1 infinite: docs/differences.md)
     result = -p.entropy() + (q.high - q.low).log()
     return _inf_where((q.low > 0) | (q.high < 1), result)
 
