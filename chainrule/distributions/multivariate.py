@@ -31,6 +31,23 @@ def _broadcast_shape(*shapes):
     return torch.broadcast_tensors(*(torch.zeros(*s) for s in shapes))[0].shape
 
 
+def _keep_matrix(dist, batch_shape, scale_tril, covariance_matrix, precision_matrix) -> None:
+    """Keeps the one matrix given, expanded to ``batch_shape``, under its own name."""
+    for name, matrix in (("scale_tril", scale_tril), ("covariance_matrix", covariance_matrix),
+                         ("precision_matrix", precision_matrix)):
+        if matrix is not None:
+            setattr(dist, name, matrix.expand(*batch_shape, -1, -1))
+
+
+def _scale_tril_of(scale_tril, covariance_matrix, precision_matrix):
+    """The lower Cholesky factor of the covariance, from the one matrix given."""
+    if scale_tril is not None:
+        return scale_tril
+    if covariance_matrix is not None:
+        return torch.linalg.cholesky(covariance_matrix)
+    return torch.linalg.cholesky(torch.linalg.inv(precision_matrix))
+
+
 class Dirichlet(ExponentialFamily):
     """Dirichlet distribution with ``concentration`` (last dim: the categories)."""
 
@@ -142,21 +159,11 @@ class MultivariateNormal(Distribution):
             matrix = precision_matrix
         batch_shape = _broadcast_shape(matrix.shape[:-2], loc.shape[:-1])
         n = loc.shape[-1]
-        if scale_tril is not None:
-            self.scale_tril = scale_tril.expand(*batch_shape, -1, -1)
-        elif covariance_matrix is not None:
-            self.covariance_matrix = covariance_matrix.expand(*batch_shape, -1, -1)
-        else:
-            self.precision_matrix = precision_matrix.expand(*batch_shape, -1, -1)
+        _keep_matrix(self, batch_shape, scale_tril, covariance_matrix, precision_matrix)
         self.loc = loc.expand(*batch_shape, -1)
         super().__init__(batch_shape, torch.Size([n]), validate_args=validate_args)
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = torch.linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = torch.linalg.cholesky(
-                torch.linalg.inv(precision_matrix))
+        self._unbroadcasted_scale_tril = _scale_tril_of(scale_tril, covariance_matrix,
+                                                        precision_matrix)
 
     def expand(self, batch_shape, _instance=None):
         new = self._expand_params(MultivariateNormal, batch_shape, _instance,
@@ -414,24 +421,14 @@ class Wishart(ExponentialFamily):
         if bool(self.df.le(event_shape[-1] - 1).any()):
             raise ValueError(f"Value of df={df} expected to be greater than ndim - 1 = "
                              f"{event_shape[-1] - 1}.")
-        if scale_tril is not None:
-            self.scale_tril = param.expand(*batch_shape, -1, -1)
-        elif covariance_matrix is not None:
-            self.covariance_matrix = param.expand(*batch_shape, -1, -1)
-        else:
-            self.precision_matrix = param.expand(*batch_shape, -1, -1)
+        _keep_matrix(self, batch_shape, scale_tril, covariance_matrix, precision_matrix)
         if bool(self.df.lt(event_shape[-1]).any()):
             warnings.warn("Low df values detected. Singular samples are highly likely to occur "
                           "for ndim - 1 < df < ndim.", stacklevel=2)
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
         self._batch_dims = [-(x + 1) for x in range(len(self._batch_shape))]
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = torch.linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = torch.linalg.cholesky(
-                torch.linalg.inv(precision_matrix))
+        self._unbroadcasted_scale_tril = _scale_tril_of(scale_tril, covariance_matrix,
+                                                        precision_matrix)
         self._dist_chi2 = self._chi2(self.df, batch_shape)
 
     def _chi2(self, df, batch_shape):
