@@ -331,10 +331,7 @@ def _bce_jvp(t_input, t_target, input, target, weight, reduction):
     )
     if terms is None:
         return None
-    terms = _scaled_loss(terms, weight)
-    if reduction == "none":
-        return terms
-    return terms.sum() if reduction == "sum" else terms.mean()
+    return _reduce(_scaled_loss(terms, weight), reduction)
 
 
 BINARY_CROSS_ENTROPY = defop(
@@ -414,13 +411,7 @@ def _mse_jvp(t_input, t_target, input, target, reduction):
     t_diff = sum_terms(t_input, None if t_target is None else -t_target)
     if t_diff is None:
         return None
-    return _reduce_tensor(t_diff * (input - target) * 2.0, reduction)
-
-
-def _reduce_tensor(t: Tensor, reduction: str) -> Tensor:
-    if reduction == "none":
-        return t
-    return t.sum() if reduction == "sum" else t.mean()
+    return _reduce(t_diff * (input - target) * 2.0, reduction)
 
 
 MSE_LOSS = defop(
