@@ -168,24 +168,21 @@ def _getitem_grad(g, input_shape, index):
     return apply(INDEX_BACKWARD, g, index=index, shape=input_shape)
 
 
-SELECT = defop(
-    "select",
-    _getitem,
-    ("input",),
-    (_getitem_grad,),
-    view=True,
-    jvp="linear",
-    batch=view_rule(_indexed),
-)
-SLICE = defop(
-    "slice",
-    _getitem,
-    ("input",),
-    (_getitem_grad,),
-    view=True,
-    jvp="linear",
-    batch=view_rule(_indexed),
-)
+def _basic_index_record(name: str):
+    # A basic index (integers, slices, None, ...) is a view; select and slice differ by name only.
+    return defop(
+        name,
+        _getitem,
+        ("input",),
+        (_getitem_grad,),
+        view=True,
+        jvp="linear",
+        batch=view_rule(_indexed),
+    )
+
+
+SELECT = _basic_index_record("select")
+SLICE = _basic_index_record("slice")
 # x[None], x[0, None]: a basic index whose last step is an unsqueeze.
 SLICE_UNSQUEEZE = _variant(SLICE, "UnsqueezeBackward0")
 
@@ -1261,9 +1258,8 @@ def _check_index_vector(op: str, input, dim: int, index) -> int:
     return dim
 
 
-def index_select(input, dim: int, index) -> Tensor:
-    """The slices of input at the positions ``index`` (a vector) along ``dim``."""
-    dim = _check_index_vector("index_select", input, dim, index)
+def _check_in_self(index, input, dim: int) -> None:
+    """index_select's and index_add's IndexError for an index outside ``input``'s ``dim``."""
     shape = input._data.shape
     _check_bounds(
         index,
@@ -1273,6 +1269,12 @@ def index_select(input, dim: int, index) -> Tensor:
         error=IndexError,
         message="index out of range in self",
     )
+
+
+def index_select(input, dim: int, index) -> Tensor:
+    """The slices of input at the positions ``index`` (a vector) along ``dim``."""
+    dim = _check_index_vector("index_select", input, dim, index)
+    _check_in_self(index, input, dim)
     return apply(INDEX_SELECT, input, index, dim=dim)
 
 
@@ -1297,15 +1299,7 @@ def _index_source_call(op: str, input, dim: int, index, source) -> int:
 
 def _index_add_call(op, input, dim, index, source):
     dim = _index_source_call(op, input, dim, index, source)
-    shape = input._data.shape
-    _check_bounds(
-        index,
-        shape[dim] if shape else 1,
-        dim,
-        negative=False,
-        error=IndexError,
-        message="index out of range in self",
-    )
+    _check_in_self(index, input, dim)
     return dim
 
 
