@@ -288,11 +288,13 @@ def _record(op, inputs: tuple, params: dict, results: tuple) -> None:
         pack_saved(node, results)
 
 
-def _link_view(result: Tensor, base: Tensor, op, params: dict) -> None:
-    """Make ``result`` a view of ``base``: one version counter, and the steps to replay it."""
-    owner = base._data.base if base._data.base is not None else base._data
-    if result._data.base is not owner and result._data is not owner:
-        return  # NumPy had to copy: not a view
+def _link_view(result: Tensor, base: Tensor, op, params: dict, *, shared: bool = False) -> None:
+    """Make ``result`` a view of ``base``: one version counter, and the steps to replay it.
+    ``shared``: link without asking NumPy whether the two share storage."""
+    if not shared:
+        owner = base._data.base if base._data.base is not None else base._data
+        if result._data.base is not owner and result._data is not owner:
+            return  # NumPy had to copy: not a view
     if base._vc is None:
         base._vc = [0]
     result._vc = base._vc

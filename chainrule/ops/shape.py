@@ -490,22 +490,10 @@ def _link_pieces(outputs, input: Tensor, indices, function: str) -> None:
     for nr, (out, index) in enumerate(zip(outputs, indices)):
         params = {"index": index, "output_nr": nr, "function": function}
         extra = out._extra  # _link_view replaces it: keep the tangent
-        if type(input) is BatchedTensor:  # its storage is the value's: link it as vmap does
-            _link_batched_view(out, input, _MULTI_VIEW, params)
-        else:
-            _link_view(out, input, _MULTI_VIEW, params)
+        # A batched tensor's storage is its value's: link it as vmap does.
+        _link_view(out, input, _MULTI_VIEW, params, shared=type(input) is BatchedTensor)
         if extra:
             out._extra = {**extra, **out._extra}
-
-
-def _link_batched_view(result, base, op: Op, params: dict) -> None:
-    if base._vc is None:
-        base._vc = [0]
-    result._vc = base._vc
-    result._requires_grad = base._requires_grad
-    root_view = base._extra.get("view") if base._extra else None
-    root, steps = root_view if root_view else (base, ())
-    result._extra_dict()["view"] = (root, steps + ((op, params),))
 
 
 # ---- in-place through views --------------------------------------------------------------------
