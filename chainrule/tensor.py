@@ -45,15 +45,19 @@ class Tensor:
     __array_priority__ = 1000  # NumPy defers binary operators to Tensor
 
     def __init__(self, data=None, *, requires_grad: bool = False) -> None:
-        self._data = xp.asarray([] if data is None else data, dtype=get_default_dtype().np)
+        self._init_leaf(xp.asarray([] if data is None else data, dtype=get_default_dtype().np))
+        if requires_grad:
+            self.requires_grad_(True)
+
+    def _init_leaf(self, array, vc: list | None = None) -> None:
+        """Every slot of a new leaf holding ``array`` (the constructors' common part)."""
+        self._data = array
         self._requires_grad = False
         self.grad = None
         self.grad_fn = None
         self._output_nr = 0
-        self._vc = None
+        self._vc = vc
         self._extra = None
-        if requires_grad:
-            self.requires_grad_(True)
 
     @staticmethod
     def _wrap(array, grad_fn, output_nr: int) -> Tensor:

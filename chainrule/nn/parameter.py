@@ -17,13 +17,7 @@ class Parameter(Tensor):
             array = xp.zeros((0,), dtype=get_default_dtype().np)
         else:
             array = data._data if isinstance(data, Tensor) else xp.asarray(data)
-        self._data = array
-        self._requires_grad = False
-        self.grad = None
-        self.grad_fn = None
-        self._output_nr = 0
-        self._vc = data._vc if isinstance(data, Tensor) else None
-        self._extra = None
+        self._init_leaf(array, data._vc if isinstance(data, Tensor) else None)
         if requires_grad:
             self.requires_grad_(True)
 
@@ -48,12 +42,5 @@ class Buffer(Tensor):
     """Marks a tensor to be registered as a module buffer when assigned as an attribute."""
 
     def __init__(self, data: Tensor | None = None, *, persistent: bool = True) -> None:
-        array = data._data if isinstance(data, Tensor) else xp.asarray(data)
-        self._data = array
-        self._requires_grad = False
-        self.grad = None
-        self.grad_fn = None
-        self._output_nr = 0
-        self._vc = None
-        self._extra = None
+        self._init_leaf(data._data if isinstance(data, Tensor) else xp.asarray(data))
         self.persistent = persistent
