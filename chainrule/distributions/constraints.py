@@ -283,10 +283,8 @@ class _LowerCholesky(Constraint):
     event_dim = 2
 
     def check(self, value):
-        value_tril = value.tril()
-        lower_triangular = (value_tril == value).reshape(*value.shape[:-2], -1).min(-1)[0]
         positive_diagonal = (value.diagonal(dim1=-2, dim2=-1) > 0).min(-1)[0]
-        return lower_triangular & positive_diagonal
+        return _LowerTriangular().check(value) & positive_diagonal
 
 
 class _CorrCholesky(Constraint):
