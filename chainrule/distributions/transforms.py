@@ -818,16 +818,22 @@ def _check_dim(t, dim: int, size: int, what: str, name: str) -> None:
         raise AssertionError(f"{name}.size({dim}) = {t.size(dim)} must equal {what} {size}")
 
 
+def _with_cache_all(tseq, cache_size: int):
+    """The transforms ``tseq`` as a list, each with ``cache_size`` when that is not 0."""
+    if not all(isinstance(t, Transform) for t in tseq):
+        raise AssertionError("All elements of tseq must be Transform instances")
+    if cache_size:
+        return [t.with_cache(cache_size) for t in tseq]
+    return list(tseq)
+
+
 class CatTransform(Transform):
     """Transforms ``tseq`` applied to consecutive pieces (of ``lengths``) of dim ``dim``."""
 
     def __init__(self, tseq, dim: int = 0, lengths=None, cache_size: int = 0) -> None:
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
+        tseq = _with_cache_all(tseq, cache_size)
         super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
+        self.transforms = tseq
         self.lengths = list(lengths) if lengths is not None else [1] * len(self.transforms)
         if len(self.lengths) != len(self.transforms):
             raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms "
@@ -896,12 +902,9 @@ class StackTransform(Transform):
     """Transforms ``tseq`` applied to the slices of dim ``dim``."""
 
     def __init__(self, tseq, dim: int = 0, cache_size: int = 0) -> None:
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
+        tseq = _with_cache_all(tseq, cache_size)
         super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
+        self.transforms = tseq
         self.dim = dim
 
     def with_cache(self, cache_size: int = 1):
