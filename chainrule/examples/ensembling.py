@@ -15,6 +15,8 @@ import numpy as np
 
 import chainrule
 
+from ._weights import uniform_from
+
 
 def make_models(torch, num_models: int = 4, seed: int = 0) -> list:
     """``num_models`` small MLPs in float64, weights from a seeded NumPy generator."""
@@ -33,14 +35,7 @@ def make_models(torch, num_models: int = 4, seed: int = 0) -> list:
             return self.fc3(x)
 
     rng = np.random.default_rng(seed)
-    models = []
-    for _ in range(num_models):
-        model = SimpleMLP().double()
-        with torch.no_grad():
-            for p in model.parameters():
-                p.copy_(torch.tensor(rng.uniform(-0.5, 0.5, tuple(p.shape))))
-        models.append(model)
-    return models
+    return [uniform_from(torch, SimpleMLP().double(), rng, 0.5) for _ in range(num_models)]
 
 
 def make_minibatches(torch, num_models: int = 4, seed: int = 1):

@@ -14,6 +14,8 @@ import numpy as np
 
 import chainrule
 
+from ._weights import uniform_from
+
 
 def make_net(torch, seed: int = 0):
     nn = torch.nn
@@ -30,12 +32,7 @@ def make_net(torch, seed: int = 0):
             x = self.conv2(x).tanh()
             return self.fc(x.flatten(1))
 
-    net = CNN().double()
-    rng = np.random.default_rng(seed)
-    with torch.no_grad():
-        for p in net.parameters():
-            p.copy_(torch.tensor(rng.uniform(-0.5, 0.5, tuple(p.shape))))
-    return net
+    return uniform_from(torch, CNN().double(), np.random.default_rng(seed), 0.5)
 
 
 def make_inputs(torch, seed: int = 1):

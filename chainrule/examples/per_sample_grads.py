@@ -13,6 +13,8 @@ import numpy as np
 
 import chainrule
 
+from ._weights import uniform_from
+
 
 def make_model(torch, seed: int = 0):
     """A small CNN (conv, conv, max-pool, two linear layers) in float64, its weights drawn from
@@ -35,12 +37,7 @@ def make_model(torch, seed: int = 0):
             x = F.relu(self.fc1(x))
             return F.log_softmax(self.fc2(x), dim=1)
 
-    model = SimpleCNN().double()
-    rng = np.random.default_rng(seed)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(torch.tensor(rng.uniform(-0.4, 0.4, tuple(p.shape))))
-    return model
+    return uniform_from(torch, SimpleCNN().double(), np.random.default_rng(seed), 0.4)
 
 
 def make_data(torch, n: int = 8, seed: int = 1):
