@@ -166,6 +166,13 @@ class Distribution:
                 "__init__ method must also define a custom .expand() method.")
         return self.__new__(type(self)) if _instance is None else _instance
 
+    def _init_expanded(self, new, batch_shape):
+        """Initializes ``new``, this distribution expanded to ``batch_shape``: its parameters
+        were valid here, so they are not checked again, and it validates as this one does."""
+        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     def _expand_params(self, cls, batch_shape, _instance, names, event_ndims=0):
         """expand() for distributions whose parameters are the tensors ``names`` (with
         ``event_ndims`` event dims each): a new instance of ``cls`` sharing them expanded."""
@@ -176,9 +183,7 @@ class Distribution:
                 value = getattr(self, name)
                 event = tuple(value.shape[value.dim() - event_ndims:]) if event_ndims else ()
                 setattr(new, name, value.expand(*(tuple(batch_shape) + event)))
-        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._init_expanded(new, batch_shape)
 
     def __repr__(self) -> str:
         param_names = [k for k, _ in self.arg_constraints.items() if k in self.__dict__]

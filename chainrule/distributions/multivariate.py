@@ -260,9 +260,7 @@ class LowRankMultivariateNormal(Distribution):
         new.cov_diag = self.cov_diag.expand(*batch_shape, *self.event_shape)
         new._unbroadcasted_cov_factor = self._unbroadcasted_cov_factor
         new._unbroadcasted_cov_diag = self._unbroadcasted_cov_diag
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._init_expanded(new, batch_shape)
 
     def _covariance(self):
         W = self._unbroadcasted_cov_factor
@@ -353,9 +351,7 @@ class LKJCholesky(Distribution):
         new.dim = self.dim
         new.concentration = self.concentration.expand(*batch_shape)
         new._beta = self._beta.expand((*batch_shape, self.dim))
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._init_expanded(new, batch_shape)
 
     def sample(self, sample_shape=()):
         with torch.no_grad():
@@ -447,9 +443,8 @@ class Wishart(ExponentialFamily):
         for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
             if name in self.__dict__:
                 setattr(new, name, getattr(self, name).expand(*cov_shape))
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        self._init_expanded(new, batch_shape)
         new._dist_chi2 = new._chi2(new.df, batch_shape)
-        new._validate_args = self._validate_args
         return new
 
     @lazy_property

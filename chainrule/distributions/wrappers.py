@@ -63,9 +63,7 @@ class Independent(Distribution):
         new.base_dist = self.base_dist.expand(
             tuple(batch_shape) + tuple(self.event_shape[:self.reinterpreted_batch_ndims]))
         new.reinterpreted_batch_ndims = self.reinterpreted_batch_ndims
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._init_expanded(new, batch_shape)
 
     @property
     def has_rsample(self):
@@ -165,9 +163,7 @@ class TransformedDistribution(Distribution):
         base_batch_shape = shape[:len(shape) - len(self.base_dist.event_shape)]
         new.base_dist = self.base_dist.expand(base_batch_shape)
         new.transforms = self.transforms
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._init_expanded(new, batch_shape)
 
     @constraints.dependent_property(is_discrete=False)
     def support(self):
@@ -575,10 +571,7 @@ class MixtureSameFamily(Distribution):
         new._mixture_distribution = self._mixture_distribution.expand(batch_shape)
         new._num_component = self._num_component
         new._event_ndims = self._event_ndims
-        Distribution.__init__(new, batch_shape, new._component_distribution.event_shape,
-                              validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._init_expanded(new, batch_shape)
 
     @constraints.dependent_property
     def support(self):
