@@ -202,20 +202,18 @@ class _BinaryProbsLogits:
     """Mixin of the distributions given by the ``probs`` or the ``logits`` of one binary event:
     it keeps the one given (as ``_param`` too) and derives the other lazily."""
 
-    def _set_probs_or_logits(self, probs, logits, total_count=None) -> None:
-        """Keeps ``probs`` or ``logits``, whichever is given, as a tensor (broadcast with
-        ``total_count``, which then takes its dtype, when there is one)."""
+    def _set_probs_or_logits(self, probs, logits, *total_count) -> None:
+        """Keeps ``probs`` or ``logits``, whichever is given, as a tensor; a ``total_count``
+        (Binomial, NegativeBinomial) is broadcast with it and takes its dtype."""
         _one_of(probs, logits)
-        given = probs if probs is not None else logits
-        if total_count is None:
-            (param,) = broadcast_all(given)
-        else:
-            total_count, param = broadcast_all(total_count, given)
-            self.total_count = total_count.to(param.dtype)
+        *total_count, param = broadcast_all(*total_count, probs if probs is not None else logits)
+        if total_count:
+            self.total_count = total_count[0].to(param.dtype)
         setattr(self, "probs" if probs is not None else "logits", param)
         self._param = param
 
     def _expand_params(self, cls, batch_shape, _instance, names, event_ndims=0):
+        # Distribution's, then ``_param`` pointed at the expanded probs or logits
         new = super()._expand_params(cls, batch_shape, _instance, names, event_ndims)
         new._param = new.probs if "probs" in self.__dict__ else new.logits
         return new
