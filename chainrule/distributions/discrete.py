@@ -186,8 +186,7 @@ class _OverCategorical:
     their ``probs`` or ``logits`` (which are its own): batch shape its batch shape, event shape
     its number of categories."""
 
-    def _init_categorical(self, probs, logits, validate_args) -> None:
-        self._categorical = Categorical(probs=probs, logits=logits)
+    def _init_from_categorical(self, validate_args) -> None:
         Distribution.__init__(self, self._categorical.batch_shape,
                               self._categorical.param_shape[-1:], validate_args=validate_args)
 
@@ -218,7 +217,8 @@ class OneHotCategorical(_OverCategorical, Distribution):
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None) -> None:
-        self._init_categorical(probs, logits, validate_args)
+        self._categorical = Categorical(probs, logits)
+        self._init_from_categorical(validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_categorical(OneHotCategorical, batch_shape, _instance)
@@ -458,8 +458,9 @@ class Multinomial(_OverCategorical, Distribution):
         if not isinstance(total_count, int):
             raise NotImplementedError("inhomogeneous total_count is not supported")
         self.total_count = total_count
-        self._init_categorical(probs, logits, validate_args)
+        self._categorical = Categorical(probs=probs, logits=logits)
         self._binomial = Binomial(total_count=total_count, probs=self.probs)
+        self._init_from_categorical(validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._expand_categorical(Multinomial, batch_shape, _instance)

@@ -484,8 +484,9 @@ class ExpRelaxedCategorical(_OverCategorical, Distribution):
     has_rsample = True
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None) -> None:
+        self._categorical = Categorical(probs, logits)
         self.temperature = temperature
-        self._init_categorical(probs, logits, validate_args)
+        self._init_from_categorical(validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._expand_categorical(ExpRelaxedCategorical, batch_shape, _instance)
