@@ -544,8 +544,6 @@ class StudentT(Distribution):
                 + 0.5 * self.df.log() + lbeta)
 
 
-
-
 class FisherSnedecor(Distribution):
     """Fisher-Snedecor (F) distribution with ``df1`` and ``df2`` degrees of freedom."""
 

@@ -446,8 +446,6 @@ class Geometric(_BinaryProbsLogits, Distribution):
         return bce_with_logits(self.logits, self.probs) / self.probs
 
 
-
-
 class Multinomial(_OverCategorical, Distribution):
     """Counts of ``total_count`` draws from a Categorical over the last dim of probs/logits."""
 
