@@ -1,4 +1,5 @@
-"""The examples run as a user runs them: the digits demo (short) and the tutorial."""
+"""The examples run as a user runs them: the digits demo (short), the VAE (short) and the
+tutorial."""
 
 from __future__ import annotations
 
@@ -75,6 +76,71 @@ def test_digits_help_explains_the_options():
     result = run("-m", "chainrule.examples.digits", "--help")
     assert result.returncode == 0
     for option in ("--epochs", "--batch-size", "--lr", "--seed", "--optimizer", "--out"):
+        assert option in result.stdout
+
+
+@pytest.fixture(scope="module")
+def vae_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
+    out = tmp_path_factory.mktemp("vae")
+    return run("-m", "chainrule.examples.vae", "--epochs", "2", "--out", str(out)), out
+
+
+def test_vae_prints_epochs_and_its_loss_falls(vae_run):
+    result, out = vae_run
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert any(line.startswith("epoch  1/2  train -ELBO ") for line in lines)
+    assert any(line.startswith("epoch  2/2  train -ELBO ") for line in lines)
+    assert lines[-1].startswith("test ELBO: ")
+    history = json.loads((out / "history.json").read_text())
+    assert [h["epoch"] for h in history] == [1, 2]
+    first, second = history
+    assert second["train_neg_elbo"] < first["train_neg_elbo"]
+    assert second["test_neg_elbo"] < first["test_neg_elbo"]
+    # Below the untrained decoder's 64 * log 2 = 44.4 nats per image (every pixel at 1/2).
+    assert second["test_neg_elbo"] < 40
+    for h in history:
+        assert h["test_kl"] >= 0
+        assert abs(h["test_reconstruction"] + h["test_kl"] - h["test_neg_elbo"]) < 1e-3
+    assert float(lines[-1].split()[2]) == pytest.approx(-second["test_neg_elbo"], abs=1e-3)
+
+
+def test_vae_writes_files_that_parse(vae_run):
+    result, out = vae_run
+    assert result.returncode == 0, result.stderr
+    state = chainrule.load(out / "model.safetensors")
+    assert {k: tuple(v.shape) for k, v in state.items()} == {
+        "encoder.0.weight": (128, 64), "encoder.0.bias": (128,),
+        "encoder.2.weight": (8, 128), "encoder.2.bias": (8,),
+        "decoder.0.weight": (128, 4), "decoder.0.bias": (128,),
+        "decoder.2.weight": (64, 128), "decoder.2.bias": (64,)}
+    image = pytest.importorskip("matplotlib.image")
+    for name in ("curves.png", "samples.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        pixels = image.imread(out / name)
+        assert pixels.ndim == 3 and pixels.shape[0] > 100 and pixels.shape[1] > 300
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".")]  # no temporaries left
+
+
+def test_vae_seeded_runs_are_reproducible(vae_run, tmp_path):
+    first, out = vae_run
+    again = run("-m", "chainrule.examples.vae", "--epochs", "2", "--out", str(tmp_path))
+    assert again.returncode == 0, again.stderr
+    h1 = json.loads((out / "history.json").read_text())
+    h2 = json.loads((tmp_path / "history.json").read_text())
+    for h in h1 + h2:
+        del h["seconds"]
+    assert h1 == h2
+    assert (out / "model.safetensors").read_bytes() == (tmp_path / "model.safetensors").read_bytes()
+
+
+def test_vae_default_run_and_help(tmp_path):
+    result = run("-m", "chainrule.examples.vae", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert float(result.stdout.strip().splitlines()[-1].split()[2]) > -25.5
+    result = run("-m", "chainrule.examples.vae", "--help")
+    assert result.returncode == 0
+    for option in ("--epochs", "--latent", "--seed", "--out"):
         assert option in result.stdout
 
 
