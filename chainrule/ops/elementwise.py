@@ -910,6 +910,29 @@ HYPOT = defop(
 )
 
 
+def _xlogy(input, other):
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        out = input * xp.log(other)
+    return xp.where((input == 0) & ~xp.isnan(other), 0, out).astype(out.dtype, copy=False)
+
+
+# A primitive for PyTorch's convention at input = 0 (derivatives.yaml): d/dinput = xlogy(g, other),
+# set to 0 where input = 0 and other <= 0, where a product rule would give 0 * -inf = nan.
+XLOGY = defop(
+    "xlogy",
+    _xlogy,
+    ("input", "other"),
+    (
+        lambda g, input, other: where((input == 0) & (other <= 0), 0.0,
+                                      apply(XLOGY, g, other)),
+        lambda g, input, other: g * input / other,
+    ),
+    promote=True,
+    float_out=True,
+    jvp="elementwise",
+)
+
+
 def _lerp(input, end, weight):
     # As PyTorch: from the nearer end, so that weight 0 gives input and weight 1 gives end exactly.
     diff = end - input
@@ -1477,6 +1500,69 @@ def hypot(input, other) -> Tensor:
     return apply(HYPOT, input, other)
 
 
+def _float_scalar(value, like: Tensor) -> Tensor:
+    """A Python number as a 0-dim tensor of like's float dtype (the default one for integers)."""
+    dtype = like._data.dtype if like._data.dtype.kind in "fc" else get_default_dtype().np
+    return like.new_full((), value, dtype=dtype)
+
+
+def xlogy(input, other) -> Tensor:
+    """input * log(other), with 0 where input is 0 (unless other is nan)."""
+    if not isinstance(input, Tensor):
+        input = _float_scalar(input, other)
+    if not isinstance(other, Tensor):
+        other = _float_scalar(other, input)
+    return apply(XLOGY, input, other)
+
+
+def _logaddexp(input, other, exp_, log_) -> Tensor:
+    # Shifted by the larger input, a constant for the derivatives (so ties are smooth: each side
+    # gets half); a non-finite maximum is not shifted by, so -inf, -inf gives -inf.
+    m = maximum(input, other).detach()
+    m = where(isfinite(m), m, 0.0)
+    return log_(exp_(input - m) + exp_(other - m)) + m
+
+
+def logaddexp(input, other) -> Tensor:
+    """log(exp(input) + exp(other)), without overflow."""
+    _require_tensor("logaddexp", "other", 2, other)
+    return _logaddexp(input, other, exp, log)
+
+
+def logaddexp2(input, other) -> Tensor:
+    """log2(2 ** input + 2 ** other), without overflow."""
+    _require_tensor("logaddexp2", "other", 2, other)
+    return _logaddexp(input, other, exp2, log2)
+
+
+def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Tensor:
+    """True where |input - other| <= atol + rtol * |other| (equal infinities are close; nan is
+    close to nan only with ``equal_nan``)."""
+    _require_tensor("isclose", "other", 2, other)
+    if input._data.dtype != other._data.dtype:
+        raise RuntimeError(f"{_KERNEL_NAMES.get(input._data.dtype.name)} did not match "
+                           f"{_KERNEL_NAMES.get(other._data.dtype.name)}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    input, other = input.detach(), other.detach()
+    close = input == other
+    if equal_nan:
+        close = close | (isnan(input) & isnan(other))
+    if input._data.dtype.kind == "b":
+        return close
+    finite = isfinite(input) & isfinite(other)
+    return close | (finite & ((input - other).abs() <= atol + rtol * other.abs()))
+
+
+def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
+    """Whether every element of input is close to other's (see ``isclose``)."""
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
 def _same_dtype(name: str, input: Tensor, other: Tensor) -> None:
     if other._data.dtype != input._data.dtype:
         raise RuntimeError(f"expected dtype {_C_NAMES.get(input._data.dtype.name)} for `{name}` "
@@ -1677,7 +1763,8 @@ FUNCTIONS = {
         sin, cos, tan, asin, acos, atan, sinh, cosh, tanh, asinh, acosh, atanh,
         abs, sign, sigmoid, logit, relu, erf, erfc, erfinv, lgamma, digamma, polygamma,
         floor, ceil, round, trunc, frac, clamp, clamp_min, clamp_max,
-        maximum, minimum, fmax, fmin, atan2, hypot, lerp, addcmul, addcdiv,
+        maximum, minimum, fmax, fmin, atan2, hypot, xlogy, logaddexp, logaddexp2, isclose,
+        allclose, lerp, addcmul, addcdiv,
         masked_fill, nan_to_num, where, isnan, isinf, isfinite, isposinf, isneginf,
         eq, ne, lt, le, gt, ge, logical_and, logical_or, logical_xor, logical_not,
         bitwise_and, bitwise_or, bitwise_xor, bitwise_not, bitwise_left_shift,
@@ -1720,6 +1807,7 @@ INPLACE = {
     "floor_": FLOOR, "ceil_": CEIL, "trunc_": TRUNC, "fix_": TRUNC, "frac_": FRAC,
     "add_": ADD, "sub_": SUB, "mul_": MUL, "multiply_": MUL, "true_divide_": DIV,
     "floor_divide_": FLOOR_DIVIDE, "atan2_": ATAN2, "arctan2_": ATAN2, "hypot_": HYPOT,
+    "xlogy_": XLOGY,
     "bitwise_and_": BITWISE_AND, "bitwise_or_": BITWISE_OR, "bitwise_xor_": BITWISE_XOR,
     "bitwise_not_": BITWISE_NOT, "bitwise_left_shift_": BITWISE_LEFT_SHIFT,
     "bitwise_right_shift_": BITWISE_RIGHT_SHIFT,

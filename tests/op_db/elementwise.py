@@ -602,6 +602,23 @@ BINARY_MATH = [
     op("atan2", (S(INTS, Const([[2, 2, -1]])),), variant="int64", orders=()),
     op("arctan2", ONE_BINARY, domain=(NONZERO, REAL), records=("atan2",), inplace=("arctan2_",)),
     op("hypot", BINARY, domain=NONZERO, orders=(1, 2, 3), inplace=("hypot_",)),
+    # xlogy at input = 0: PyTorch's d/dinput is 0 there (kinks), also where other is 0 (Const).
+    op("xlogy", BINARY, domain=(REAL, POSITIVE), orders=(1, 2, 3), kinks=(0.0,),
+       inplace=("xlogy_",)),
+    OpRow("xlogy", lambda m, x, c, y: m.xlogy(x * c, y),
+          (S((4,), Const([0.0, 1.0, 1.0, 0.0]), Const([0.0, 2.0, 0.5, 1.0])),),
+          variant="input 0 at other 0"),
+    OpRow("xlogy", lambda m, y: m.xlogy(2.5, y), UNARY, variant="number input",
+          domain=POSITIVE, grad_fn=False),
+    OpRow("xlogy", lambda m, x: m.xlogy(x, 3.0), UNARY, variant="number other", grad_fn=False),
+    op("xlogy", (S(INTS, Const([[2, 3, 1]])),), variant="int64", orders=()),
+    # logaddexp(2) are composites shifted by the (detached) maximum: ties are smooth (kinks).
+    *[op(name, BINARY, grad_fn=False) for name in ("logaddexp", "logaddexp2")],
+    *[op(name, (S((3,), TIED_B),), variant="ties", grad_fn=False, kinks=(1.0, 2.5))
+      for name in ("logaddexp", "logaddexp2")],
+    *[op(name, (S(Const([-INF, INF, -INF, 1.0e30]), Const([-INF, 1.0, 2.0, 1.0e30])),),
+         variant="infinities", orders=()) for name in ("logaddexp", "logaddexp2")],
+    OpRow("Tensor.logaddexp", lambda m, x, y: x.logaddexp(y), ONE_BINARY, grad_fn=False),
     OpRow("lerp", lambda m, x, y: m.lerp(x, y, 0.3), BINARY, variant="weight=0.3",
           orders=(1, 2, 3), inplace={"lerp_": lambda x, y: x.lerp_(y, 0.3)}),
     OpRow("lerp", lambda m, x, y: m.lerp(x, y, 0.8), BINARY[:3], variant="weight=0.8"),
@@ -649,5 +666,20 @@ TESTS = [
     for name in ("isnan", "isinf", "isfinite", "isposinf", "isneginf")
 ]
 
+CLOSE_A = Const([[1.0, NAN, INF, -INF, 1.0, 2.0], [1.0, NAN, INF, INF, 1.0e-9, 0.0]])
+CLOSE_B = Const([[1.0 + 1e-6, NAN, INF, INF, INF, 2.001], [1.1, 1.0, INF, INF, 0.0, 1e-9]])
+CLOSENESS = [
+    op("isclose", (S(CLOSE_A, CLOSE_B), S(TIED_A, TIED_B), S((2, 3), (3,)),
+                   S(Const([[1, 2, 3]]), Const([1, 2, 4])), S(BOOLS, BOOLS_ROW)), orders=()),
+    *[OpRow("isclose", lambda m, x, y, kw=kw: m.isclose(x, y, **kw), (S(CLOSE_A, CLOSE_B),),
+            variant=str(kw), orders=())
+      for kw in ({"rtol": 0.0, "atol": 0.01}, {"rtol": 1e-3}, {"equal_nan": True})],
+    OpRow("allclose", lambda m, x, y, **kw: m.tensor(m.allclose(x, y)),
+          (S(TIED_A, TIED_B), S(TIED_B, TIED_B), S(CLOSE_A, CLOSE_A)), orders=()),
+    OpRow("allclose", lambda m, x, y: m.tensor(x.allclose(y, 0.0, 1e-3, True)),
+          (S(CLOSE_A, CLOSE_A), S(Const([1.0, NAN]), Const([1.0005, NAN]))), variant="method",
+          orders=()),
+]
+
 ROWS = (ARITHMETIC + QUOTIENTS + POWERS + UNARY_MATH + SPECIAL + ROUNDING + CLAMPS + BINARY_MATH
-        + MASKING + WHERE + TESTS + COMPARISONS + LOGIC + INPLACE_LOGIC)
+        + MASKING + WHERE + TESTS + CLOSENESS + COMPARISONS + LOGIC + INPLACE_LOGIC)
