@@ -34,6 +34,7 @@ from .shape import (
     _indexed,
     _prefix,
     _variant,
+    cat,
     contiguous,
     expand,
     flatten,
@@ -1076,6 +1077,58 @@ def narrow(input, dim: int, start, length: int) -> Tensor:
     return apply(SLICE, input, index=_along(dim, slice(start, start + length)))
 
 
+def diff(input, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
+    """The n-th forward difference along ``dim`` (after joining prepend and append there)."""
+    if input._data.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    dim = normalize_dim(dim, input._data.ndim, "diff")
+    parts = [t for t in (prepend, input, append) if t is not None]
+    if any(t._data.ndim != input._data.ndim for t in parts):
+        raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    out = cat(parts, dim) if len(parts) > 1 else input.clone()  # a copy even when n = 0
+    for _ in range(n):
+        length = out._data.shape[dim]
+        if length == 0:
+            break
+        after, before = narrow(out, dim, 1, length - 1), narrow(out, dim, 0, length - 1)
+        out = after ^ before if out._data.dtype.kind == "b" else after - before
+    return out
+
+
+def searchsorted(sorted_sequence, input, *, out_int32: bool = False, right: bool = False,
+                 side: str | None = None, sorter=None) -> Tensor:
+    """Where each value of input would go in the last dim of sorted_sequence to keep it sorted:
+    before equal elements, or after them with ``right`` (or side='right')."""
+    if side not in (None, "left", "right"):
+        raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got "
+                           f"{side}")
+    if side == "left" and right:
+        raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got "
+                           "side of left while right was True")
+    right = right or side == "right"
+    seq = sorted_sequence.detach()
+    values = input.detach() if isinstance(input, Tensor) else Tensor._wrap(xp.asarray(input),
+                                                                            None, 0)
+    if sorter is not None:
+        seq = gather(seq, -1, sorter)
+    if seq._data.ndim > 1 and seq._data.shape[:-1] != values._data.shape[:-1]:
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+            "dimensions of boundaries tensor and input value tensor must match, but we got "
+            f"boundaries tensor {list(seq._data.shape)} and input value tensor "
+            f"{list(values._data.shape)}")
+    if seq._data.ndim > 1:
+        seq = unsqueeze(seq, -2)
+    # Not a binary search: the count of boundaries below each value (nan sorts last, as in
+    # PyTorch), in batched comparisons that vmap batches like any other op.
+    values = unsqueeze(values, -1)
+    below = (seq <= values) if right else (seq < values)
+    out = (below | values.isnan()).sum(-1)
+    return out.to(xp.int32) if out_int32 else out
+
+
 def select(input, dim: int, index: int) -> Tensor:
     """The view at ``index`` along ``dim``, without that dim."""
     shape = input._data.shape
@@ -1588,6 +1641,8 @@ FUNCTIONS = {
         repeat_interleave,
         tensor_split,
         narrow,
+        diff,
+        searchsorted,
         select,
         gather,
         scatter,
@@ -1623,3 +1678,4 @@ METHODS = dict(
     put_=_put_,
     masked_scatter_=_masked_scatter_,
 )
+del METHODS["searchsorted"]  # a function only, as in PyTorch

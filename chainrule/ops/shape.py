@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 
 from .._backend import as_dtype, dtype, xp
 from .._batched import BatchedTensor, batched
@@ -841,6 +842,42 @@ def broadcast_tensors(*tensors) -> tuple:
     return tuple(t if t._data.shape == shape else apply(EXPAND, t, shape=shape) for t in tensors)
 
 
+def meshgrid(*tensors, indexing: str | None = None) -> tuple:
+    """Coordinate grids from 0-d or 1-d tensors: output i varies along dim i ('ij') or, with
+    'xy', the first two swapped (views)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                           f"received: {indexing}")
+    if not tensors:
+        raise RuntimeError("torch.meshgrid: Expected at least one tensor")
+    for t in tensors:
+        if t._data.ndim > 1:
+            raise RuntimeError("torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "
+                               f"got: {t}")
+        if t._data.dtype != tensors[0]._data.dtype:
+            raise RuntimeError("torch.meshgrid: expects all tensors to have the same dtype")
+    swap = indexing == "xy" and len(tensors) >= 2
+    order = (1, 0, *range(2, len(tensors))) if swap else range(len(tensors))
+    shape = tuple(tensors[i]._data.size for i in order)
+    out = []
+    for i, t in enumerate(tensors):
+        axis = order.index(i)
+        column = reshape(t, tuple(-1 if d == axis else 1 for d in range(len(shape))))
+        out.append(expand(column, shape))
+    return tuple(out)
+
+
+def type_as(input, other) -> Tensor:
+    """input converted to other's dtype (input itself if it has it)."""
+    return to_dtype(input, other._data.dtype)
+
+
 def sum_to_size(input, *size) -> Tensor:
     """Sum broadcast dims away so the result has ``size``."""
     return apply(SUM_TO_SIZE, input, shape=size_tuple(size))
@@ -950,8 +987,13 @@ def _dims_arg(dims) -> tuple:
     return tuple(dims)
 
 
-def flip(input, *dims) -> Tensor:
+def flip(input, *args, dims=None) -> Tensor:
     """Reverse the order of the elements along ``dims`` (a copy)."""
+    if dims is not None:
+        if args:
+            raise TypeError("flip() got multiple values for argument 'dims'")
+        args = (dims,)
+    dims = args
     ndim = input._data.ndim
     dims = tuple(normalize_dim(d, ndim, "flip") for d in _dims_arg(dims))
     for d in dims:
@@ -1232,6 +1274,7 @@ FUNCTIONS = {
         unsqueeze,
         broadcast_to,
         broadcast_tensors,
+        meshgrid,
         clone,
         flip,
         fliplr,
@@ -1269,6 +1312,7 @@ METHODS = dict(
     reshape_as=reshape_as,
     expand=expand,
     expand_as=expand_as,
+    type_as=type_as,
     repeat=repeat,
     sum_to_size=sum_to_size,
     contiguous=contiguous,
@@ -1284,6 +1328,7 @@ METHODS = dict(
 )
 for _name in (
     "broadcast_tensors",
+    "meshgrid",
     "hstack",
     "vstack",
     "dstack",

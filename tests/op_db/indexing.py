@@ -4,7 +4,7 @@ nonzero and unique."""
 
 from __future__ import annotations
 
-from ._spec import Const, OpRow, S, method, op
+from ._spec import Const, Domain, OpRow, S, T, method, op
 from .shape import CUBE, MATRIX, _on_clone
 
 IDX = Const([0, 2, 0])  # a repeated index: gradients add up
@@ -422,6 +422,45 @@ NOT_DIFFERENTIABLE = [
     ),
 ]
 
+DIFFS = [
+    op("diff", (S((5,)), S((3, 4)))),
+    *[
+        OpRow("diff", lambda m, *xs, kw=kw: m.diff(*xs, **kw), samples, variant=str(kw))
+        for kw, samples in (
+            ({"n": 2, "dim": 0}, (S((4, 3)),)),
+            ({"n": 0}, (S((3,), grad_fn=False),)),  # torch: CopyBackwards
+            ({"n": 5}, (S((2, 3)),)),  # more differences than elements: an empty result
+        )
+    ],
+    OpRow("diff", lambda m, x, p, a: m.diff(x, 2, 0, prepend=p, append=a),
+          (S((2, 3), (1, 3), (2, 3)), S((2, 3), (1, 3), T((1, 3), grad=False))),
+          variant="prepend,append"),
+    op("diff", (S(Const([True, False, False, True])), S(Const([[1, 4, 9]]))),
+       variant="bool,int64", orders=()),
+    method("Tensor.diff", lambda x: x.diff(dim=-2), (S((3, 2, 2)),), records=()),
+]
+
+SORTED = Const([-1.0, 0.5, 0.5, 2.0])
+SEARCH_VALUES = Const([[-2.0, 0.5, 1.0], [2.0, 3.0, float("nan")]])
+SEARCHSORTED = [
+    op("searchsorted", (S(SORTED, SEARCH_VALUES), S(SORTED, (2, 3)), S(SORTED, ()),
+                        S(Const([[1.0, 2.0], [3.0, 4.0]]),
+                          Const([[1.5, 2.0, 0.0], [3.0, 5.0, 4.0]])),
+                        S(Const([1, 3, 5]), Const([[0, 3, 6]]))), orders=()),
+    *[OpRow("searchsorted", lambda m, s, v, kw=kw: m.searchsorted(s, v, **kw),
+            (S(SORTED, SEARCH_VALUES), S(SORTED, (2, 3))), variant=str(kw), orders=())
+      for kw in ({"right": True}, {"side": "right"}, {"side": "left", "out_int32": True})],
+    OpRow("searchsorted", lambda m, s, o, v: m.searchsorted(s, v, sorter=o),
+          (S(Const([2.0, -1.0, 0.5, 0.5]), Const([1, 2, 3, 0]), SEARCH_VALUES),),
+          variant="sorter", orders=()),
+    OpRow("searchsorted", lambda m, s: m.searchsorted(s, 0.5, right=True), (S(SORTED),),
+          variant="number", orders=()),
+    # Random boundaries made sorted, so that vmap batches them too.
+    OpRow("searchsorted", lambda m, s, v: m.searchsorted(s.abs().cumsum(-1), v),
+          (S((5,), (2, 3)), S((2, 4), (2, 3))), domain=Domain(-1.0, 6.0), variant="batched",
+          orders=()),
+]
+
 ROWS = (
     GETITEM
     + SETITEM
@@ -430,4 +469,6 @@ ROWS = (
     + GATHER_SCATTER
     + INPLACE_INDEXING
     + NOT_DIFFERENTIABLE
+    + DIFFS
+    + SEARCHSORTED
 )

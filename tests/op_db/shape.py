@@ -197,6 +197,26 @@ MORE_VIEWS = [
         (S((3, 1), (4,)), S((2, 1, 1), (3, 4), T((3, 4), grad=False))),
         records=("expand",),
     ),
+    *[
+        OpRow(
+            "meshgrid",
+            lambda m, *xs, ix=ix: m.meshgrid(*xs, indexing=ix),
+            (S((3,), (4,)), S((2,), (), (3,)), S((3,)), S((2,), (3,), T((2,), grad=False))),
+            variant=ix,
+        )
+        for ix in ("ij", "xy")
+    ],
+    OpRow("meshgrid", lambda m, x, y: m.meshgrid([x, y], indexing="xy"), (S((3,), (2,)),),
+          variant="list"),
+    method(
+        "Tensor.type_as",
+        lambda x, y: x.type_as(y),
+        (S((3, 4), Const([1.0], "float64")), S((), Const([1.0], "float64"))),
+        grad_fn=False,
+        records=(),
+    ),
+    method("Tensor.type_as", lambda x, y: x.type_as(y), (S((3,), Const([1])),), variant="int64",
+           orders=(), records=()),
     method(
         "Tensor.contiguous", lambda x: x.mT.contiguous(), MATRIX, records=("clone", "transpose")
     ),
@@ -237,6 +257,9 @@ REARRANGE = [
     OpRow("flip", lambda m, x: m.flip(x, (0, 2)), CUBE),
     method("Tensor.flip", lambda x: x.flip(1), MATRIX, variant="int", records=("flip",)),
     OpRow("flip", lambda m, x: m.flip(x, (0,)), (S(()),), variant="0-d"),
+    OpRow("flip", lambda m, x: m.flip(x, dims=[-1, 0]), CUBE, variant="dims=", records=("flip",)),
+    method("Tensor.flip", lambda x: x.flip(dims=(1,)), MATRIX, variant="dims=",
+           records=("flip",)),
     op("fliplr", MATRIX, records=("flip",)),
     op("flipud", (S((3,)),) + MATRIX, records=("flip",)),
     OpRow("roll", lambda m, x: m.roll(x, 1), MATRIX + (S(()),)),
