@@ -79,6 +79,9 @@ def is_tensor(obj) -> bool:
 
 def is_floating_point(input: Tensor) -> bool:
     """True if input has a floating point dtype."""
+    if not isinstance(input, Tensor):
+        raise TypeError("is_floating_point(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
     return input.is_floating_point()
 
 
@@ -87,11 +90,16 @@ def numel(input: Tensor) -> int:
     return input.numel()
 
 
-def get_num_threads() -> int:
-    """Threads NumPy's BLAS may use (as reported by the OS: chainrule adds none)."""
-    import os
-
-    return os.cpu_count() or 1
-
-from . import distributions, func, linalg, nn, optim  # noqa: E402  (they use the op functions above)
+from . import backends, cuda, distributions, func, linalg, nn, optim  # noqa: E402  (they use the op functions above)
+from ._settings import (  # noqa: E402
+    are_deterministic_algorithms_enabled,
+    get_default_device,
+    get_float32_matmul_precision,
+    get_num_threads,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_default_device,
+    set_float32_matmul_precision,
+    set_num_threads,
+    use_deterministic_algorithms,
+)
 from .func import vmap  # noqa: E402

@@ -25,6 +25,8 @@ __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable",
            "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "graph",
            "forward_ad", "functional", "detect_anomaly", "set_detect_anomaly",
-           "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "anomaly_mode", "profiler"]
+           "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "anomaly_mode", "profiler",
+           "Variable"]
 
 from . import profiler  # noqa: E402  (over chainrule.profiler, which needs the layers above)
+from .variable import Variable  # noqa: E402  (over the factories)
