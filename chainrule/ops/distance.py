@@ -1,5 +1,5 @@
 """Distances and similarities, composed from other ops: vector_norm, cosine_similarity,
-pairwise_distance."""
+pairwise_distance, cdist."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import math
 
 from .._backend import xp
 from ..tensor import Tensor
+from .elementwise import _KERNEL_NAMES
+from .reduction import vector_norm as _linalg_vector_norm
 
 
 def vector_norm(t: Tensor, p: float, dim, keepdim: bool = False) -> Tensor:
@@ -44,5 +46,32 @@ def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool =
     return vector_norm(x1 - x2 + eps, p, max(dim, 0), keepdim=keepdim)
 
 
-FUNCTIONS = {"cosine_similarity": cosine_similarity, "pairwise_distance": pairwise_distance}
+_CDIST_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                "donot_use_mm_for_euclid_dist")
+
+
+def cdist(x1, x2, p: float = 2.0,
+          compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """The p-norm distances between the rows of x1 (..., P, M) and of x2 (..., R, M): (..., P, R),
+    batch dims broadcast. Gradients at zero distance are 0, as PyTorch's."""
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
+        if x._data.dtype.kind != "f":
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{_KERNEL_NAMES.get(x._data.dtype.name)}")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} "
+                           f"X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    # All pairs at once, (..., P, R, M): PyTorch's direct kernel, not its matmul form for p = 2,
+    # so distances between equal rows are exactly 0; the norm's rule gives 0 there.
+    return _linalg_vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, -1)
+
+
+FUNCTIONS = {"cosine_similarity": cosine_similarity, "pairwise_distance": pairwise_distance,
+             "cdist": cdist}
 METHODS: dict = {}

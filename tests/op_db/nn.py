@@ -385,6 +385,23 @@ NORMALIZATION = [
 
 # ---- distances and attention -------------------------------------------------------------------
 
+CDIST_SHAPES = (S((2, 3), (4, 3)), S((2, 2, 3), (2, 4, 3)), S((2, 1, 3, 2), (3, 4, 2)),
+                S((1, 1), (1, 1)))
+
+
+def _cdist_twice(p: float):
+    """cdist with p, against a twice-differentiable torch form of it."""
+
+    def call(m, a, b):
+        if m is torch:
+            if p == 2.0:
+                return torch.cdist(a, b, compute_mode="use_mm_for_euclid_dist")
+            return torch.linalg.vector_norm(a.unsqueeze(-2) - b.unsqueeze(-3), p, -1)
+        return m.cdist(a, b, p)
+
+    return call
+
+
 DISTANCE = [
     fn("cosine_similarity", (S((3, 4), (3, 4)), S((2, 3, 4), (3, 4))), domain=NONZERO),
     fn("cosine_similarity", (S((3, 4), (3, 4)),),
@@ -399,6 +416,17 @@ DISTANCE = [
        lambda F, a, b: F.pairwise_distance(a, b, 3.0), variant="p=3", grad_fn=False),
     top("pairwise_distance", (S((3, 4), (3, 4)),), lambda m, a, b: m.pairwise_distance(a, b),
         grad_fn=False),
+    # cdist: torch's direct kernel has no second derivative; its matmul form (p = 2) and the
+    # norm of the differences (any p) are the oracles for the second order.
+    top("cdist", CDIST_SHAPES, lambda m, a, b: m.cdist(a, b), grad_fn=False, orders=(1,)),
+    *[top("cdist", CDIST_SHAPES, _cdist_twice(p), variant=f"p={p}, twice",
+          grad_fn=False) for p in (2.0, 1.0, 3.0, 0.5)],
+    top("cdist", CDIST_SHAPES[:1], lambda m, a, b: m.cdist(a, b, p=float("inf")),
+        variant="p=inf", grad_fn=False, orders=(1,)),
+    # Zero distances (a row against itself): torch's gradient there is 0 for every p.
+    *[top("cdist", (S((3, 2)), S((2, 3, 2))), lambda m, a, p=p: m.cdist(a, a, p),
+          variant=f"zero distance p={p}", grad_fn=False, orders=(1,))
+      for p in (2.0, 1.0, 3.0, float("inf"), 0.0)],
     # torch has no second derivative of pdist.
     fn("pdist", (S((4, 3)),), grad_fn=False, orders=(1,)),
     fn("pdist", (S((4, 3)),), lambda F, x: F.pdist(x, 1.5), variant="p=1.5", grad_fn=False,
