@@ -22,6 +22,7 @@ from pathlib import Path
 import chainrule as torch
 from chainrule import nn
 from chainrule.distributions import Bernoulli, Independent, Normal, kl_divergence
+from chainrule.examples.digits import load_data as load_images
 from chainrule.utils.data import DataLoader, TensorDataset
 
 
@@ -90,19 +91,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def load_data(seed: int) -> tuple[TensorDataset, TensorDataset]:
-    """The digits as (N, 64) float32 pixels in [0, 1], split 80/20 with a seeded shuffle."""
-    try:
-        from sklearn.datasets import load_digits
-    except ImportError:
-        sys.exit('chainrule.examples.vae needs scikit-learn: pip install "chainrule[demo]"')
-    digits = load_digits()
-    pixels = torch.tensor(digits.data, dtype=torch.float32) / 16.0
-    labels = torch.tensor(digits.target, dtype=torch.int64)
-    order = torch.randperm(len(labels), generator=torch.Generator().manual_seed(seed))
-    n_test = len(labels) // 5
-    test, train = order[:n_test], order[n_test:]
-    return (TensorDataset(pixels[train], labels[train]),
-            TensorDataset(pixels[test], labels[test]))
+    """The digits as (N, 64) float32 pixels in [0, 1]: the digits example's seeded 80/20 split,
+    each image flattened."""
+    return tuple(TensorDataset(data.tensors[0].reshape(-1, 64), data.tensors[1])
+                 for data in load_images(seed))
 
 
 def evaluate(model: VAE, data: TensorDataset) -> dict[str, float]:
