@@ -11,6 +11,8 @@ outside it.
 
 from __future__ import annotations
 
+import threading
+
 from ._backend import xp
 from ._shapes import size_tuple
 from .tensor import Tensor
@@ -18,7 +20,7 @@ from .tensor import Tensor
 __all__ = ["BatchedTensor", "batched", "state"]
 
 
-class _State:
+class _State(threading.local):  # per thread, as PyTorch's functorch levels
     level = 0  # number of active vmap levels; a wrapper made by the innermost has _level == level
     randomness: list = []  # per active level: 'error', 'same' or 'different'
     sizes: list = []  # per active level: the batch size

@@ -9,6 +9,7 @@ engine runs each node inside ``_check``: an error in the node warns with that tr
 from __future__ import annotations
 
 import functools
+import threading
 import warnings
 
 from .. import _tooling
@@ -22,10 +23,14 @@ __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
 class _State:
     enabled = False
     check_nan = True
-    running = None  # the node the engine is running (the parent of nodes recorded meanwhile)
 
 
-state = _State()
+class _Running(threading.local):
+    node = None  # the node this thread's engine is running (the parent of nodes recorded meanwhile)
+
+
+state = _State()  # process-wide, as PyTorch's anomaly mode
+_running = _Running()
 
 
 def is_anomaly_enabled() -> bool:
@@ -103,8 +108,8 @@ def note_forward(node) -> None:
         frames.pop()  # chainrule's own frames, innermost: dispatch, the op's function
     metadata = node.metadata
     metadata["traceback_"] = traceback.format_list(frames)
-    if state.running is not None:
-        metadata["parent_"] = state.running
+    if _running.node is not None:
+        metadata["parent_"] = _running.node
 
 
 def _warn_forward_trace(node) -> None:
@@ -130,7 +135,7 @@ def _warn_forward_trace(node) -> None:
 
 def _check(node, call, *args):
     """The engine's wrapper around a node while anomaly mode is on."""
-    prev, state.running = state.running, node
+    prev, _running.node = _running.node, node
     try:
         grads = call(*args)
         if state.check_nan and grads is not None:
@@ -148,4 +153,4 @@ def _check(node, call, *args):
         _warn_forward_trace(node)
         raise
     finally:
-        state.running = prev
+        _running.node = prev

@@ -95,7 +95,7 @@ def execute(roots: list, root_grads: list, targets: list | None, retain_graph: b
     stored = {_owner(g) for g in root_grads}
     prev_enabled = state.enabled
     state.enabled = create_graph
-    graph_tasks.append(GraphTask(root_nodes, reach))  # for hooks asking about this backward
+    graph_tasks.stack.append(GraphTask(root_nodes, reach))  # for hooks asking about this backward
     try:
         while pending:
             node = heappop(pending)[1]
@@ -145,5 +145,5 @@ def execute(roots: list, root_grads: list, targets: list | None, retain_graph: b
                     buf[nr] = buf[nr] + grad
     finally:
         state.enabled = prev_enabled
-        graph_tasks.pop()
+        graph_tasks.stack.pop()
     return captured

@@ -6,6 +6,7 @@ is active; the engine is not involved.
 
 from __future__ import annotations
 
+import threading
 import weakref
 from typing import NamedTuple
 
@@ -15,7 +16,7 @@ __all__ = ["dual_level", "make_dual", "unpack_dual", "enter_dual_level", "exit_d
            "UnpackedDualTensor"]
 
 
-class _State:
+class _State(threading.local):  # per thread (PyTorch's are process-wide: docs/differences.md)
     level = 0  # the number of active dual levels; 0: tangents are ignored
     duals: list = []  # per level, weak references to the tensors given a tangent in it
     nesting = 0  # levels entered by function transforms (which may nest)

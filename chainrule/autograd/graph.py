@@ -734,7 +734,7 @@ def disable_saved_tensors_hooks(error_message: str):
 
 
 class GraphTask:
-    """One running backward (the engine pushes it on ``graph_tasks``), for hooks that ask."""
+    """One running backward (the engine pushes it on ``graph_tasks.stack``), for hooks that ask."""
 
     __slots__ = ("id", "roots", "reach", "_reachable", "hook_state")
     _ids = itertools.count(1).__next__
@@ -762,17 +762,26 @@ class GraphTask:
         return node in self._reachable
 
 
-graph_tasks: list = []
+class _GraphTasks(threading.local):
+    """The backwards running in this thread, innermost last (each thread runs its own)."""
+
+    def __init__(self) -> None:
+        self.stack: list = []
+
+
+graph_tasks = _GraphTasks()
 
 
 def _current_graph_task_id() -> int:
     """The running backward's id (-1 outside backward)."""
-    return graph_tasks[-1].id if graph_tasks else -1
+    tasks = graph_tasks.stack
+    return tasks[-1].id if tasks else -1
 
 
 def _is_checkpoint_valid() -> bool:
     """False inside autograd.grad() or backward(inputs=...) (the reentrant checkpoint's limit)."""
-    return not graph_tasks or graph_tasks[-1].reach is None
+    tasks = graph_tasks.stack
+    return not tasks or tasks[-1].reach is None
 
 
 class _MultiHandle(RemovableHandle):
@@ -804,9 +813,9 @@ def register_multi_grad_hook(tensors, fn: Callable, *, mode: str = "all") -> Rem
     key = object()  # this registration's slot in each backward's hook_state
 
     def current_task() -> GraphTask:
-        if not graph_tasks:
+        if not graph_tasks.stack:
             raise AssertionError("expected this hook to be called inside a backward call")
-        return graph_tasks[-1]
+        return graph_tasks.stack[-1]
 
     if mode == "all":
         nodes = [_grad_fn_or_acc(t) for t in tensors]
