@@ -162,3 +162,160 @@ def test_attention_errors() -> None:
     causal = chainrule.tensor(np.triu(np.ones((L, L), bool), 1))
     out, weights = mha(x, x, x, attn_mask=causal, is_causal=True)
     assert not np.triu(weights.detach().numpy()[0], 1).any()
+
+
+def _causal(size):
+    return data(lambda r: np.triu(np.full((size, size), -np.inf), 1))
+
+
+def _bool_causal(size):
+    return data(lambda r: np.triu(np.ones((size, size), bool), 1))
+
+
+TGT_MEM = [(L, N, E), (S, N, E)]
+DECODER_LAYERS = [
+    Case("TransformerDecoderLayer", (E, HEADS, 16), {"dropout": 0.0}, inputs=TGT_MEM),
+    Case("TransformerDecoderLayer", (E, HEADS, 16), {"dropout": 0.0, "norm_first": True},
+         inputs=TGT_MEM),
+    Case("TransformerDecoderLayer", (E, HEADS, 16), {"dropout": 0.0, "activation": "gelu",
+                                                     "batch_first": True},
+         inputs=[(N, L, E), (N, S, E)]),
+    Case("TransformerDecoderLayer", (E, HEADS, 16), {"dropout": 0.0, "bias": False,
+                                                     "layer_norm_eps": 1e-3}, inputs=TGT_MEM),
+    Case("TransformerDecoderLayer", (E, HEADS, 16), {"dropout": 0.0}, inputs=TGT_MEM,
+         forward_kwargs={"tgt_mask": _causal(L), "tgt_is_causal": True,
+                         "memory_mask": _attn_mask((L, S)),
+                         "tgt_key_padding_mask": _padding_mask(N, L),
+                         "memory_key_padding_mask": _padding_mask(N, S)},
+         id="DecoderLayer-masks"),
+    Case("TransformerDecoderLayer", (E, HEADS, 16), {"dropout": 0.0}, inputs=TGT_MEM,
+         forward_kwargs={"tgt_mask": _bool_causal(L),
+                         "memory_key_padding_mask": _padding_mask(N, S, floats=True)},
+         id="DecoderLayer-bool-tgt_mask-float-padding"),
+    Case("TransformerDecoderLayer", (E, HEADS, 16), inputs=TGT_MEM, train=False,
+         id="DecoderLayer-eval"),
+    Case("TransformerDecoderLayer", (E, HEADS, 16), {"dropout": 0.0}, inputs=[(L, E), (S, E)],
+         id="DecoderLayer-unbatched"),
+]
+
+TRANSFORMERS = [
+    Case("Transformer", (E, HEADS, 2, 2, 16), {"dropout": 0.0}, inputs=[(S, N, E), (L, N, E)]),
+    Case("Transformer", (E, HEADS, 1, 2, 16), {"dropout": 0.0, "norm_first": True,
+                                               "activation": "gelu"},
+         inputs=[(S, N, E), (L, N, E)]),
+    Case("Transformer", (E, HEADS, 2, 1, 16), {"dropout": 0.0, "batch_first": True,
+                                               "bias": False, "layer_norm_eps": 1e-4},
+         inputs=[(N, S, E), (N, L, E)],
+         forward_kwargs={"tgt_mask": _causal(L), "src_key_padding_mask": _padding_mask(N, S)},
+         id="Transformer-batch_first-causal-padding"),
+    Case("Transformer", (E, HEADS, 1, 1, 16), {"dropout": 0.0}, inputs=[(S, N, E), (L, N, E)],
+         forward_kwargs={"src_mask": _attn_mask((S, S)), "tgt_mask": _causal(L),
+                         "memory_mask": _attn_mask((L, S), floats=True),
+                         "src_key_padding_mask": _padding_mask(N, S),
+                         "tgt_key_padding_mask": _padding_mask(N, L),
+                         "memory_key_padding_mask": _padding_mask(N, S),
+                         "tgt_is_causal": True},
+         id="Transformer-all-masks"),
+    Case("Transformer", (E, HEADS, 1, 1, 16), inputs=[(S, N, E), (L, N, E)], train=False,
+         id="Transformer-eval"),
+    Case("Transformer", (E, HEADS, 1, 1, 16), {"dropout": 0.0}, inputs=[(S, E), (L, E)],
+         id="Transformer-unbatched"),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("case", DECODER_LAYERS + TRANSFORMERS, ids=lambda c: c.id)
+def test_decoder_like_torch(case: Case, dtype: str) -> None:
+    run_twins(case, dtype)
+
+
+@pytest.mark.parametrize("case", DECODER_LAYERS + TRANSFORMERS, ids=lambda c: c.id)
+def test_decoder_repr_and_state_like_torch(case: Case) -> None:
+    ours, theirs = twin(case.name, *case.args, **case.kwargs)
+    assert repr(ours) == repr(theirs)
+    assert [(k, tuple(v.shape)) for k, v in ours.state_dict().items()] == [
+        (k, tuple(v.shape)) for k, v in theirs.state_dict().items()]
+
+
+def _decoder_pair(norm_first=False, norm=True):
+    theirs = torch.nn.TransformerDecoder(
+        torch.nn.TransformerDecoderLayer(E, HEADS, 16, dropout=0.0, norm_first=norm_first), 2,
+        norm=torch.nn.LayerNorm(E) if norm else None)
+    ours = nn.TransformerDecoder(nn.TransformerDecoderLayer(E, HEADS, 16, dropout=0.0,
+                                                            norm_first=norm_first), 2,
+                                 norm=nn.LayerNorm(E) if norm else None)
+    copy_weights(theirs, ours)
+    return ours, theirs
+
+
+@pytest.mark.parametrize("norm_first, norm", [(False, True), (True, True), (False, False)])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_decoder_stack_like_torch(dtype: str, norm_first: bool, norm: bool) -> None:
+    case = Case("TransformerDecoder", inputs=TGT_MEM,
+                forward_kwargs={"tgt_mask": _causal(L),
+                                "memory_key_padding_mask": _padding_mask(N, S)})
+    pair = _decoder_pair(norm_first, norm)
+    assert repr(pair[0]) == repr(pair[1])
+    run_twins(case, dtype, pair=pair)
+
+
+def test_transformer_with_custom_encoder_and_decoder() -> None:
+    theirs = torch.nn.Transformer(E, HEADS, dim_feedforward=16, dropout=0.0,
+                                  custom_encoder=torch.nn.Identity(),
+                                  custom_decoder=torch.nn.Linear(E, E))
+    ours = nn.Transformer(E, HEADS, dim_feedforward=16, dropout=0.0,
+                          custom_encoder=nn.Identity(), custom_decoder=nn.Linear(E, E))
+    assert repr(ours) == repr(theirs)
+    assert list(ours.state_dict()) == list(theirs.state_dict()) == ["decoder.weight",
+                                                                    "decoder.bias"]
+    # the custom decoder's weight is redrawn Xavier uniform, its bias (1-D) is not
+    bound = np.sqrt(6 / (E + E))
+    w = ours.decoder.weight.detach().numpy()
+    assert np.abs(w).max() <= bound and np.abs(w).max() > 1 / np.sqrt(E)
+    assert (ours.d_model, ours.nhead, ours.batch_first) == (E, HEADS, False)
+
+
+def test_transformer_init_is_xavier_on_matrices() -> None:
+    chainrule.manual_seed(0)
+    model = nn.Transformer(16, 2, 1, 1, 64, dropout=0.0)
+    w = model.encoder.layers[0].linear1.weight.detach().numpy()  # (64, 16)
+    bound = np.sqrt(6 / (16 + 64))
+    assert np.abs(w).max() <= bound and np.abs(w).max() > 0.95 * bound
+    np.testing.assert_array_equal(model.decoder.norm.weight.detach().numpy(), np.ones(16))
+
+
+@pytest.mark.parametrize("dtype", [None, "float64", "float32"])
+@pytest.mark.parametrize("size", [0, 1, 4])
+def test_generate_square_subsequent_mask_like_torch(size: int, dtype) -> None:
+    ours = nn.Transformer.generate_square_subsequent_mask(
+        size, dtype=None if dtype is None else getattr(chainrule, dtype))
+    theirs = torch.nn.Transformer.generate_square_subsequent_mask(
+        size, dtype=None if dtype is None else getattr(torch, dtype))
+    assert str(ours.dtype) == str(theirs.dtype)
+    assert repr(ours) == repr(theirs)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def _error(fn_ours, fn_theirs):
+    with pytest.raises(Exception) as theirs:
+        fn_theirs()
+    with pytest.raises(theirs.type) as ours:
+        fn_ours()
+    assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("src, tgt, batch_first", [
+    ((S, N, E), (L, N + 1, E), False), ((N, S, E), (N + 1, L, E), True),
+    ((S, N, E), (L, N, E + 2), False), ((S, N, E), (L, E), False)])
+def test_transformer_shape_errors_like_torch(src, tgt, batch_first) -> None:
+    ours, theirs = twin("Transformer", E, HEADS, 1, 1, 16, batch_first=batch_first)
+    _error(lambda: ours(chainrule.randn(*src), chainrule.randn(*tgt)),
+           lambda: theirs(torch.randn(*src), torch.randn(*tgt)))
+
+
+def test_decoder_is_causal_without_a_mask_like_torch() -> None:
+    ours, theirs = twin("TransformerDecoderLayer", E, HEADS, 16)
+    _error(lambda: ours(chainrule.randn(L, N, E), chainrule.randn(S, N, E), tgt_is_causal=True),
+           lambda: theirs(torch.randn(L, N, E), torch.randn(S, N, E), tgt_is_causal=True))
+    with pytest.raises(RuntimeError, match="activation should be relu/gelu, not tanh"):
+        nn.TransformerDecoderLayer(E, HEADS, activation="tanh")
