@@ -1,0 +1,18 @@
+"""skip_init: a module built without running its parameter initialization."""
+
+from __future__ import annotations
+
+import inspect
+
+__all__ = ["skip_init"]
+
+
+def skip_init(module_cls, *args, **kwargs):
+    """Instantiate ``module_cls`` with unspecified parameter values (here: its usual init)."""
+    from ..module import Module
+
+    if not issubclass(module_cls, Module):
+        raise RuntimeError(f"Expected a Module; got {module_cls}")
+    if "device" not in inspect.signature(module_cls).parameters:
+        raise RuntimeError("Module must support a 'device' arg to skip initialization")
+    return module_cls(*args, **kwargs)
