@@ -19,8 +19,9 @@ from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
+from .utils.rnn import PackedSequence
 
-__all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 
 # ---- one time step ------------------------------------------------------------------------------
@@ -71,6 +72,8 @@ class RNNBase(Module):
                  bidirectional: bool = False, proj_size: int = 0, device=None,
                  dtype=None) -> None:
         super().__init__()
+        if mode not in self._gates:
+            raise ValueError(f"Unrecognized RNN mode: {mode}")
         if (not isinstance(dropout, numbers.Number) or isinstance(dropout, bool)
                 or not 0 <= dropout <= 1):
             raise ValueError("dropout should be a number in range [0, 1] representing the "
@@ -191,21 +194,57 @@ class RNNBase(Module):
                     raise RuntimeError(f"Expected {which} size {shape}, got {list(s.shape)}")
         return input, states, batched
 
-    def _run_direction(self, gi: Tensor, states: list[Tensor], weights: tuple,
-                       reverse: bool) -> tuple[Tensor, list[Tensor]]:
-        """Run one layer in one direction over time; gi is the input projection (T, N, G)."""
+    def _prepare_packed(self, input: PackedSequence, hx, sizes: list[int]):
+        """The packed rows and the initial states, permuted into the batch's sorted order."""
+        data = input.data
+        if data.dim() != 2:
+            raise RuntimeError(f"input must have 2 dimensions, got {data.dim()}")
+        if data.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {data.shape[-1]}")
+        shapes = self._state_shapes(sizes[0] if sizes else 0)
+        if hx is None:
+            return data, [_creation.zeros(*s, dtype=data.dtype) for s in shapes]
+        states = [hx] if isinstance(hx, Tensor) else list(hx)
+        for i, (s, shape) in enumerate(zip(states, shapes)):
+            if tuple(s.shape) != shape:
+                which = f"hidden[{i}]" if len(shapes) > 1 else "hidden"
+                raise RuntimeError(f"Expected {which} size {shape}, got {list(s.shape)}")
+        if input.sorted_indices is not None:
+            states = [s.index_select(1, input.sorted_indices) for s in states]
+        return data, states
+
+    def _run_direction(self, gi: Tensor, states: list[Tensor], weights: tuple, reverse: bool,
+                       sizes: list[int] | None) -> tuple[list[Tensor], list[Tensor]]:
+        """Run one layer in one direction over time; gi is the input projection, (T, N, G)
+        padded or, packed, the rows of each step one after another with ``sizes`` per step.
+        Packed, only a step's first ``sizes[t]`` states advance: the batch is sorted by length."""
         _, w_hh, _, b_hh, w_hr = weights
-        steps = gi.unbind(0)
+        steps = gi.unbind(0) if sizes is None else gi.split(sizes)
         outputs = []
         for step in reversed(steps) if reverse else steps:
-            states = self._step(step, states, w_hh, b_hh, w_hr)
-            outputs.append(states[0])
+            n = step.shape[0]
+            if n == states[0].shape[0]:
+                states = self._step(step, states, w_hh, b_hh, w_hr)
+            else:
+                new = self._step(step, [s[:n] for s in states], w_hh, b_hh, w_hr)
+                states = [chainrule.cat([a, s[n:]]) for a, s in zip(new, states)]
+            outputs.append(states[0][:n])
         if reverse:
             outputs.reverse()
-        return chainrule.stack(outputs, 0), states
+        return outputs, states
 
-    def forward(self, input: Tensor, hx=None):
-        x, states, batched = self._prepare(input, hx)
+    def _run(self, input, hx):
+        """The layer's forward on a padded (batched or not) or packed input."""
+        packed = isinstance(input, PackedSequence)
+        if packed:
+            sizes = [int(b) for b in input.batch_sizes.tolist()]
+            x, states = self._prepare_packed(input, hx, sizes)
+            batched = True
+        else:
+            sizes = None
+            x, states, batched = self._prepare(input, hx)
+        join = chainrule.stack if sizes is None else chainrule.cat
         directions = 2 if self.bidirectional else 1
         finals = [[] for _ in states]
         for layer in range(self.num_layers):
@@ -217,13 +256,18 @@ class RNNBase(Module):
                 weights = self._weights(layer, direction)
                 gi = _input_projection(x, weights[0], weights[2])
                 out, last = self._run_direction(gi, [s[k] for s in states], weights,
-                                                reverse=direction == 1)
-                outs.append(out)
+                                                direction == 1, sizes)
+                outs.append(join(out, 0))
                 for final, s in zip(finals, last):
                     final.append(s)
             x = outs[0] if directions == 1 else chainrule.cat(outs, -1)
         finals = [chainrule.stack(f, 0) for f in finals]
-        if not batched:
+        if packed:
+            if input.unsorted_indices is not None:
+                finals = [f.index_select(1, input.unsorted_indices) for f in finals]
+            x = PackedSequence(x, input.batch_sizes, input.sorted_indices,
+                               input.unsorted_indices)
+        elif not batched:
             x = x.squeeze(1)
             finals = [f.squeeze(1) for f in finals]
         elif self.batch_first:
@@ -245,6 +289,9 @@ class RNN(RNNBase):
         super().__init__(f"RNN_{nonlinearity.upper()}", input_size, hidden_size, num_layers,
                          bias, batch_first, dropout, bidirectional, dtype=dtype)
 
+    def forward(self, input, hx=None):
+        return self._run(input, hx)
+
     def _step(self, gi, states, w_hh, b_hh, w_hr):
         return [_rnn_step(gi, states[0], w_hh, b_hh, self.nonlinearity)]
 
@@ -263,6 +310,9 @@ class LSTM(RNNBase):
         return [(layers, batch, self.proj_size or self.hidden_size),
                 (layers, batch, self.hidden_size)]
 
+    def forward(self, input, hx=None):
+        return self._run(input, hx)
+
     def _step(self, gi, states, w_hh, b_hh, w_hr):
         return list(_lstm_step(gi, states[0], states[1], w_hh, b_hh, w_hr))
 
@@ -276,6 +326,9 @@ class GRU(RNNBase):
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout,
                          bidirectional, dtype=dtype)
 
+    def forward(self, input, hx=None):
+        return self._run(input, hx)
+
     def _step(self, gi, states, w_hh, b_hh, w_hr):
         return [_gru_step(gi, states[0], w_hh, b_hh)]
 
@@ -287,7 +340,7 @@ class RNNCellBase(Module):
     """weight_ih, weight_hh (and biases) of one recurrent step, drawn from U(-1/√H, 1/√H)."""
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
-                 dtype=None) -> None:
+                 device=None, dtype=None) -> None:
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         gate_size = num_chunks * hidden_size
@@ -341,7 +394,7 @@ class RNNCell(RNNCellBase):
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
         self.nonlinearity = nonlinearity
-        super().__init__(input_size, hidden_size, bias, 1, dtype)
+        super().__init__(input_size, hidden_size, bias, 1, dtype=dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         gi, (h,), batched = self._prepare(input, hx, 1)
@@ -354,7 +407,7 @@ class LSTMCell(RNNCellBase):
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
                  dtype=None) -> None:
-        super().__init__(input_size, hidden_size, bias, 4, dtype)
+        super().__init__(input_size, hidden_size, bias, 4, dtype=dtype)
 
     def forward(self, input: Tensor, hx=None) -> tuple[Tensor, Tensor]:
         gi, (h, c), batched = self._prepare(input, hx, 2)
@@ -367,7 +420,7 @@ class GRUCell(RNNCellBase):
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
                  dtype=None) -> None:
-        super().__init__(input_size, hidden_size, bias, 3, dtype)
+        super().__init__(input_size, hidden_size, bias, 3, dtype=dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         gi, (h,), batched = self._prepare(input, hx, 1)
