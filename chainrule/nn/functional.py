@@ -10,12 +10,13 @@ from __future__ import annotations
 import math
 import warnings
 
+from .. import _batching
 from .._backend import xp
 from .._dispatch import apply
 from ..ops import activation as _activation
 from ..ops import loss as _loss
 from ..ops import normalization as _normalization
-from ..ops._nnutil import const, ntuple, on_values
+from ..ops._nnutil import const, ntuple, on_values, type_name
 from ..ops.activation import (
     celu,
     elu,
@@ -81,7 +82,8 @@ __all__ = [
     "huber_loss", "instance_norm", "interpolate", "kl_div", "l1_loss", "layer_norm",
     "leaky_relu", "linear", "log_softmax", "logsigmoid", "margin_ranking_loss", "max_pool1d",
     "max_pool2d", "max_pool3d", "mish", "mse_loss", "multi_margin_loss",
-    "multilabel_soft_margin_loss", "nll_loss", "normalize", "one_hot", "pad",
+    "multilabel_soft_margin_loss", "multilabel_margin_loss", "nll_loss", "normalize", "one_hot",
+    "pad",
     "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "prelu",
     "relu", "relu6", "rms_norm", "rrelu", "scaled_dot_product_attention", "selu", "sigmoid",
     "silu", "smooth_l1_loss", "soft_margin_loss", "softmax", "softmin", "softplus", "softshrink",
@@ -91,7 +93,8 @@ __all__ = [
     "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool3d",
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
     "adaptive_max_pool3d_with_indices", "alpha_dropout", "feature_alpha_dropout",
-    "channel_shuffle", "local_response_norm", "lp_pool1d", "lp_pool2d", "lp_pool3d",
+    "channel_shuffle", "native_channel_shuffle", "local_response_norm", "lp_pool1d",
+    "lp_pool2d", "lp_pool3d",
     "max_unpool1d", "max_unpool2d", "max_unpool3d", "pdist", "triplet_margin_with_distance_loss",
     "gumbel_softmax",
 ]
@@ -731,6 +734,42 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     return _reduce(losses, reduction)
 
 
+def _multilabel_masks(target, lead: int, classes: int, dtype):
+    """For each sample: how often each class is a target (before the first -1), and whether
+    it is not one."""
+    valid = xp.cumprod(target >= 0, axis=-1).astype(bool)
+    picked = (target[..., :, None] == xp.arange(classes)) & valid[..., :, None]
+    counts = picked.sum(-2)
+    return counts.astype(dtype), (counts == 0).astype(dtype)
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                           reduction: str = "mean") -> Tensor:
+    """sum over target classes j and other classes i of max(0, 1 - (x[j] - x[i])) / C."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if input.ndim > 2 or (input.ndim == 2 and input.shape[1] == 0):
+        raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, "
+                           f"but got: {list(input.shape)}")
+    if tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    if target._data.dtype != xp.int64:
+        raise RuntimeError(f"expected scalar type Long but found {type_name(target)}")
+    x = input.reshape(-1, 1 if input.ndim == 0 else input.shape[-1])
+    classes = x.shape[1]
+    found = _batching.physical(target)
+    if found.size and (found.min() < -1 or found.max() >= classes):
+        raise RuntimeError("argument #2 'target' is out of range")
+    counts, others = on_values(
+        lambda t, lead: _multilabel_masks(t.reshape(t.shape[:lead] + (-1, classes)), lead,
+                                          classes, input._data.dtype), target)
+    hinge = (1.0 - x.unsqueeze(2) + x.unsqueeze(1)).clamp(min=0)
+    losses = (hinge * (counts.unsqueeze(2) * others.unsqueeze(1))).sum((1, 2)) / classes
+    if input.ndim < 2:
+        losses = losses.reshape(())
+    return _reduce(losses, reduction)
+
+
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
                      size_average=None, eps: float = 1e-8, reduce=None,
                      reduction: str = "mean") -> Tensor:
@@ -864,6 +903,8 @@ def _alpha_dropout(input: Tensor, p: float, training: bool, inplace: bool, featu
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
         return input
+    if feature and input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     if p == 1:
         out = input * 0.0
         return input.copy_(out) if inplace else out
@@ -893,6 +934,12 @@ def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
 
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """Interleave the channels of ``groups`` groups: (N, g * k, ...) -> channel order k-major."""
+    if input.ndim <= 2:
+        raise RuntimeError("channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError("Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{groups}")
     n, c = input.shape[:2]
     if c % groups:
         raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
@@ -902,12 +949,17 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     return x.reshape(n, c, *rest)
 
 
+def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """channel_shuffle (PyTorch's native kernel form)."""
+    return channel_shuffle(input, groups)
+
+
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
                         k: float = 1.0) -> Tensor:
     """x / (k + alpha * mean of x^2 over ``size`` neighbouring channels)^beta."""
     if input.ndim < 3:
-        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} "
-                         "dimensions)")
+        raise ValueError("Expected 3D or higher dimensionality" + " " * 26
+                         + f"input (got {input.ndim} dimensions)")
     if input.numel() == 0:
         return input
     c = input.shape[1]
@@ -948,15 +1000,37 @@ def lp_pool3d(input: Tensor, norm_type: float, kernel_size, stride=None,
 
 def _max_unpool(input: Tensor, indices: Tensor, kernel_size, stride, padding, output_size,
                 nd: int) -> Tensor:
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Input to max_unpooling{nd}d should be a {nd + 1}d or {nd + 2}d "
+                           f"Tensor, but got a tensor with {input.ndim} dimensions.")
+    if indices._data.dtype != xp.int64:
+        raise RuntimeError("elements in indices should be type int64 but got: "
+                           f"{type_name(indices)}")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError("Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: "
+                           f"{list(indices.shape)}")
     kernel = ntuple(kernel_size, nd, "max_unpool")
     stride = kernel if stride is None else ntuple(stride, nd, "max_unpool")
     padding = ntuple(padding, nd, "max_unpool")
     size = tuple(input.shape[-nd:])
-    default = tuple((n - 1) * s - 2 * p + k for n, s, p, k in zip(size, stride, padding, kernel))
-    if output_size is None:
-        out = default
-    else:
-        out = tuple(int(o) for o in tuple(output_size)[-nd:])
+    out = tuple((n - 1) * s - 2 * p + k for n, s, p, k in zip(size, stride, padding, kernel))
+    if output_size is not None:
+        requested = tuple(int(o) for o in output_size)
+        if len(requested) not in (nd, nd + 2):
+            raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} "
+                             f"elements, but it has a length of '{len(requested)}'")
+        requested = requested[-nd:]
+        for d, (o, default, s) in enumerate(zip(requested, out, stride)):
+            if not default - s < o < default + s:
+                raise ValueError(f'invalid output_size "{tuple(output_size)}" (dim {d} must be '
+                                 f"between {default - s} and {default + s})")
+        out = requested
+    found = _batching.physical(indices)
+    if found.size and (found.min() < 0 or found.max() >= math.prod(out)):
+        bad = found.max() if found.max() >= math.prod(out) else found.min()
+        raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
+                           f"{'x'.join(map(str, out))})")
     # Scattering the values to their indices is max pooling's gradient: the same record.
     return apply(MAX_POOL_BACKWARD, input, indices, input_size=out, disjoint=True)
 
@@ -988,6 +1062,14 @@ def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative
                                       distance_function=None, margin: float = 1.0,
                                       swap: bool = False, reduction: str = "mean") -> Tensor:
     """max(d(a, p) - d(a, n) + margin, 0) for any distance function d."""
+    check_reduction(reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError("The anchor, positive, and negative tensors are expected to have the "
+                           "same number of dimensions, but got: anchor "
+                           f"{anchor.ndim}D, positive {positive.ndim}D, and negative "
+                           f"{negative.ndim}D inputs")
     distance = pairwise_distance if distance_function is None else distance_function
     d_ap = distance(anchor, positive)
     d_an = distance(anchor, negative)

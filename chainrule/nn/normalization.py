@@ -1,11 +1,12 @@
 """Normalisation layers: BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d, LayerNorm, GroupNorm,
-RMSNorm."""
+RMSNorm, LocalResponseNorm, CrossMapLRN2d."""
 
 from __future__ import annotations
 
 from .. import _creation
-from .._backend import int64
+from .._backend import int64, xp
 from ..autograd.grad_mode import no_grad
+from ..ops._nnutil import const
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -13,7 +14,8 @@ from .module import Module
 from .parameter import Parameter
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
-           "InstanceNorm3d", "LayerNorm", "GroupNorm", "RMSNorm"]
+           "InstanceNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm",
+           "CrossMapLRN2d"]
 
 
 def _affine_parameters(module: Module, shape: tuple, affine: bool, bias: bool, dtype) -> None:
@@ -230,3 +232,42 @@ class RMSNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}")
+
+
+class LocalResponseNorm(Module):
+    """Normalises each channel by the energy of its ``size`` neighbouring channels."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(LocalResponseNorm):
+    """Local response normalisation of (N, C, H, W) inputs across channels (Lua Torch's
+    windows: channel c sums channels up to c + (size - 1) // 2, and channel 0 always)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__(size, alpha, beta, k)
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D "
+                             "instead.")
+        channels = input.shape[1]
+        pre = (self.size - 1) // 2 + 1
+        square = input * input
+        total = square.cumsum(1)
+        upper = [min(c + pre - 1, channels - 1) for c in range(channels)]
+        # PyTorch's running window drops channels 1.. as it slides, never channel 0.
+        lower = [max(c - pre, 0) for c in range(channels)]
+        dropped = (total[:, lower] - square[:, :1]) * const(
+            xp.array([c > pre for c in range(channels)], dtype=input._data.dtype)
+            .reshape(channels, 1, 1))
+        scale = (total[:, upper] - dropped) * (self.alpha / self.size) + self.k
+        return input * scale ** -self.beta

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from ..ops._nnutil import ntuple
 from ..tensor import Tensor
 from . import functional as F
 from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-           "AdaptiveMaxPool2d"]
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
+           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -148,3 +150,82 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPool):
     """Max pooling to a fixed output size (None keeps that dim's input size)."""
 
     _function = staticmethod(F.adaptive_max_pool2d)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPool):
+    """Max pooling of 3-D volumes to a fixed output size (None keeps that dim's input size)."""
+
+    _function = staticmethod(F.adaptive_max_pool3d)
+
+
+class _LPPoolNd(Module):
+    def __init__(self, norm_type: float, kernel_size, stride=None,
+                 ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type, self.kernel_size = norm_type, kernel_size
+        self.stride, self.ceil_mode = stride, ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._function(input, float(self.norm_type), self.kernel_size, self.stride,
+                                    self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    """The p-norm over sliding windows of (N, C, L) or (C, L) inputs."""
+
+    _function = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    """The p-norm over sliding windows of (N, C, H, W) or (C, H, W) inputs."""
+
+    _function = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    """The p-norm over sliding windows of (N, C, D, H, W) or (C, D, H, W) inputs."""
+
+    _function = staticmethod(F.lp_pool3d)
+
+
+class _MaxUnpoolNd(Module):
+    _nd = 2
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        nd = self._nd
+        self.kernel_size = ntuple(kernel_size, nd, type(self).__name__)
+        self.stride = ntuple(kernel_size if stride is None else stride, nd, type(self).__name__)
+        self.padding = ntuple(padding, nd, type(self).__name__)
+
+    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
+        return type(self)._function(input, indices, self.kernel_size, self.stride, self.padding,
+                                    output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """The inverse of MaxPool1d: values put back at their indices, zeros elsewhere."""
+
+    _nd = 1
+    _function = staticmethod(F.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """The inverse of MaxPool2d: values put back at their indices, zeros elsewhere."""
+
+    _nd = 2
+    _function = staticmethod(F.max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """The inverse of MaxPool3d: values put back at their indices, zeros elsewhere."""
+
+    _nd = 3
+    _function = staticmethod(F.max_unpool3d)
