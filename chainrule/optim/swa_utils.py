@@ -1,0 +1,1 @@
+"""Stochastic weight averaging (filled in below)."""
