@@ -1,17 +1,21 @@
-"""Convolutions: Conv1d/2d/3d and ConvTranspose1d/2d/3d."""
+"""Convolutions: Conv1d/2d/3d, ConvTranspose1d/2d/3d and their lazy forms."""
 
 from __future__ import annotations
 
 import math
 
 from .. import _creation
+from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from . import functional as F
 from . import init
+from .lazy import LazyModuleMixin
 from .module import Module
-from .parameter import Parameter
+from .parameter import Parameter, UninitializedParameter
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+           "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+           "LazyConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -198,3 +202,92 @@ class ConvTranspose3d(_ConvTranspose):
     """Transposed 3-D convolution over (N, C, D, H, W) or (C, D, H, W) inputs."""
 
     _n, _function = 3, staticmethod(F.conv_transpose3d)
+
+
+class _LazyConvMixin(LazyModuleMixin):
+    """A convolution whose ``in_channels`` is the channel dim of its first input."""
+
+    def _lazy_parameters(self, out_channels: int, bias: bool, dtype) -> None:
+        self.weight = UninitializedParameter(dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor, *args, **kwargs) -> None:
+        """Materialize the weight for the input's channels and initialise it."""
+        if not self.has_uninitialized_params():
+            return
+        n = self._n
+        if input.dim() not in (n + 1, n + 2):
+            raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to "
+                               f"{type(self).__name__}, but got input of size: {input.shape}")
+        self.in_channels = input.shape[1 if input.dim() == n + 2 else 0]
+        if self.in_channels % self.groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        with no_grad():
+            if self.transposed:
+                shape = (self.in_channels, self.out_channels // self.groups, *self.kernel_size)
+            else:
+                shape = (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
+            self.weight.materialize(shape)
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+
+class _LazyConv(_LazyConvMixin):
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None,
+                 dtype=None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
+                         padding_mode, dtype=dtype)
+        self._lazy_parameters(out_channels, bias, dtype)
+
+
+class _LazyConvTranspose(_LazyConvMixin):
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros",
+                 device=None, dtype=None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
+                         dilation, padding_mode, dtype=dtype)
+        self._lazy_parameters(out_channels, bias, dtype)
+
+
+class LazyConv1d(_LazyConv, Conv1d):
+    """Conv1d with ``in_channels`` inferred from the first input."""
+
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConv, Conv2d):
+    """Conv2d with ``in_channels`` inferred from the first input."""
+
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConv, Conv3d):
+    """Conv3d with ``in_channels`` inferred from the first input."""
+
+    cls_to_become = Conv3d
+
+
+class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
+    """ConvTranspose1d with ``in_channels`` inferred from the first input."""
+
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
+    """ConvTranspose2d with ``in_channels`` inferred from the first input."""
+
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
+    """ConvTranspose3d with ``in_channels`` inferred from the first input."""
+
+    cls_to_become = ConvTranspose3d

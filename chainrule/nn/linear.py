@@ -1,17 +1,19 @@
-"""Identity, Linear, Bilinear, Flatten, Unflatten."""
+"""Identity, Linear, LazyLinear, Bilinear, Flatten, Unflatten."""
 
 from __future__ import annotations
 
 import math
 
 from .. import _creation
+from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from . import functional as F
 from . import init
+from .lazy import LazyModuleMixin
 from .module import Module
-from .parameter import Parameter
+from .parameter import Parameter, UninitializedParameter
 
-__all__ = ["Identity", "Linear", "Bilinear", "Flatten", "Unflatten",
+__all__ = ["Identity", "Linear", "LazyLinear", "Bilinear", "Flatten", "Unflatten",
            "NonDynamicallyQuantizableLinear"]
 
 
@@ -52,6 +54,39 @@ class Linear(Module):
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """A Linear whose ``in_features`` is the last dim of its first input."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter(dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        """Materialize the weight as (out_features, input.shape[-1]) and initialise it."""
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
+        if self.in_features == 0:  # loaded from a state dict: check the input against it
+            if input.shape[-1] != self.weight.shape[-1]:
+                raise AssertionError(f"The in_features inferred from input: {input.shape[-1]} "
+                                     f"is not equal to in_features from self.weight: "
+                                     f"{self.weight.shape[-1]}")
+            self.in_features = input.shape[-1]
 
 
 class NonDynamicallyQuantizableLinear(Linear):

@@ -10,7 +10,7 @@ from .._creation import as_tensor
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import RemovableHandle, add_hook
 from ..tensor import Tensor
-from .parameter import Buffer, Parameter
+from .parameter import Buffer, Parameter, UninitializedBuffer, is_lazy
 
 __all__ = ["Module"]
 
@@ -66,7 +66,7 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._remove_name(name)
+            self._remove_name(name, keep=self._parameters)
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -76,15 +76,15 @@ class Module:
         elif isinstance(value, Module):
             if params is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self._remove_name(name)
+            self._remove_name(name, keep=self._modules)
             self._modules[name] = value
         elif self.__dict__.get("_modules") is not None and name in self._modules:
             if value is not None:
                 raise TypeError(f"cannot assign '{_typename(value)}' as child module "
                                 f"'{name}' (torch.nn.Module or None expected)")
             self._modules[name] = None
-        elif isinstance(value, Buffer):
-            self._remove_name(name)
+        elif isinstance(value, (Buffer, UninitializedBuffer)):
+            self._remove_name(name, keep=self._buffers)
             self.register_buffer(name, value, persistent=value.persistent)
         elif self.__dict__.get("_buffers") is not None and name in self._buffers:
             if value is not None and not isinstance(value, Tensor):
@@ -94,9 +94,11 @@ class Module:
         else:
             object.__setattr__(self, name, value)
 
-    def _remove_name(self, name: str) -> None:
+    def _remove_name(self, name: str, keep: dict) -> None:
+        """Forget ``name`` everywhere but in ``keep`` (where it keeps its place, as PyTorch)."""
         for store in (self.__dict__, self._parameters, self._buffers, self._modules):
-            store.pop(name, None)
+            if store is not keep:
+                store.pop(name, None)
         self._non_persistent_buffers_set.discard(name)
 
     def __getattr__(self, name: str):
@@ -268,12 +270,16 @@ class Module:
         with no_grad():
             for m in self.modules():
                 for p in m._parameters.values():
-                    if p is not None:
+                    if p is not None and is_lazy(p):  # only the placeholder's dtype changes
+                        p._data = convert(p.data)._data
+                    elif p is not None:
                         p._data = convert(p)._data
                         if p.grad is not None:
                             p.grad._data = convert(p.grad)._data
                 for name, b in m._buffers.items():
-                    if b is not None:
+                    if b is not None and is_lazy(b):
+                        b._data = convert(b.data)._data
+                    elif b is not None:
                         m._buffers[name] = convert(b)
         return self
 
@@ -334,10 +340,10 @@ class Module:
             base = f"{name}." if name else ""
             for key, p in module._parameters.items():
                 if p is not None:
-                    out[base + key] = p if keep_vars else p.detach()
+                    out[base + key] = p if keep_vars or is_lazy(p) else p.detach()
             for key, b in module._buffers.items():
                 if b is not None and key not in module._non_persistent_buffers_set:
-                    out[base + key] = b if keep_vars else b.detach()
+                    out[base + key] = b if keep_vars or is_lazy(b) else b.detach()
         return out
 
     def load_state_dict(self, state_dict: dict, strict: bool = True,
@@ -350,6 +356,10 @@ class Module:
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         own = self.state_dict(keep_vars=True)
+        with no_grad():  # a lazy module takes its shapes from the checkpoint
+            for key, target in own.items():
+                if is_lazy(target) and key in state_dict and not is_lazy(state_dict[key]):
+                    target.materialize(state_dict[key].shape)
         optional = {f"{name}.{key}" if name else key
                     for name, module in self.named_modules(remove_duplicate=False)
                     for key in module._optional_state_keys}
@@ -363,7 +373,7 @@ class Module:
             errors.append("Unexpected key(s) in state_dict: "
                           + ", ".join(f'"{k}"' for k in unexpected) + ". ")
         for key, target in own.items():
-            if key not in state_dict:
+            if key not in state_dict or is_lazy(target):
                 continue
             value = state_dict[key]
             value_shape = tuple(value.shape) if hasattr(value, "shape") else ()
@@ -376,7 +386,7 @@ class Module:
                                + "\n\t".join(errors))
         with no_grad():
             for key, target in own.items():
-                if key not in state_dict:
+                if key not in state_dict or is_lazy(target):
                     continue
                 value = state_dict[key]
                 if assign:

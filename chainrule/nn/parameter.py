@@ -1,12 +1,13 @@
-"""nn.Parameter: a tensor that a Module registers as a parameter."""
+"""nn.Parameter and nn.Buffer, and the uninitialized parameters and buffers of lazy modules."""
 
 from __future__ import annotations
 
 from .. import _printing
-from .._backend import get_default_dtype, xp
+from .._backend import as_dtype, get_default_dtype, xp
 from ..tensor import Tensor
 
-__all__ = ["Parameter", "Buffer"]
+__all__ = ["Parameter", "UninitializedParameter", "is_lazy", "Buffer", "UninitializedBuffer",
+           "UninitializedTensorMixin"]
 
 
 class Parameter(Tensor):
@@ -44,3 +45,129 @@ class Buffer(Tensor):
     def __init__(self, data: Tensor | None = None, *, persistent: bool = True) -> None:
         self._init_leaf(data._data if isinstance(data, Tensor) else xp.asarray(data))
         self.persistent = persistent
+
+
+# ---- lazy (uninitialized) parameters and buffers -------------------------------------------------
+
+_SLOT = Tensor._data  # the array slot itself, which the uninitialized classes hide behind a check
+
+_SHAPE_ERROR = ("Can't access the shape of an uninitialized parameter or buffer. This error "
+                "usually happens in `load_state_dict` when trying to load an uninitialized "
+                "parameter into an initialized one. Call `forward` to initialize the parameters "
+                "before accessing their attributes.")
+
+
+def _refuse(self) -> None:
+    raise ValueError(
+        "Attempted to use an uninitialized parameter in a torch function. This error happens "
+        "when you are using a `LazyModule` or explicitly manipulating "
+        f"`torch.nn.parameter.{type(self).__name__}` objects. When using LazyModules Call "
+        "`forward` with a dummy batch to initialize the parameters before calling torch functions")
+
+
+class UninitializedTensorMixin:
+    """A parameter or buffer whose shape is not known yet: ops on it raise until
+    ``materialize(shape)`` gives it storage and turns it into ``cls_to_become``."""
+
+    __slots__ = ()
+    cls_to_become: type = Tensor
+    # Every op reads ``_data``; here reading it raises, so no op runs on the placeholder.
+    _data = property(_refuse, _SLOT.__set__)
+
+    def _placeholder(self) -> Tensor:
+        return Tensor._wrap(_SLOT.__get__(self), None, 0)
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Give the tensor uninitialized storage of ``shape`` and make it a regular one."""
+        array = _SLOT.__get__(self)
+        np_dtype = array.dtype if dtype is None else as_dtype(dtype).np
+        self.__class__ = self.cls_to_become
+        self._data = xp.empty(tuple(shape), dtype=np_dtype)
+        if self._extra is not None:
+            self._extra.pop("persistent", None)
+            self._extra = self._extra or None
+
+    @property
+    def shape(self):
+        raise RuntimeError(_SHAPE_ERROR)
+
+    def size(self, dim: int | None = None):
+        return self._placeholder().size(dim)
+
+    @property
+    def dtype(self):
+        return self._placeholder().dtype
+
+    @property
+    def data(self) -> Tensor:
+        return self._placeholder()
+
+    @data.setter
+    def data(self, value) -> None:
+        _refuse(self)
+
+    def is_floating_point(self) -> bool:
+        return self._placeholder().is_floating_point()
+
+    def is_complex(self) -> bool:
+        return self._placeholder().is_complex()
+
+    def share_memory_(self):
+        raise RuntimeError("Can't share memory on an uninitialized parameter or buffer. Call "
+                           "`forward` to initialize the parameters before calling "
+                           "`module.share_memory()`.")
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, protocol):
+        return type(self), (self._requires_grad,)
+
+    def __deepcopy__(self, memo: dict):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self._requires_grad, dtype=self.dtype)
+        return memo[id(self)]
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A parameter of a lazy module before its first forward: no shape, no values."""
+
+    cls_to_become = Parameter
+
+    def __init__(self, requires_grad: bool = True, device=None, dtype=None) -> None:
+        self._init_leaf(_placeholder_array(dtype))
+        self._requires_grad = requires_grad
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A buffer of a lazy module before its first forward: no shape, no values."""
+
+    __slots__ = ()
+    cls_to_become = Tensor
+
+    def __init__(self, requires_grad: bool = False, device=None, dtype=None,
+                 persistent: bool = True) -> None:
+        self._init_leaf(_placeholder_array(dtype))
+        self._requires_grad = requires_grad
+        self._extra_dict()["persistent"] = persistent
+
+    @property
+    def persistent(self) -> bool:
+        return self._extra_dict().get("persistent", True)
+
+    def __deepcopy__(self, memo: dict):
+        if id(self) not in memo:
+            memo[id(self)] = UninitializedBuffer(self._requires_grad, dtype=self.dtype,
+                                                 persistent=self.persistent)
+        return memo[id(self)]
+
+
+def _placeholder_array(dtype):
+    return xp.empty((0,), dtype=(get_default_dtype() if dtype is None else as_dtype(dtype)).np)
+
+
+def is_lazy(param) -> bool:
+    """Whether ``param`` is an uninitialized parameter or buffer."""
+    return isinstance(param, UninitializedTensorMixin)
