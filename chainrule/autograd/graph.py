@@ -130,8 +130,10 @@ class SavedOutput:
         self.counter = tensor._vc
         self.version = self.counter[0]
         self.output_nr = tensor._output_nr
+        # The tensor's own dict, not a copy: leaving a dual level empties it for both (a copy
+        # would keep the tangent, whose graph saves this output: a cycle, and a stale tangent).
         tangents = tensor._extra.get("tangent") if tensor._extra else None
-        self.tangent = dict(tangents) if tangents else None
+        self.tangent = tangents or None
 
     def unpack(self, node: Node):
         if self.counter[0] != self.version:
@@ -565,7 +567,7 @@ def _pack(tensor, pack_hook: Callable, unpack_hook: Callable, is_output: bool,
     s.leaf = (accumulator_of(tensor)
               if tensor.grad_fn is None and tensor._requires_grad and not is_output else None)
     tangents = tensor._extra.get("tangent") if tensor._extra else None
-    s.tangent = dict(tangents) if tangents else None
+    s.tangent = tangents or None  # shared, as SavedOutput's
     return s
 
 
