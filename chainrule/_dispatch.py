@@ -213,7 +213,7 @@ def _forward(op, inputs: tuple, params: dict, results: tuple, first: int = 1) ->
     if saved is not None:
         for s, result in zip(saved if type(saved) is tuple else (saved,), results):
             tangents = result._extra.get("tangent") if result._extra else None
-            s.tangent = dict(tangents) if tangents else None
+            s.tangent = tangents or None  # shared: see SavedOutput
 
 
 def _jvp(op, inputs: tuple, tangents: list, params: dict, results: tuple):
