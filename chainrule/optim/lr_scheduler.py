@@ -17,8 +17,10 @@ from typing import Any
 from .. import Tensor
 from .optimizer import Optimizer
 
-__all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR",
-           "CosineAnnealingLR", "LinearLR", "OneCycleLR", "SequentialLR", "ReduceLROnPlateau"]
+__all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR",
+           "LinearLR", "ExponentialLR", "SequentialLR", "CosineAnnealingLR", "ChainedScheduler",
+           "ReduceLROnPlateau", "CyclicLR", "CosineAnnealingWarmRestarts", "OneCycleLR",
+           "PolynomialLR"]
 
 _EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
@@ -121,19 +123,36 @@ class LRScheduler:
         self.__dict__.update(state_dict)
 
 
+def _lambdas(optimizer: Optimizer, lr_lambda) -> list:
+    n = len(optimizer.param_groups)
+    if isinstance(lr_lambda, (list, tuple)):
+        if len(lr_lambda) != n:
+            raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
+        return list(lr_lambda)
+    return [lr_lambda] * n
+
+
+def _callable_state(fn) -> dict | None:
+    """What a state_dict keeps of a user function: a callable object's attributes, else None."""
+    return None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+
+
+def _load_lambdas(scheduler, state_dict: dict[str, Any]) -> None:
+    state_dict = dict(state_dict)
+    saved = state_dict.pop("lr_lambdas")
+    scheduler.__dict__.update(state_dict)
+    for fn, attributes in zip(scheduler.lr_lambdas, saved):
+        if attributes is not None:
+            fn.__dict__.update(attributes)
+
+
 class LambdaLR(LRScheduler):
     """lr = initial lr * lr_lambda(epoch), one function or one per param group."""
 
     def __init__(self, optimizer: Optimizer, lr_lambda: Callable | Sequence[Callable],
                  last_epoch: int = -1) -> None:
         _check_optimizer(optimizer)
-        n = len(optimizer.param_groups)
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != n:
-                raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * n
+        self.lr_lambdas = _lambdas(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
@@ -145,18 +164,36 @@ class LambdaLR(LRScheduler):
     def state_dict(self) -> dict[str, Any]:
         """Everything but the optimizer; lambdas are kept only if they are callable objects."""
         state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
-        state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
-                               for fn in self.lr_lambdas]
+        state["lr_lambdas"] = [_callable_state(fn) for fn in self.lr_lambdas]
         return state
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restore what ``state_dict`` saved (callable objects' attributes included)."""
-        state_dict = dict(state_dict)
-        lr_lambdas = state_dict.pop("lr_lambdas")
-        self.__dict__.update(state_dict)
-        for fn, saved in zip(self.lr_lambdas, lr_lambdas):
-            if saved is not None:
-                fn.__dict__.update(saved)
+        _load_lambdas(self, state_dict)
+
+
+class MultiplicativeLR(LRScheduler):
+    """Multiply the lr by lr_lambda(epoch) every epoch, one function or one per param group."""
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Callable | Sequence[Callable],
+                 last_epoch: int = -1) -> None:
+        _check_optimizer(optimizer)
+        self.lr_lambdas = _lambdas(optimizer, lr_lambda)
+        for fn in self.lr_lambdas:
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        """The current lrs times each group's lambda at ``last_epoch`` (unchanged at first)."""
+        self._warn_if_outside_step()
+        groups = self.optimizer.param_groups
+        if self._is_initial:
+            return [group["lr"] for group in groups]
+        return [group["lr"] * fn(self.last_epoch) for fn, group in zip(self.lr_lambdas, groups)]
+
+    state_dict = LambdaLR.state_dict
+    load_state_dict = LambdaLR.load_state_dict
 
 
 class StepLR(LRScheduler):
@@ -252,6 +289,32 @@ class CosineAnnealingLR(LRScheduler):
                 for base_lr in self.base_lrs]
 
 
+class ConstantLR(LRScheduler):
+    """Multiply the lr by a constant factor until epoch total_iters."""
+
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1) -> None:
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        """The current lrs: times factor at epoch 0, divided by it at epoch total_iters."""
+        self._warn_if_outside_step()
+        groups = self.optimizer.param_groups
+        if self.last_epoch == 0:
+            return [group["lr"] * self.factor for group in groups]
+        if self.last_epoch != self.total_iters:
+            return [group["lr"] for group in groups]
+        return [group["lr"] * (1.0 / self.factor) for group in groups]
+
+    def _get_closed_form_lr(self) -> list:
+        after = self.last_epoch >= self.total_iters
+        return [base_lr * (self.factor + after * (1 - self.factor)) for base_lr in self.base_lrs]
+
+
 class LinearLR(LRScheduler):
     """Scale the lr linearly from start_factor to end_factor over total_iters epochs."""
 
@@ -284,6 +347,198 @@ class LinearLR(LRScheduler):
         progress = min(self.total_iters, self.last_epoch) / self.total_iters
         return [base_lr * (self.start_factor + (self.end_factor - self.start_factor) * progress)
                 for base_lr in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """Decay the lr as (1 - epoch / total_iters) ** power, reaching zero at total_iters."""
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0,
+                 last_epoch: int = -1) -> None:
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        """The current lrs times the ratio of this epoch's decay to the previous one's."""
+        self._warn_if_outside_step()
+        groups = self.optimizer.param_groups
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return [group["lr"] for group in groups]
+        factor = ((1.0 - self.last_epoch / self.total_iters)
+                  / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        return [group["lr"] * factor for group in groups]
+
+    def _get_closed_form_lr(self) -> list:
+        left = 1.0 - min(self.total_iters, self.last_epoch) / self.total_iters
+        return [base_lr * left**self.power for base_lr in self.base_lrs]
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing from the initial lr to eta_min, restarted every T_i epochs (SGDR), the
+    period growing by T_mult after each restart."""
+
+    def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,
+                 last_epoch: int = -1) -> None:
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type "
+                             f"{type(eta_min)}")
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        """The point T_cur of the current period's cosine."""
+        self._warn_if_outside_step()
+        return [self.eta_min + (base_lr - self.eta_min)
+                * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for base_lr in self.base_lrs]
+
+    def step(self, epoch: float | None = None) -> None:
+        """Advance one epoch, or jump to ``epoch`` (which may be fractional: within an epoch)."""
+        self._advance(epoch)
+
+    def _advance(self, epoch: float | None) -> None:
+        # PyTorch's own step: no warnings and no step count.
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur += 1
+            if self.T_cur >= self.T_i:
+                self.T_cur %= self.T_i
+                self.T_i *= self.T_mult
+        elif epoch < 0:
+            raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+        elif epoch >= self.T_0:
+            if self.T_mult == 1:
+                self.T_cur = epoch % self.T_0
+            else:
+                # The restart n before epoch: T_0 * (T_mult**n - 1) / (T_mult - 1) <= epoch.
+                n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+                self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+                self.T_i = self.T_0 * self.T_mult**n
+        else:
+            self.T_i = self.T_0
+            self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        _set_lrs(self.optimizer, values)
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+
+class CyclicLR(LRScheduler):
+    """Cycle the lr between base_lr and max_lr (Smith, 2017), momentum (or beta1) inversely;
+    it steps after every batch."""
+
+    def __init__(self, optimizer: Optimizer, base_lr: float | Sequence[float],
+                 max_lr: float | Sequence[float], step_size_up: int = 2000,
+                 step_size_down: int | None = None, mode: str = "triangular",
+                 gamma: float = 1.0, scale_fn: Callable[[float], float] | None = None,
+                 scale_mode: str = "cycle", cycle_momentum: bool = True,
+                 base_momentum: float = 0.8, max_momentum: float = 0.9,
+                 last_epoch: int = -1) -> None:
+        _check_optimizer(optimizer)
+        self.optimizer = optimizer
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            _set_lrs(optimizer, base_lrs)
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        step_size_up = float(step_size_up)
+        step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
+        self.total_size = step_size_up + step_size_down
+        self.step_ratio = step_size_up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_fn()
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with "
+                                 "`cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for m_max, m_base, group in zip(self.max_momentums, self.base_momentums,
+                                                optimizer.param_groups):
+                    self._set_momentum(group, m_max)
+                    group["max_momentum"] = m_max
+                    group["base_momentum"] = m_base
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _init_scale_fn(self) -> None:
+        if self._scale_fn_custom is not None:
+            return
+        if self.mode in ("triangular", "triangular2"):
+            self.scale_mode = "cycle"
+        elif self.mode == "exp_range":
+            self.scale_mode = "iterations"
+
+    def scale_fn(self, x) -> float:
+        """The amplitude's scale at cycle (or iteration) x: the mode's, or the user's."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma**x
+
+    def _set_momentum(self, group: dict, momentum: float) -> None:
+        if self.use_beta1:
+            group["betas"] = (momentum, *group["betas"][1:])
+        else:
+            group["momentum"] = momentum
+
+    def get_lr(self) -> list:
+        """The lrs at this point of the cycle; sets the momentum (or beta1) alongside."""
+        self._warn_if_outside_step()
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [base_lr + (max_lr - base_lr) * scale_factor * scale
+               for base_lr, max_lr in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for group, m_base, m_max in zip(self.optimizer.param_groups, self.base_momentums,
+                                            self.max_momentums):
+                self._set_momentum(group, m_max - (m_max - m_base) * scale_factor * scale)
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything but the optimizer; a scale_fn is kept only if it is a callable object."""
+        state = super().state_dict()
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = None if fn is None else _callable_state(fn)
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore what ``state_dict`` saved (a callable scale_fn's attributes included)."""
+        state_dict = dict(state_dict)
+        fn = state_dict.pop("_scale_fn_custom")
+        super().load_state_dict(state_dict)
+        if fn is not None:
+            self._scale_fn_custom.__dict__.update(fn)
+        self._init_scale_fn()
 
 
 def _per_group(name: str, optimizer: Optimizer, value) -> list:
@@ -473,6 +728,44 @@ class SequentialLR(LRScheduler):
         self.__dict__.update(state_dict)
         for scheduler, state in zip(self._schedulers, saved):
             scheduler.load_state_dict(state)
+
+
+class ChainedScheduler(LRScheduler):
+    """Step several schedulers of one optimizer together, each applied to the lr the previous
+    one left."""
+
+    def __init__(self, schedulers: Sequence[LRScheduler],
+                 optimizer: Optimizer | None = None) -> None:
+        name = type(self).__name__
+        if len(schedulers) < 1:
+            raise ValueError(f"{name} expects at least one scheduler to be chained, but got no "
+                             "scheduler.")
+        optimizer = optimizer or schedulers[0].optimizer
+        for i, scheduler in enumerate(schedulers):
+            if not hasattr(scheduler, "optimizer"):
+                raise TypeError(f"{name} at index {i} should have `optimizer` as its attribute.")
+            if isinstance(scheduler, ReduceLROnPlateau):
+                raise ValueError(f"{name} does not support `ReduceLROnPlateau` scheduler as it "
+                                 "requires additional kwargs to be specified when calling "
+                                 f"`step`, but got one at index {i} in the given schedulers "
+                                 "sequence.")
+            if optimizer != scheduler.optimizer:
+                raise ValueError(f"{name} expects all schedulers to belong to the same "
+                                 f"optimizer, but got scheduler {type(scheduler).__name__} at "
+                                 f"index {i} has {scheduler.optimizer}, which is different "
+                                 f"from {type(optimizer).__name__}.")
+        self._schedulers = schedulers
+        self.optimizer = optimizer
+        self._last_lr = [group["lr"] for group in schedulers[-1].optimizer.param_groups]
+
+    def step(self) -> None:  # type: ignore[override]
+        """Step every scheduler, in order."""
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = [group["lr"] for group in self._schedulers[-1].optimizer.param_groups]
+
+    state_dict = SequentialLR.state_dict
+    load_state_dict = SequentialLR.load_state_dict
 
 
 class ReduceLROnPlateau(LRScheduler):
