@@ -18,7 +18,7 @@ __all__ = ["dual_level", "make_dual", "unpack_dual", "enter_dual_level", "exit_d
 
 class _State(threading.local):  # per thread (PyTorch's are process-wide: docs/differences.md)
     level = 0  # the number of active dual levels; 0: tangents are ignored
-    duals: list = []  # per level, weak references to the tensors given a tangent in it
+    duals: list = []  # per level, the live tensors given a tangent in it, weakly, by id
     nesting = 0  # levels entered by function transforms (which may nest)
 
 
@@ -36,7 +36,7 @@ def enter_dual_level() -> int:
 
 def _enter() -> int:
     state.level += 1
-    state.duals = state.duals + [[]]
+    state.duals = state.duals + [weakref.WeakValueDictionary()]
     return state.level - 1
 
 
@@ -45,9 +45,8 @@ def exit_dual_level(*, level: int | None = None) -> None:
     if not state.level:
         raise RuntimeError("exit_dual_level: no forward AD level is active")
     key = state.level
-    for ref in state.duals[-1]:
-        t = ref()
-        if t is not None and t._extra:
+    for t in list(state.duals[-1].values()):
+        if t._extra:
             tangents = t._extra.get("tangent")
             if tangents:
                 tangents.pop(key, None)
@@ -87,7 +86,7 @@ def set_tangent(tensor, tangent, level: int | None = None) -> None:
     if tangents is None:
         tangents = tensor._extra["tangent"] = {}
     tangents[level] = tangent
-    state.duals[level - 1].append(weakref.ref(tensor))
+    state.duals[level - 1][id(tensor)] = tensor  # a tensor that dies leaves it
 
 
 def copy_tangents(source, target) -> None:
