@@ -17,14 +17,14 @@ __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_
            "pad_sequence", "unpad_sequence", "pack_sequence", "unpack_sequence"]
 
 
-class _PackedFields(NamedTuple):
+class PackedSequence_(NamedTuple):
     data: Tensor
     batch_sizes: Tensor
     sorted_indices: Tensor | None
     unsorted_indices: Tensor | None
 
 
-class PackedSequence(_PackedFields):
+class PackedSequence(PackedSequence_):
     """The data and batch sizes of a packed batch of sequences (and its sort order)."""
 
     def __new__(cls, data: Tensor, batch_sizes: Tensor | None = None,
@@ -82,6 +82,11 @@ class PackedSequence(_PackedFields):
 
     def byte(self) -> PackedSequence:
         return self.to(dtype=_dtype("uint8"))
+
+
+def bind(optional, fn):
+    """``fn(optional)``, or None when ``optional`` is None."""
+    return None if optional is None else fn(optional)
 
 
 def _dtype(name: str):
