@@ -51,7 +51,7 @@ from ..ops.elementwise import tanh as _tanh
 from ..ops.elementwise import where as _where
 from ..ops.embedding import embedding, one_hot
 from ..ops.linear import bilinear, linear
-from ..ops.loss import check_reduction
+from ..ops.loss import check_reduction, ctc_loss
 from ..ops.normalization import group_norm, instance_norm, layer_norm
 from ..ops.padding import pad
 from ..ops.pooling import (
@@ -76,8 +76,9 @@ __all__ = [
     "adaptive_max_pool2d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "batch_norm", "bilinear",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "conv1d", "conv2d",
     "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-    "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "dropout", "dropout1d",
-    "dropout2d", "dropout3d", "elu", "embedding", "fold", "gaussian_nll_loss", "gelu", "glu",
+    "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "ctc_loss", "dropout",
+    "dropout1d", "dropout2d", "dropout3d", "elu", "embedding", "fold", "gaussian_nll_loss",
+    "gelu", "glu",
     "group_norm", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "hinge_embedding_loss",
     "huber_loss", "instance_norm", "interpolate", "kl_div", "l1_loss", "layer_norm",
     "leaky_relu", "linear", "log_softmax", "logsigmoid", "margin_ranking_loss", "max_pool1d",

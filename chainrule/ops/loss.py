@@ -15,10 +15,12 @@ from .._batched import BatchedTensor
 from .._batching import elementwise, fallback, materialize, physical
 from .._dispatch import apply
 from ..tensor import Tensor
-from ._nnutil import check_float, on_values, sum_terms, type_name
+from ._nnutil import check_float, const, on_values, sum_terms, type_name
 from ._registry import defop
 from .activation import log_softmax, log_softmax_raw
-from .elementwise import exp, log
+from .elementwise import exp, log, where
+from .padding import pad
+from .shape import stack
 
 # ---- losses ------------------------------------------------------------------------------------
 
@@ -564,6 +566,104 @@ def binary_cross_entropy(input, target, weight=None, reduction: str = "mean") ->
         raise RuntimeError("all elements of input should be between 0 and 1")
     return apply(BINARY_CROSS_ENTROPY, input, target, weight, reduction=reduction)
 
+
+
+# ---- CTC ---------------------------------------------------------------------------------------
+
+
+def _lengths(value, name: str):
+    """Lengths given as a tensor, a sequence or a number, as an int64 array."""
+    data = physical(value) if isinstance(value, Tensor) else value
+    return xp.asarray(data, dtype=xp.int64).reshape(-1)
+
+
+def _ctc_labels(targets, lead: int, target_lengths, input_lengths, blank: int, classes: int):
+    """The extended label sequences blank, l1, blank, l2, ..., blank (N, 2S + 1) for each
+    example, where a path may skip the blank before each label (a label differing from the one
+    two back), and which examples no path fits (fewer frames than labels and repeats)."""
+    flat = targets.reshape((-1,) + targets.shape[lead:])
+    n = target_lengths.shape[0]
+    longest = int(target_lengths.max()) if n else 0
+    labels = xp.full((flat.shape[0], n, longest), blank, dtype=xp.int64)
+    for b, example in enumerate(flat):
+        if example.ndim == 2:  # (N, S), padded
+            rows = [example[i, : target_lengths[i]] for i in range(n)]
+        else:  # the targets of all examples concatenated
+            ends = xp.cumsum(target_lengths)
+            rows = [example[e - k: e] for e, k in zip(ends, target_lengths)]
+        for i, row in enumerate(rows):
+            labels[b, i, : len(row)] = row
+    ext = xp.full(labels.shape[:2] + (2 * longest + 1,), blank, dtype=xp.int64)
+    ext[..., 1::2] = labels
+    skip = xp.zeros(ext.shape, dtype=bool)
+    skip[..., 3::2] = labels[..., 1:] != labels[..., :-1]
+    skip[..., 1] = True
+    repeats = ((labels[..., 1:] == labels[..., :-1])
+               & (xp.arange(1, max(longest, 1)) < target_lengths[:, None])).sum(-1)
+    impossible = target_lengths + repeats > input_lengths
+    ext = xp.clip(ext, 0, classes - 1)
+    shape = targets.shape[:lead]
+    return (ext.reshape(shape + ext.shape[1:]), skip.reshape(shape + skip.shape[1:]),
+            impossible.reshape(shape + impossible.shape[1:]))
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
+             reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
+    """-log of the total probability of the paths that collapse to each target (the forward
+    recursion of Graves et al. 2006, in log space), reduced."""
+    check_reduction(reduction)
+    unbatched = log_probs.ndim == 2
+    lp = log_probs.unsqueeze(1) if unbatched else log_probs
+    steps, n, classes = lp.shape
+    il, tl = _lengths(input_lengths, "input_lengths"), _lengths(target_lengths, "target_lengths")
+    if not 0 <= blank < classes:
+        raise RuntimeError("blank must be in label range")
+    if il.shape[0] != n:
+        raise RuntimeError(f"input_lengths must be of size batch_size, but got {il.shape[0]}")
+    if tl.shape[0] != n:
+        raise RuntimeError(f"target_lengths must be of size batch_size, but got {tl.shape[0]}")
+    if (il > steps).any():
+        raise RuntimeError(f"Expected input_lengths to have value at most {steps}, but got value "
+                           f"{int(il.max())} (while checking arguments for ctc_loss_cpu)")
+    dtype = lp._data.dtype
+    tgt = targets.unsqueeze(0) if unbatched else targets
+    ext, skip, impossible = on_values(
+        lambda t, lead: _ctc_labels(t, lead, tl, il, blank, classes), tgt)
+    # Unreachable states hold a large finite negative number, not -inf: log-sum-exp of -inf
+    # alone has a NaN gradient, which would reach the reachable states through a zero.
+    neg = float(xp.finfo(dtype).min) / 4
+    length = ext.shape[-1]
+    safe_lp = lp.clamp(min=neg)
+    frames = const(il)
+    valid = (const(xp.arange(steps))[:, None] < frames).unsqueeze(-1)
+    if not zero_infinity:  # PyTorch's NaN gradient in the frames of examples no path fits
+        safe_lp = safe_lp * where(valid & impossible.unsqueeze(-1), float("nan"), 1.0)
+    emit = safe_lp.gather(2, ext.unsqueeze(0).expand(steps, n, length))
+    states = const(xp.arange(length))
+    alpha = where(states < 2, emit[0], neg)
+    for t in range(1, steps):
+        stay = alpha
+        step = pad(alpha, (1, 0), value=neg)[..., :length]
+        jump = where(skip, pad(alpha, (2, 0), value=neg)[..., :length], neg)
+        new = stack((stay, step, jump)).logsumexp(0) + emit[t]
+        alpha = where((frames > t).unsqueeze(-1), new, alpha)
+    last = const(2 * tl).unsqueeze(-1)
+    end = alpha.gather(-1, last).squeeze(-1)
+    before = where(const(tl) > 0, alpha.gather(-1, (last - 1).clamp(min=0)).squeeze(-1), neg)
+    nll = -stack((end, before)).logsumexp(0)
+    # PyTorch's gradient assumes log_probs are log-softmax outputs and adds exp(log_probs) at
+    # every frame of the input; log_softmax's backward cancels it. A term of value zero with
+    # that gradient reproduces it.
+    grown = exp(safe_lp)
+    nll = nll + ((grown - grown.detach()) * valid).sum((0, 2))
+    losses = where(impossible, 0.0 if zero_infinity else float("inf"), nll)
+    if unbatched:
+        losses = losses.squeeze(0)
+    if reduction == "none":
+        return losses
+    if reduction == "sum":
+        return losses.sum()
+    return (losses / const(xp.maximum(tl, 1).astype(dtype)).reshape(losses.shape)).mean()
 
 METHODS: dict = {}
 FUNCTIONS: dict = {}

@@ -558,3 +558,65 @@ LOSSES = [
 
 ROWS = (ACTIVATIONS + SOFTMAX + LINEAR + DROPOUT + EMBEDDING + PAD + CONVOLUTION + POOLING
         + NORMALIZATION + DISTANCE + LOSSES)
+
+# ---- more of torch.nn: CTC, multilabel margin, embedding bags, sampling, fractional pools -------
+
+
+def _torch_ctc(log_probs, targets, input_lengths, target_lengths, reduction="mean"):
+    """CTC in plain torch ops (reachable states only), twice differentiable: torch's own
+    ctc_loss has no second derivative."""
+    losses = []
+    for n, (frames, k) in enumerate(zip(input_lengths, target_lengths)):
+        labels = [0]
+        for label in targets[n, :k].tolist():
+            labels += [label, 0]
+        alpha = {0: log_probs[0, n, 0]}
+        if k:
+            alpha[1] = log_probs[0, n, labels[1]]
+        for t in range(1, frames):
+            new = {}
+            for s, label in enumerate(labels):
+                prev = [alpha[j] for j in (s, s - 1) if j in alpha]
+                if s >= 2 and label != 0 and label != labels[s - 2] and s - 2 in alpha:
+                    prev.append(alpha[s - 2])
+                if prev:
+                    new[s] = torch.logsumexp(torch.stack(prev), 0) + log_probs[t, n, label]
+            alpha = new
+        ends = [alpha[s] for s in (len(labels) - 1, len(labels) - 2) if s in alpha]
+        losses.append(-torch.logsumexp(torch.stack(ends), 0))
+    losses = torch.stack(losses)
+    if reduction == "none":
+        return losses
+    if reduction == "sum":
+        return losses.sum()
+    return (losses / torch.tensor(target_lengths).clamp(min=1)).mean()
+
+
+CTC_TARGETS = Const([[1, 2, 2], [3, 1, 0]])
+
+
+def _ctc(reduction: str, twice: bool = False, **kwargs):
+    def call(m, x, targets):
+        log_probs = x.log_softmax(2)
+        if twice and m is torch:
+            return _torch_ctc(log_probs, targets, (6, 5), (3, 2), reduction)
+        return m.nn.functional.ctc_loss(log_probs, targets, (6, 5), (3, 2),
+                                        reduction=reduction, **kwargs)
+
+    return call
+
+
+MORE = [
+    # torch's ctc_loss gradient assumes log-softmax inputs (see chainrule/ops/loss.py), so the
+    # rows feed it log_softmax(x); torch has no second derivative: a plain-torch CTC is the
+    # oracle of the second order.
+    *[top("nn.functional.ctc_loss", (S((6, 2, 4), CTC_TARGETS),), _ctc(r), variant=r,
+          grad_fn=False, orders=(1,)) for r in ("mean", "sum", "none")],
+    top("nn.functional.ctc_loss", (S((6, 2, 4), CTC_TARGETS),), _ctc("mean", True),
+        variant="twice", grad_fn=False),
+    top("nn.functional.ctc_loss", (S((6, 2, 4), Const([1, 2, 2, 3, 1])),),
+        _ctc("none", zero_infinity=True), variant="concatenated,zero_infinity", grad_fn=False,
+        orders=(1,)),
+]
+
+ROWS = ROWS + MORE
