@@ -1,6 +1,6 @@
 """chainrule.nn: modules, parameters, layers, losses, ``init``, ``utils`` and ``functional``."""
 
-from . import functional, init, utils
+from . import functional, init, parallel, utils
 from .activation import (
     CELU,
     ELU,
@@ -32,7 +32,14 @@ from .activation import (
     Threshold,
 )
 from .channelshuffle import ChannelShuffle
-from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .containers import (
+    Container,
+    ModuleDict,
+    ModuleList,
+    ParameterDict,
+    ParameterList,
+    Sequential,
+)
 from .conv import (
     Conv1d,
     Conv2d,
@@ -82,7 +89,7 @@ from .loss import (
     TripletMarginLoss,
     TripletMarginWithDistanceLoss,
 )
-from .module import Module
+from .module import Module, factory_kwargs
 from .normalization import (
     BatchNorm1d,
     BatchNorm2d,
@@ -113,6 +120,7 @@ from .padding import (
     ZeroPad2d,
     ZeroPad3d,
 )
+from .parallel import DataParallel
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 from .pooling import (
     AdaptiveAvgPool1d,
@@ -136,6 +144,7 @@ from .pooling import (
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding
+from .sync_batchnorm import SyncBatchNorm
 from .transformer import (
     MultiheadAttention,
     Transformer,

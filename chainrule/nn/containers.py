@@ -1,20 +1,34 @@
-"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict."""
+"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict and the
+deprecated Container."""
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
+           "ParameterDict"]
 
 
 def _index(i: int, n: int, what: str) -> int:
     if not -n <= i < n:
         raise IndexError(f"index {i} is out of range")
     return i % n
+
+
+class Container(Module):
+    """Deprecated: a Module holding the keyword arguments as child modules."""
+
+    def __init__(self, **kwargs) -> None:
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented "
+                      "in `nn.Module`. Subclass that instead.", FutureWarning, stacklevel=2)
+        super().__init__()
+        for name, module in kwargs.items():
+            self.add_module(name, module)
 
 
 class Sequential(Module):

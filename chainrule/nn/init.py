@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 
 from .._backend import xp
 from .._creation import default_generator
@@ -183,3 +184,30 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     for col in range(cols):
         values[rng.permutation(rows)[:zeros], col] = 0
     return _fill(tensor, values)
+
+
+def _deprecated(new: Callable) -> Callable:
+    """The old name without the trailing underscore, warning as PyTorch's does."""
+    old_name = new.__name__[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of "
+                      f"`nn.init.{new.__name__}`.", FutureWarning, stacklevel=2)
+        return new(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old_name
+    deprecated_init.__doc__ = f"Deprecated: use nn.init.{new.__name__}."
+    return deprecated_init
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

@@ -12,7 +12,7 @@ from ..autograd.graph import RemovableHandle, add_hook
 from ..tensor import Tensor
 from .parameter import Buffer, Parameter, UninitializedBuffer, is_lazy
 
-__all__ = ["Module"]
+__all__ = ["Module", "factory_kwargs"]
 
 
 class _IncompatibleKeys(NamedTuple):
@@ -435,6 +435,23 @@ class Module:
         keys = list(super().__dir__()) + list(self._parameters) + list(self._buffers) + list(
             self._modules)
         return sorted(k for k in set(keys) if not k[:1].isdigit())
+
+
+def factory_kwargs(kwargs: dict | None) -> dict:
+    """The ``device``/``dtype``/``memory_format`` keyword arguments for a factory function, from
+    ``kwargs`` and its optional ``factory_kwargs`` dict; other keys are a TypeError."""
+    if kwargs is None:
+        return {}
+    simple = {"device", "dtype", "memory_format"}
+    unexpected = kwargs.keys() - simple - {"factory_kwargs"}
+    if unexpected:
+        raise TypeError(f"unexpected kwargs {unexpected}")
+    out = dict(kwargs.get("factory_kwargs", {}))
+    for key in simple & kwargs.keys():
+        if key in out:
+            raise TypeError(f"{key} specified twice, in **kwargs and in factory_kwargs")
+        out[key] = kwargs[key]
+    return out
 
 
 def _typename(value) -> str:

@@ -180,6 +180,9 @@ LAYER_INITS = [
     ("GRUCell", (100, 80)),
     ("MultiheadAttention", (96, 4), {"add_bias_kv": True, "kdim": 50}),
     ("TransformerEncoderLayer", (64, 4, 128)),
+    ("TransformerDecoderLayer", (64, 4, 128)),
+    ("Transformer", (64, 4, 1, 1, 128)),
+    ("SyncBatchNorm", (64,)),
 ]
 
 
@@ -208,3 +211,38 @@ def test_layer_initialisation_matches_torch_distribution(row) -> None:
         assert abs(a.mean() - b.mean()) < 6 * spread * np.sqrt(2 / n), key
         for q in (0.02, 0.25, 0.75, 0.98):
             assert abs(np.quantile(a, q) - np.quantile(b, q)) < 12 * spread / np.sqrt(n), (key, q)
+
+
+DEPRECATED = [("uniform", (-1.0, 1.0), (5, 4)), ("normal", (0.0, 2.0), (5, 4)),
+              ("constant", (0.5,), (5, 4)), ("eye", (), (3, 4)), ("dirac", (), (4, 2, 3)),
+              ("xavier_uniform", (), (5, 4)), ("xavier_normal", (), (5, 4)),
+              ("kaiming_uniform", (), (5, 4)), ("kaiming_normal", (), (5, 4)),
+              ("orthogonal", (), (5, 4)), ("sparse", (0.5,), (6, 4))]
+
+
+@pytest.mark.parametrize("name, args, shape", DEPRECATED, ids=[d[0] for d in DEPRECATED])
+def test_deprecated_aliases_warn_and_fill_like_the_new_names(name, args, shape) -> None:
+    theirs = torch.empty(shape)
+    with pytest.warns(FutureWarning) as their_warning:
+        getattr(torch.nn.init, name)(theirs, *args)
+    ours = chainrule.empty(*shape)
+    chainrule.manual_seed(3)
+    with pytest.warns(FutureWarning) as our_warning:
+        assert getattr(init, name)(ours, *args) is ours
+    assert [str(w.message) for w in our_warning] == [str(w.message) for w in their_warning]
+    assert our_warning[0].filename == __file__  # the warning points at the caller
+    assert getattr(init, name).__name__ == name
+    expected = chainrule.empty(*shape)
+    chainrule.manual_seed(3)
+    getattr(init, name + "_")(expected, *args)
+    np.testing.assert_array_equal(ours.numpy(), expected.numpy())
+
+
+def test_deprecated_aliases_are_those_of_torch() -> None:
+    theirs = {n for n in dir(torch.nn.init) if not n.startswith("_") and not n.endswith("_")
+              and callable(getattr(torch.nn.init, n)) and n != "calculate_gain"
+              and getattr(torch.nn.init, n).__module__ == "torch.nn.init"}
+    ours = {n for n in dir(init) if not n.startswith("_") and not n.endswith("_")
+            and callable(getattr(init, n)) and n != "calculate_gain"
+            and getattr(init, n).__module__ == init.__name__}
+    assert ours == theirs == {d[0] for d in DEPRECATED}

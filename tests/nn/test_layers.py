@@ -290,6 +290,10 @@ def test_every_public_layer_has_a_row() -> None:
     skip = {"Module", "Parameter", "Buffer", "Sequential", "ModuleList", "ModuleDict",
             "ParameterList", "ParameterDict", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell",
             "GRUCell", "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"}
+    # tested in test_transformer, test_lazy, test_parallel and test_nn_namespace
+    skip |= {"Transformer", "TransformerDecoderLayer", "TransformerDecoder", "Container",
+             "DataParallel", "SyncBatchNorm", "UninitializedParameter", "UninitializedBuffer"}
+    skip |= {name for name in dir(nn) if name.startswith("Lazy")}
     layers = {name for name in dir(nn) if name[:1].isupper()} - skip
     assert layers <= covered, sorted(layers - covered)
 
