@@ -29,7 +29,8 @@ class LazyModuleMixin:
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._initialize_hook = self.register_forward_pre_hook(LazyModuleMixin._infer_parameters)
+        self._initialize_hook = self.register_forward_pre_hook(LazyModuleMixin._infer_parameters,
+                                                               with_kwargs=True)
 
     def initialize_parameters(self, *args, **kwargs) -> None:
         """Materialize the parameters from the first input's shape (subclasses say how)."""
@@ -41,8 +42,8 @@ class LazyModuleMixin:
         return any(is_lazy(t) for t in (*self._parameters.values(), *self._buffers.values()))
 
     @staticmethod
-    def _infer_parameters(module, args: tuple) -> None:
-        module.initialize_parameters(*args)
+    def _infer_parameters(module, args: tuple, kwargs: dict) -> None:
+        module.initialize_parameters(*args, **kwargs)
         if module.has_uninitialized_params():
             raise RuntimeError(f"module {module._get_name()} has not been fully initialized")
         module._initialize_hook.remove()

@@ -41,6 +41,7 @@ class Module:
         object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks_with_kwargs", set())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
 
     def forward(self, *args, **kwargs):
@@ -48,7 +49,15 @@ class Module:
                                   '"forward" function')
 
     def __call__(self, *args, **kwargs):
-        for hook in tuple(self._forward_pre_hooks.values()):
+        for key, hook in tuple(self._forward_pre_hooks.items()):
+            if key in self._forward_pre_hooks_with_kwargs:
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                           f"(new_args, new_kwargs), but got {result}.")
+                    args, kwargs = result
+                continue
             result = hook(self, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
@@ -320,9 +329,15 @@ class Module:
 
     # ---- hooks --------------------------------------------------------------------------------
 
-    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
-        """Call ``hook(module, args)`` before forward; a returned value replaces the args."""
-        return add_hook(self._forward_pre_hooks, hook)
+    def register_forward_pre_hook(self, hook: Callable, *,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """Call ``hook(module, args)`` before forward; a returned value replaces the args.
+
+        With ``with_kwargs`` it is ``hook(module, args, kwargs)`` returning (args, kwargs)."""
+        handle = add_hook(self._forward_pre_hooks, hook)
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs.add(handle._key)
+        return handle
 
     def register_forward_hook(self, hook: Callable) -> RemovableHandle:
         """Call ``hook(module, args, output)`` after forward; a returned value replaces it."""

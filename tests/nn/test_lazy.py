@@ -250,3 +250,38 @@ def test_a_lazy_module_must_initialize_everything() -> None:
     with pytest.raises(NotImplementedError,
                        match="^initialize_parameters is not implemented for Bare$"):
         Bare()(chainrule.ones(2))
+
+
+def test_lazy_modules_initialize_from_keyword_inputs_like_torch() -> None:
+    ours, theirs = nn.LazyLinear(2), torch.nn.LazyLinear(2)
+    ours(input=chainrule.randn(4, 3))
+    theirs(input=torch.randn(4, 3))
+    assert repr(ours) == repr(theirs)
+    ours, theirs = nn.LazyConvTranspose1d(2, 3, stride=2), torch.nn.LazyConvTranspose1d(
+        2, 3, stride=2)
+    out = ours(chainrule.randn(1, 4, 5), output_size=[12])
+    assert out.shape == theirs(torch.randn(1, 4, 5), output_size=[12]).shape == (1, 2, 12)
+    assert repr(ours) == repr(theirs)
+
+
+def test_forward_pre_hooks_with_kwargs_like_torch() -> None:
+    seen = []
+
+    def hook(module, args, kwargs):
+        seen.append((len(args), sorted(kwargs)))
+        return (), {"input": kwargs["input"] * 0}
+
+    ours, theirs = nn.Linear(3, 2), torch.nn.Linear(3, 2)
+    ours.register_forward_pre_hook(hook, with_kwargs=True)
+    theirs.register_forward_pre_hook(hook, with_kwargs=True)
+    out = ours(input=chainrule.ones(3))
+    theirs(input=torch.ones(3))
+    assert seen == [(0, ["input"])] * 2
+    np.testing.assert_array_equal(out.detach().numpy(), ours.bias.detach().numpy())
+    for module in (ours, theirs):
+        module.register_forward_pre_hook(lambda m, a, k: 1, with_kwargs=True)
+    with pytest.raises(RuntimeError) as their_error:
+        theirs(input=torch.ones(3))
+    with pytest.raises(RuntimeError) as our_error:
+        ours(input=chainrule.ones(3))
+    assert str(our_error.value) == str(their_error.value)
