@@ -90,7 +90,7 @@ def numel(input: Tensor) -> int:
     return input.numel()
 
 
-from . import backends, cuda, distributions, func, linalg, nn, optim  # noqa: E402  (they use the op functions above)
+from . import backends, cuda, distributions, func, linalg, nn, optim, special  # noqa: E402  (they use the op functions above)
 from ._settings import (  # noqa: E402
     are_deterministic_algorithms_enabled,
     get_default_device,
