@@ -1,4 +1,4 @@
-"""Stochastic weight averaging and exponential moving averages of a model (``torch.optim.swa_utils``)."""
+"""Stochastic weight averaging and moving averages of a model (``torch.optim.swa_utils``)."""
 
 from __future__ import annotations
 

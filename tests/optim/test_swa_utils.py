@@ -12,7 +12,6 @@ import torch
 import chainrule
 from chainrule import nn, optim
 
-
 LIBS = {"chainrule": chainrule, "torch": torch}
 _rng = np.random.default_rng(3)
 X = [_rng.standard_normal((8, 3)) for _ in range(5)]
