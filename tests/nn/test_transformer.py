@@ -319,3 +319,24 @@ def test_decoder_is_causal_without_a_mask_like_torch() -> None:
            lambda: theirs(torch.randn(L, N, E), torch.randn(S, N, E), tgt_is_causal=True))
     with pytest.raises(RuntimeError, match="activation should be relu/gelu, not tanh"):
         nn.TransformerDecoderLayer(E, HEADS, activation="tanh")
+
+
+def test_decoder_layer_with_an_activation_module_like_torch() -> None:
+    ours = nn.TransformerDecoderLayer(E, HEADS, 16, activation=nn.GELU())
+    theirs = torch.nn.TransformerDecoderLayer(E, HEADS, 16, activation=torch.nn.GELU())
+    assert repr(ours) == repr(theirs)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+
+
+def test_decoder_layer_second_derivatives() -> None:
+    chainrule.manual_seed(0)
+    layer = nn.TransformerDecoderLayer(4, 2, 8, dropout=0.0, norm_first=True).double()
+    tgt = chainrule.randn(2, 1, 4, dtype=chainrule.float64, requires_grad=True)
+    memory = chainrule.randn(3, 1, 4, dtype=chainrule.float64, requires_grad=True)
+    mask = nn.Transformer.generate_square_subsequent_mask(2, dtype=chainrule.float64)
+
+    def fn(tgt, memory):
+        return layer(tgt, memory, tgt_mask=mask, tgt_is_causal=True)
+
+    assert chainrule.autograd.gradcheck(fn, (tgt, memory))
+    assert chainrule.autograd.gradgradcheck(fn, (tgt, memory))
