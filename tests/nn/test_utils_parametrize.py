@@ -457,3 +457,10 @@ def test_old_spectral_norm_like_torch(name, args) -> None:
     _close(ours.weight, theirs.weight)
     with pytest.raises(ValueError, match="spectral_norm of 'weight' not found in"):
         nn.utils.remove_spectral_norm(ours)
+
+
+def test_orthogonal_of_a_complex_weight_raises() -> None:
+    layer = nn.Linear(2, 2)
+    layer.weight = nn.Parameter(chainrule.zeros(2, 2, dtype=chainrule.complex128))
+    with pytest.raises(NotImplementedError, match="real weights only"):
+        CP.orthogonal(layer)

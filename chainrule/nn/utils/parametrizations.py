@@ -167,6 +167,8 @@ def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None 
     if weight.dim() < 2:
         raise ValueError(f"Expected a matrix or batch of matrices. Got a tensor of "
                          f"{weight.dim()} dimensions.")
+    if weight.dtype.is_complex:
+        raise NotImplementedError("orthogonal: chainrule supports real weights only")
     if orthogonal_map is None:
         orthogonal_map = "matrix_exp" if weight.shape[-2] == weight.shape[-1] else "householder"
     if orthogonal_map not in _MAPS:
