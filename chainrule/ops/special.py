@@ -360,7 +360,7 @@ IGAMMA = defop(
     (not_implemented("igamma: input"), lambda g, input, other: g * _igamma_density(input, other)),
     promote=True,
     float_out=True,
-    jvp="elementwise",
+    batch="elementwise",  # and no JVP rule: PyTorch has no forward mode for it
 )
 IGAMMAC = defop(
     "igammac",
@@ -370,7 +370,7 @@ IGAMMAC = defop(
      lambda g, input, other: g * -_igamma_density(input, other)),
     promote=True,
     float_out=True,
-    jvp="elementwise",
+    batch="elementwise",  # and no JVP rule: PyTorch has no forward mode for it
 )
 # d/dq zeta(s, q) = -s zeta(s + 1, q); none in s, as in PyTorch.
 ZETA = defop(
@@ -380,7 +380,7 @@ ZETA = defop(
     (not_implemented("zeta"), lambda g, input, other: g * -input * zeta(input + 1, other)),
     promote=True,
     float_out=True,
-    jvp="elementwise",
+    batch="elementwise",  # and no JVP rule: PyTorch has no forward mode for it
 )
 
 _SCIPY_UNARY = {
