@@ -347,6 +347,12 @@ def test_orthogonal_gradients_gradcheck() -> None:
         x = chainrule.tensor(np.random.default_rng(0).standard_normal((3, 3)) * 0.3,
                              requires_grad=True)
         assert chainrule.autograd.gradcheck(layer.parametrizations.weight[0], (x,))
+        if omap == "householder":  # the one composed here: its second derivatives too
+            assert chainrule.autograd.gradgradcheck(layer.parametrizations.weight[0], (x,))
+    tall = CP.orthogonal(nn.Linear(2, 4).double(), orthogonal_map="householder")
+    x = chainrule.tensor(np.random.default_rng(1).standard_normal((4, 2)) * 0.3,
+                         requires_grad=True)
+    assert chainrule.autograd.gradcheck(tall.parametrizations.weight[0], (x,))
 
 
 @pytest.mark.parametrize("name, args, dim", [("Linear", (3, 4), 0), ("Linear", (3, 4), None),

@@ -71,6 +71,16 @@ def test_pack_padded_then_pad_packed_like_torch(lengths, enforce_sorted, batch_f
     _close(x.grad, tx.grad)
 
 
+def test_packing_and_padding_gradcheck() -> None:
+    def roundtrip(x):
+        packed = crnn.pack_padded_sequence(x, [2, 3, 1], enforce_sorted=False)
+        return crnn.pad_packed_sequence(packed, padding_value=0.5, total_length=4)[0] * 2
+
+    x = chainrule.tensor(np.random.default_rng(0).standard_normal((3, 3, 2)), requires_grad=True)
+    assert chainrule.autograd.gradcheck(roundtrip, (x,))
+    assert chainrule.autograd.gradgradcheck(roundtrip, (x,))
+
+
 def test_lengths_as_a_tensor_and_packed_sequence_fields() -> None:
     x, tx = _pair((3, 2))
     packed = crnn.pack_padded_sequence(x, chainrule.tensor([3, 1]), enforce_sorted=False)
