@@ -106,6 +106,13 @@ class UninitializedTensorMixin:
     def data(self, value) -> None:
         _refuse(self)
 
+    @property
+    def ndim(self) -> int:
+        return self._placeholder().ndim
+
+    def requires_grad_(self, requires_grad: bool = True):
+        _refuse(self)
+
     def is_floating_point(self) -> bool:
         return self._placeholder().is_floating_point()
 

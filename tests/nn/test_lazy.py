@@ -285,3 +285,40 @@ def test_forward_pre_hooks_with_kwargs_like_torch() -> None:
     with pytest.raises(RuntimeError) as our_error:
         ours(input=chainrule.ones(3))
     assert str(our_error.value) == str(their_error.value)
+
+
+def test_an_optimizer_built_before_the_first_forward_trains_the_materialized_weights() -> None:
+    ours = nn.Sequential(nn.LazyLinear(4), nn.ReLU(), nn.LazyLinear(2))
+    theirs = torch.nn.Sequential(torch.nn.LazyLinear(4), torch.nn.ReLU(), torch.nn.LazyLinear(2))
+    assert repr(ours) == repr(theirs)
+    params = list(ours.parameters())
+    optimizer = chainrule.optim.SGD(params, lr=0.1)
+    x = chainrule.randn(5, 3)
+    ours(x)
+    theirs(torch.randn(5, 3))
+    assert repr(ours) == repr(theirs)
+    assert [p is q for p, q in zip(params, ours.parameters())] == [True] * 4
+    before = ours[2].weight.detach().numpy().copy()
+    optimizer.zero_grad()
+    ours(x).sum().backward()
+    optimizer.step()
+    grad = ours[2].weight.grad.numpy()
+    assert grad.any()
+    np.testing.assert_allclose(ours[2].weight.detach().numpy(), before - 0.1 * grad)
+
+
+@pytest.mark.parametrize("use", [lambda m: m.requires_grad_(False),
+                                 lambda m: sum(p.numel() for p in m.parameters())])
+def test_uninitialized_parameters_refuse_what_torch_refuses(use) -> None:
+    with pytest.raises(ValueError):
+        use(torch.nn.LazyLinear(3))
+    with pytest.raises(ValueError, match="Attempted to use an uninitialized parameter"):
+        use(nn.LazyLinear(3))
+
+
+def test_uninitialized_parameters_allow_what_torch_allows() -> None:
+    ours, theirs = UninitializedParameter(), torch.nn.parameter.UninitializedParameter()
+    ours.requires_grad = theirs.requires_grad = False
+    assert ours.requires_grad is theirs.requires_grad is False
+    assert ours.ndim == theirs.ndim and str(ours.device) == str(theirs.device)
+    assert (ours.grad, ours.grad_fn, ours.is_leaf) == (theirs.grad, theirs.grad_fn, theirs.is_leaf)
