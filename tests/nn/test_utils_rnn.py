@@ -127,6 +127,16 @@ def test_pad_sequence_like_torch(batch_first, padding_side) -> None:
         crnn.pad_sequence([stacked], padding_side="middle")
     with pytest.raises(RuntimeError, match="received an empty list of sequences"):
         crnn.pad_sequence([])
+    for shapes in (((2, 2), (3,)), ((2, 2), (3, 3)), ((2, 1, 3), (1, 2, 3))):
+        with pytest.raises(RuntimeError) as error:
+            trnn.pad_sequence([torch.ones(s) for s in shapes])
+        with pytest.raises(RuntimeError, match="^" + _escape(str(error.value)) + "$"):
+            crnn.pad_sequence([chainrule.ones(s) for s in shapes])
+    # a trailing size of 1 broadcasts, as in torch
+    _close(crnn.pad_sequence([chainrule.ones(2, 3, dtype=chainrule.float64),
+                              chainrule.ones(1, 1, dtype=chainrule.float64)]),
+           trnn.pad_sequence([torch.ones(2, 3, dtype=torch.float64),
+                              torch.ones(1, 1, dtype=torch.float64)]))
 
 
 @pytest.mark.parametrize("enforce_sorted", [True, False])

@@ -196,11 +196,26 @@ def pad_sequence(sequences: Tensor | list[Tensor], batch_first: bool = False,
     trailing = tuple(sequences[0].shape[1:])
     columns = []
     for s in sequences:
-        s = s.expand(s.shape[0], *trailing)
+        s = _broadcast_to(s, (s.shape[0], *trailing))
         pad = chainrule.full((steps - s.shape[0], *trailing), padding_value,
                              dtype=sequences[0].dtype)
         columns.append(chainrule.cat([s, pad] if padding_side == "right" else [pad, s]))
     return chainrule.stack(columns, 0 if batch_first else 1)
+
+
+def _broadcast_to(s: Tensor, shape: tuple) -> Tensor:
+    """``s`` broadcast into a slot of ``shape``, with the errors of copying it there."""
+    ndim = max(s.dim(), len(shape))
+    a, b = (1,) * (ndim - len(shape)) + tuple(shape), (1,) * (ndim - s.dim()) + tuple(s.shape)
+    for d in range(ndim - 1, -1, -1):
+        if a[d] != b[d] and 1 not in (a[d], b[d]):
+            raise RuntimeError(f"The size of tensor a ({a[d]}) must match the size of tensor b "
+                               f"({b[d]}) at non-singleton dimension {d}")
+    broadcast = [max(x, y) for x, y in zip(a, b)]
+    if broadcast != list(shape):
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
+                           f"{broadcast}")
+    return s.expand(*shape)
 
 
 def unpad_sequence(padded_sequences: Tensor, lengths: Tensor,
