@@ -143,7 +143,7 @@ from .pooling import (
     MaxUnpool3d,
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 from .sync_batchnorm import SyncBatchNorm
 from .transformer import (
     MultiheadAttention,

@@ -49,7 +49,7 @@ from ..ops.elementwise import relu as _relu
 from ..ops.elementwise import sigmoid as _sigmoid
 from ..ops.elementwise import tanh as _tanh
 from ..ops.elementwise import where as _where
-from ..ops.embedding import embedding, one_hot
+from ..ops.embedding import embedding, embedding_bag, one_hot
 from ..ops.linear import bilinear, linear
 from ..ops.loss import check_reduction, ctc_loss
 from ..ops.normalization import group_norm, instance_norm, layer_norm
@@ -77,8 +77,8 @@ __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "conv1d", "conv2d",
     "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
     "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "ctc_loss", "dropout",
-    "dropout1d", "dropout2d", "dropout3d", "elu", "embedding", "fold", "gaussian_nll_loss",
-    "gelu", "glu",
+    "dropout1d", "dropout2d", "dropout3d", "elu", "embedding", "embedding_bag", "fold",
+    "gaussian_nll_loss", "gelu", "glu",
     "group_norm", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "hinge_embedding_loss",
     "huber_loss", "instance_norm", "interpolate", "kl_div", "l1_loss", "layer_norm",
     "leaky_relu", "linear", "log_softmax", "logsigmoid", "margin_ranking_loss", "max_pool1d",

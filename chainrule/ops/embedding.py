@@ -167,6 +167,97 @@ def _renorm_rows(weight: Tensor, indices, max_norm: float, norm_type: float) -> 
         bump_version(weight)
 
 
+def _bags(indices, offsets, include_last_offset: bool, padding_idx):
+    """For flat indices and bag offsets: each position's bag, whether it counts (not padding)
+    and the number of bags. The last bag runs to the end of input, or with
+    include_last_offset to the last offset (CSR offsets)."""
+    n = indices.shape[0]
+    bags = offsets.shape[0] - (1 if include_last_offset else 0)
+    bag = xp.clip(xp.searchsorted(offsets, xp.arange(n), side="right") - 1, 0, max(bags - 1, 0))
+    keep = xp.ones(n, dtype=bool) if padding_idx is None else indices != padding_idx
+    if include_last_offset and offsets.size:
+        keep &= xp.arange(n) < offsets[-1]
+    return bag, keep, bags
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float = 2,
+                  scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights=None, include_last_offset: bool = False,
+                  padding_idx=None) -> Tensor:
+    """The sums, means or maxima of bags of embeddings, without the intermediate rows."""
+    if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape!r}) "
+                         "is not None, then it must have the same shape as the input "
+                         f"({input.shape!r})")
+    if weight.ndim != 2:
+        raise ValueError("weight has to be a 2D Tensor, but got Tensor of dimension "
+                         f"{weight.ndim}")
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
+                             "is a mini-batch of fixed length sequences. However, found offsets "
+                             f"of type {type(offsets)}")
+        offsets = xp.arange(0, math.prod(input.shape), input.shape[1])
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{input.ndim}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(
+            "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+            f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+            "GitHub.")
+    if BatchedTensor in (type(input), type(offsets)):
+        raise RuntimeError("vmap: embedding_bag with batched indices or offsets is not "
+                           "supported; batch the weight or per_sample_weights instead")
+    offsets = xp.asarray(offsets._data if isinstance(offsets, Tensor) else offsets)
+    if input._data.dtype.kind not in "iu":
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
+                           "following scalar types: Long, Int; but got "
+                           f"{input._type_desc().split()[0]} instead (while checking arguments "
+                           "for embedding_bag)")
+    n = input.shape[0]
+    if offsets.size and offsets[0] != 0:
+        raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch "
+                           f"has to start from position 0. However, got {int(offsets[0])}")
+    if offsets.size and offsets[-1] > n:
+        raise RuntimeError(f"offsets[-1] can not be greater than input's length {n} but got "
+                           f"offsets[-1] of {int(offsets[-1])}")
+    num = weight.shape[0]
+    if padding_idx is not None:
+        if not -num <= padding_idx < num:
+            raise AssertionError("padding_idx must be within the number of embeddings")
+        padding_idx %= num
+    rows = embedding(input, weight, None, max_norm, norm_type, scale_grad_by_freq)
+    bag, keep, bags = _bags(input._data, offsets, include_last_offset, padding_idx)
+    dtype = rows._data.dtype
+    members = (bag == xp.arange(bags)[:, None]) & keep  # (bags, n)
+    counts = members.sum(1)
+    if mode == "max":
+        longest = max(int(counts.max()) if bags else 0, 1)
+        where_ = xp.argsort(~members, axis=1, kind="stable")[:, :longest]
+        valid = xp.arange(longest) < counts[:, None]
+        picked = rows[const(where_)]
+        fill = const(xp.array(-xp.inf, dtype=dtype))
+        best = picked.where(const(valid[..., None]), fill).amax(1)
+        return best.where(const(counts[:, None] > 0), const(xp.zeros((), dtype=dtype)))
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.unsqueeze(1)
+    matrix = members.astype(dtype)
+    if mode == "mean":
+        matrix = (matrix / xp.maximum(counts, 1)[:, None]).astype(dtype)
+    return const(matrix) @ rows
+
+
 def one_hot(tensor, num_classes: int = -1) -> Tensor:
     """(..., num_classes) int64 tensor with a 1 at each index."""
     if tensor._data.dtype != xp.int64:

@@ -619,4 +619,34 @@ MORE = [
         orders=(1,)),
 ]
 
+BAG_INDICES = Const([1, 2, 4, 4, 3, 0, 5, 6])
+BAG_OFFSETS = Const([0, 2, 2, 5])
+
+
+def _bag(mode: str, **kwargs):
+    def call(F, indices, weight, *rest):
+        offsets = rest[0] if indices.ndim == 1 else None
+        weights = rest[-1] if len(rest) == 2 - (indices.ndim == 2) else None
+        return F.embedding_bag(indices, weight, offsets, mode=mode, per_sample_weights=weights,
+                               **kwargs)
+
+    return call
+
+
+# torch has no second derivative of embedding_bag or multilabel_margin_loss
+# (tests/nn/test_modules_more.py checks ours with gradgradcheck).
+MORE += [
+    *[fn("embedding_bag", (S(BAG_INDICES, (7, 3), BAG_OFFSETS), S(Const([[1, 2, 4], [4, 3, 0]]),
+                                                                  (7, 3))),
+         _bag(mode), variant=mode, grad_fn=False, orders=(1,)) for mode in ("sum", "mean", "max")],
+    fn("embedding_bag", (S(BAG_INDICES, (7, 3), BAG_OFFSETS, (8,)),), _bag("sum"),
+       variant="per_sample_weights", grad_fn=False, orders=(1,)),
+    *[fn("embedding_bag", (S(BAG_INDICES, (7, 3), Const([0, 2, 2, 5, 8])),),
+         _bag(mode, padding_idx=4, include_last_offset=True), variant=f"{mode},padding_idx",
+         grad_fn=False, orders=(1,)) for mode in ("mean", "max")],
+    *_losses("multilabel_margin_loss", (S((2, 4), Const([[3, 0, -1, 1], [1, 1, 2, -1]])),
+                                        S((4,), Const([2, -1, 0, 1]))),
+             grad_fn=False, orders=(1,)),
+]
+
 ROWS = ROWS + MORE
