@@ -2,9 +2,10 @@
 igamma, igammac, mvlgamma).
 
 NumPy has none of them. Kernels work in float64 and cast back to the result dtype. Most are
-computed here from the series, expansions and recurrences cited at each; the Bessel functions of
-the first kind's relatives (J, Y, K, Airy), the incomplete gamma functions and Hurwitz's zeta come
-from SciPy, an optional extra (``pip install 'chainrule[special]'``), imported when first called.
+computed here from the series, expansions and recurrences cited at each; the Bessel functions J0,
+J1, Y0, Y1, K0 and K1 (and the scaled K), Airy's Ai, the incomplete gamma functions and Hurwitz's
+zeta come from SciPy, an optional extra (``pip install 'chainrule[special]'``) imported when one
+of them is first called.
 """
 
 from __future__ import annotations
@@ -216,10 +217,10 @@ def _mvlgamma(input, p):
 
 def _polynomial(first, step):
     """A polynomial family from P_0 = 1, P_1 = first(x) and P_{k+1} = step(k, x, P_k, P_{k-1});
-    n is truncated to an integer, as PyTorch does, and a negative n gives 0."""
+    n is truncated to an integer, as PyTorch does; a negative or non-finite n gives 0."""
 
     def forward(x, n):
-        n = xp.trunc(n)
+        n = xp.where(xp.isfinite(n), xp.trunc(n), -1.0)
         out = xp.where(n < 0, 0.0, 1.0)
         prev, cur = xp.ones_like(x), first(x)
         out = xp.where(n == 1, cur, out)

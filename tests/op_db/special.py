@@ -214,8 +214,8 @@ POLYNOMIAL_NAMES = (
     "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",
 )
 # n of every kind: negative (0), 0, 1, the recurrence, past PyTorch's switch to cos(n acos x) at
-# 6 for Chebyshev, and fractional (truncated).
-N = Const([[-1.0, 0.0, 1.0, 2.0, 3.0, 5.0, 7.0, 9.0, 2.5]])
+# 6 for Chebyshev, fractional (truncated) and non-finite (0, as PyTorch's cast gives a negative n).
+N = Const([[-1.0, 0.0, 1.0, 2.0, 3.0, 5.0, 7.0, 9.0, 2.5, NAN, INF, -INF]])
 X_POINTS = Const([[-1.0], [1.0], [0.0], [0.5], [2.0], [NAN]])
 POLYNOMIALS = [
     *[sp(name, (S(T((20, 1), Domain(-1.2, 1.2)), N), S(X_POINTS, N),
