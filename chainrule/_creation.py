@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 from ._backend import as_dtype, get_default_dtype, xp
 from ._batched import BatchedTensor, batched
@@ -13,7 +14,8 @@ from .tensor import Tensor
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
            "linspace", "eye", "rand", "randn", "randint", "randperm", "manual_seed", "seed",
            "initial_seed", "Generator", "zeros_like", "ones_like", "full_like", "empty_like",
-           "rand_like", "randn_like", "randint_like", "default_generator"]
+           "rand_like", "randn_like", "randint_like", "default_generator", "normal", "poisson",
+           "bernoulli", "multinomial"]
 
 _DEFAULT_SEED = 67280421310721
 
@@ -253,10 +255,23 @@ def _random(draw, shape: tuple, dtype, requires_grad: bool) -> Tensor:
     return out
 
 
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+               "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+               "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def _require_float(dt, kernel: str) -> None:
+    """PyTorch's error for a floating-point sampler asked for another dtype."""
+    if xp.dtype(dt).kind != "f":
+        name = _TYPE_NAMES.get(xp.dtype(dt).name, xp.dtype(dt).name)
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+
+
 def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Uniform samples on [0, 1)."""
     _check_device(device)
     dt = _dtype(dtype)
+    _require_float(dt, "check_uniform_bounds")
     rng = _rng(generator)
     return _random(lambda s: rng.random(s, dtype=xp.float64 if dt == xp.float16 else dt),
                    size_tuple(size), dt, requires_grad)
@@ -266,6 +281,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = 
     """Standard normal samples."""
     _check_device(device)
     dt = _dtype(dtype)
+    _require_float(dt, "normal_kernel_cpu")
     rng = _rng(generator)
     return _random(lambda s: rng.standard_normal(s, dtype=xp.float64 if dt == xp.float16 else dt),
                    size_tuple(size), dt, requires_grad)
@@ -280,6 +296,9 @@ def randint(*args, size=None, generator=None, dtype=None, device=None,
     else:
         bounds = list(args)
     low, high = (0, bounds[0]) if len(bounds) == 1 else bounds
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
+                           f"to={high}")
     rng = _rng(generator)
     return _random(lambda s: rng.integers(low, high, s), size_tuple((size,)),
                    _dtype(dtype, xp.dtype(xp.int64)), requires_grad)
@@ -288,6 +307,8 @@ def randint(*args, size=None, generator=None, dtype=None, device=None,
 def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:
     """A random permutation of 0..n-1."""
     _check_device(device)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     return _finish(_rng(generator).permutation(n).astype(_dtype(dtype, xp.dtype(xp.int64))),
                    False)
 
@@ -326,8 +347,332 @@ def _batched_like(like, input, dtype, requires_grad: bool, **kwargs) -> Tensor:
     return out.requires_grad_() if requires_grad else out
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, device=None) -> Tensor:
-    """Random integers with the shape of ``input``."""
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
+                 requires_grad: bool = False) -> Tensor:
+    """Random integers in [low, high) with the shape (and by default dtype) of ``input``."""
     if high is None:
         low, high = 0, low
-    return randint(low, high, input.shape, dtype=dtype or input.dtype)
+    return randint(low, high, input.shape, generator=generator, dtype=dtype or input.dtype,
+                   device=device, requires_grad=requires_grad)
+
+
+# ---- sampling from distributions ------------------------------------------------------------
+# Values come from the Generator's NumPy PCG64 stream (reproducible with manual_seed), not
+# PyTorch's; shapes, dtypes, errors and gradients are PyTorch's.
+
+
+def _g(x) -> str:
+    """A number as PyTorch's messages print it (C++'s default: 6 significant digits)."""
+    return f"{x:g}"
+
+
+def _array(values, dt) -> Tensor:
+    return Tensor._wrap(xp.asarray(values).astype(dt, copy=False), None, 0)
+
+
+def _sampled(sample: Tensor, *inputs) -> Tensor:
+    """The sample, differentiable with zero gradient when an input requires grad (PyTorch's
+    derivative of normal, poisson and bernoulli)."""
+    for x in inputs:
+        if isinstance(x, Tensor) and x.requires_grad:
+            sample = sample + x * 0
+    return sample
+
+
+_RESIZED = ("An output with one or more elements was resized since it had shape {}, which does "
+            "not match the required output shape {}. This behavior is deprecated, and in a "
+            "future PyTorch release outputs will not be resized unless they have zero elements. "
+            "You can explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+            "with t.resize_(0).")
+
+
+def _write_out(result: Tensor, out: Tensor | None, name: str, *inputs,
+               resize: str = "silently") -> Tensor:
+    """``result`` written into ``out`` when out= is given. A shape that differs is resized
+    ``silently``, with PyTorch's ``warning``, or is an ``error``, as each PyTorch kernel does."""
+    if out is None:
+        return result
+    # Grad mode is read through an op: the grad_mode module sits above this layer.
+    grad_enabled = (_finish(xp.zeros(()), True) + 0).requires_grad
+    if grad_enabled and any(isinstance(x, Tensor) and x.requires_grad
+                                 for x in (*inputs, out)):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    if resize == "error" and out.shape != result.shape:
+        _broadcast([result.shape, out.shape])
+        raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast "
+                           f"shape {list(result.shape)}")
+    out_type = _TYPE_NAMES.get(out._data.dtype.name, out._data.dtype.name)
+    if name == "normal":
+        _require_float(out._data.dtype, "normal_kernel_cpu")
+    if name == "multinomial" and out_type != "Long":
+        raise RuntimeError(f"multinomial expects Long tensor out, got: {out_type}")
+    if out.shape != result.shape:
+        if resize == "warning" and out.numel():
+            warnings.warn(_RESIZED.format(list(out.shape), list(result.shape)), UserWarning,
+                          stacklevel=3)
+        out._data = xp.empty(result.shape, dtype=out._data.dtype)
+    return out.copy_(result.detach())
+
+
+def _broadcast(shapes) -> tuple:
+    try:
+        return tuple(xp.broadcast_shapes(*shapes))
+    except ValueError:
+        ndim = max(len(s) for s in shapes)
+        a, b = ((1,) * (ndim - len(s)) + tuple(s) for s in shapes[:2])
+        dim = next(i for i in range(ndim) if a[i] != b[i] and 1 not in (a[i], b[i]))
+        raise RuntimeError(f"The size of tensor a ({a[dim]}) must match the size of tensor b "
+                           f"({b[dim]}) at non-singleton dimension {dim}") from None
+
+
+_NORMAL_OVERLOADS = (
+    "normal() received an invalid combination of arguments - got ({}), but expected one of:\n"
+    " * (Tensor mean, Tensor std, *, torch.Generator generator = None, Tensor out = None)\n"
+    " * (Tensor mean, float std = 1, *, torch.Generator generator = None, Tensor out = None)\n"
+    " * (float mean, Tensor std, *, torch.Generator generator = None, Tensor out = None)\n"
+    " * (float mean, float std, tuple of ints size, *, torch.Generator generator = None, "
+    "Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device "
+    "device = None, bool pin_memory = False, bool requires_grad = False)\n")
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None,
+           device=None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    """Normal samples with the given mean and std: tensors (broadcast together; the gradient
+    is zero, as PyTorch's), or numbers with a ``size``."""
+    _check_device(device)
+    tensors = [x for x in (mean, std) if isinstance(x, Tensor)]
+    if not tensors:
+        if size is None:
+            raise TypeError(_NORMAL_OVERLOADS.format(
+                ", ".join(type(x).__name__ for x in (mean, std))))
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
+        dt = _dtype(dtype)
+        _require_float(dt, "normal_kernel_cpu")
+        noise = randn(*size_tuple((size,)), generator=generator, dtype=dt)
+        result = _finish((noise._data * std + mean).astype(dt, copy=False), requires_grad)
+        return _write_out(result, out, "normal")
+    for x in tensors:
+        _require_float(x._data.dtype, "normal_kernel_cpu")
+    if isinstance(std, Tensor):
+        if (std._data < 0).any():
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
+    dt = xp.result_type(*(x._data.dtype for x in tensors))
+    noise = randn(*_broadcast([x.shape for x in tensors]), generator=generator, dtype=dt)
+    mean_, std_ = (x.detach()._data if isinstance(x, Tensor) else x for x in (mean, std))
+    sample = _sampled(_array(noise._data * std_ + mean_, dt), mean, std)
+    resize = "warning" if isinstance(std, Tensor) else "error"
+    return _write_out(sample, out, "normal", mean, std, resize=resize)
+
+
+def poisson(input: Tensor, generator=None) -> Tensor:
+    """Poisson samples with the rates in ``input`` (same shape and dtype)."""
+    _require_float(input._data.dtype, "poisson_cpu")
+    rates = input.detach()._data
+    if (rates < 0).any():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    draws = _rng(generator).poisson(rates.astype(xp.float64))
+    return _sampled(_array(draws, rates.dtype), input)
+
+
+_P_IN_ERROR = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+               "message be improved?  If so, please report an enhancement request to PyTorch.)")
+
+
+def bernoulli(input: Tensor, p: float | None = None, *, generator=None, out=None) -> Tensor:
+    """0/1 samples, 1 with the probability in ``input`` (or with probability ``p``)."""
+    if p is not None:
+        return _sampled(bernoulli_(input.detach().clone(), p, generator=generator), input)
+    _require_float(input._data.dtype, "bernoulli_tensor_cpu_p_")
+    probs = input.detach()._data
+    if ((probs < 0) | (probs > 1) | (probs != probs)).any():
+        raise RuntimeError(_P_IN_ERROR)
+    draws = _rng(generator).random(probs.shape) < probs
+    return _write_out(_sampled(_array(draws, probs.dtype), input), out, "bernoulli", input)
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator=None,
+                out=None) -> Tensor:
+    """Category indices drawn from each row of ``input`` (non-negative weights), with or
+    without replacement."""
+    weights = input.detach()._data
+    if weights.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if weights.dtype.kind != "f":
+        raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
+                           f"{_TYPE_NAMES.get(weights.dtype.name, weights.dtype.name)}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    categories = weights.shape[-1]
+    if not replacement and num_samples > categories:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
+    if categories > 2**24:
+        raise RuntimeError("number of categories cannot exceed 2^24")
+    rows = weights.reshape(-1, categories).astype(xp.float64)
+    if not xp.isfinite(rows).all() or (rows < 0).any():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if (rows.sum(axis=1) <= 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    rng = _rng(generator)
+    if replacement:
+        cdf = xp.cumsum(rows / rows.sum(axis=1, keepdims=True), axis=1)
+        u = rng.random((rows.shape[0], num_samples))
+        picks = xp.stack([xp.searchsorted(c, v, side="right") for c, v in zip(cdf, u)])
+        picks = xp.minimum(picks, categories - 1)
+    else:
+        # Without replacement: the num_samples largest of w / E with E ~ Exp(1) (the
+        # exponential race, equivalent to drawing one by one and renormalising).
+        keys = rows / rng.exponential(size=rows.shape)
+        picks = xp.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+    picks = picks.reshape(weights.shape[:-1] + (num_samples,)).astype(xp.int64)
+    return _write_out(_array(picks, xp.int64), out, "multinomial")
+
+
+# ---- in-place sampling methods (Tensor.uniform_, normal_, ...) ------------------------------
+
+
+def _fill(self: Tensor, values) -> Tensor:
+    """Write ``values`` into ``self`` through copy_, which checks leaves, bumps the version,
+    writes through views and gives the old value a zero gradient, as PyTorch's samplers do."""
+    return self.copy_(_array(values, self._data.dtype))
+
+
+def _bounds(args: tuple, kwargs: dict, defaults: tuple) -> tuple:
+    """PyTorch's ``from``/``to`` parameters (``from`` is a Python keyword)."""
+    values = list(args) + list(defaults[len(args):])
+    for i, name in enumerate(("from", "to")):
+        if name in kwargs:
+            values[i] = kwargs.pop(name)
+    if kwargs:
+        raise TypeError(f"got an unexpected keyword argument '{next(iter(kwargs))}'")
+    return tuple(values)
+
+
+def _uniform_(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
+    """Fill with U(from, to) samples."""
+    low, high = _bounds(args, kwargs, (0.0, 1.0))
+    _require_float(self._data.dtype, "check_uniform_bounds")
+    if low > high:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={_g(low)} > to={_g(high)}")
+    return _fill(self, _rng(generator).uniform(low, high, self.shape))
+
+
+def _normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+    """Fill with N(mean, std²) samples."""
+    _require_float(self._data.dtype, "normal_kernel_cpu")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
+    return _fill(self, _rng(generator).normal(mean, std, self.shape))
+
+
+def _continuous(self: Tensor, name: str, ctype: bool = False) -> None:
+    dt = self._data.dtype
+    if dt.kind != "f":
+        c_names = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+                   "uint8": "unsigned char", "bool": "bool"}
+        shown = c_names.get(dt.name, dt.name) if ctype else _TYPE_NAMES.get(dt.name, dt.name)
+        raise RuntimeError(f"{name} distribution is a continuous probability distribution. "
+                           f"dtype must be a floating point but you specified {shown}")
+
+
+def _exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
+    """Fill with Exponential(lambd) samples."""
+    _continuous(self, "Exponential")
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_g(lambd)}")
+    return _fill(self, _rng(generator).exponential(1.0 / lambd, self.shape))
+
+
+def _geometric_(self: Tensor, p: float, *, generator=None) -> Tensor:
+    """Fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_g(p)}")
+    return _fill(self, _rng(generator).geometric(p, self.shape))
+
+
+def _cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
+    """Fill with Cauchy(median, sigma) samples."""
+    _continuous(self, "Cauchy", ctype=True)
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_g(sigma)}")
+    return _fill(self, median + sigma * _rng(generator).standard_cauchy(self.shape))
+
+
+def _log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
+    """Fill with samples whose logarithm is N(mean, std²)."""
+    _require_float(self._data.dtype, "log_normal_cpu")
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_g(std)}")
+    return _fill(self, _rng(generator).lognormal(mean, std, self.shape))
+
+
+def _random_(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
+    """Fill with integers uniform on [from, to): random_(to), random_(from, to), or, with no
+    bounds, on [0, 2**mantissa] (floats) or the dtype's non-negative range (integers)."""
+    dt = self._data.dtype
+    if len(args) == 1 and "to" not in kwargs and "from" not in kwargs:
+        args = (0, args[0])
+    low, high = _bounds(args, kwargs, (0, None))
+    if high is None:
+        if dt.kind == "f":
+            high = 2 ** (xp.finfo(dt).nmant + 1) + 1
+        elif dt.kind == "b":
+            high = 2
+        else:
+            high = int(xp.iinfo(dt).max) + 1
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
+                           f"to={high}")
+    if dt.kind in "iu" and high - 1 > xp.iinfo(dt).max:
+        c_names = {"uint8": "unsigned char", "int8": "signed char", "int16": "short",
+                   "int32": "int", "int64": "long"}
+        raise RuntimeError(f"to - 1 is out of bounds for {c_names[dt.name]}")
+    if dt.kind == "f":
+        digits = xp.finfo(dt).nmant + 1
+        for name, value in (("from", low), ("to - 1", high - 1)):
+            if dt == xp.float16 and abs(value) > xp.finfo(dt).max:
+                raise RuntimeError(f"{name} is out of bounds for c10::Half")
+            if not -(2**digits) <= value <= 2**digits:
+                warnings.warn(f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to "
+                              "precision limitations {} can support discrete uniform "
+                              "distribution only within this range. This warning will become an "
+                              "error in version 1.7 release, please fix the code in advance"
+                              .format({"float16": "c10::Half", "float32": "float",
+                                       "float64": "double"}[dt.name]), UserWarning, stacklevel=2)
+    draws = _rng(generator).integers(low, high, self.shape, dtype=xp.int64)
+    return _fill(self, draws)
+
+
+def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
+    """Fill with 0/1 samples, 1 with probability ``p`` (a number or a broadcastable tensor)."""
+    if isinstance(p, Tensor):
+        probs = xp.broadcast_to(p.detach()._data, self.shape)
+        if ((probs < 0) | (probs > 1) | (probs != probs)).any():
+            raise RuntimeError(_P_IN_ERROR)
+    else:
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_g(p)}")
+        probs = p
+    return _fill(self, _rng(generator).random(self.shape) < probs)
+
+
+def _bernoulli_method(self: Tensor, p=None, *, generator=None) -> Tensor:
+    """``torch.bernoulli(self)``, or 0/1 samples shaped like self with probability ``p``."""
+    return bernoulli(self, p, generator=generator)
+
+
+Tensor.uniform_ = _uniform_
+Tensor.normal_ = _normal_
+Tensor.exponential_ = _exponential_
+Tensor.geometric_ = _geometric_
+Tensor.cauchy_ = _cauchy_
+Tensor.log_normal_ = _log_normal_
+Tensor.random_ = _random_
+Tensor.bernoulli_ = bernoulli_
+Tensor.bernoulli = _bernoulli_method
+Tensor.multinomial = multinomial
