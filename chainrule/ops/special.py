@@ -143,7 +143,8 @@ def _ndtri(p):
     out[upper] = math.sqrt(2) * _erfinv(2 * p[upper] - 1)
     # The lower tail: Newton's method on log ndtr(x) = log p, whose derivative is
     # sqrt(2/pi) / erfcx(-x/sqrt 2); started from erfinv where 2p - 1 keeps p's first digits, else
-    # from the tail asymptotics x ~ -sqrt(t - log t - log 2 pi), t = -2 log p (A&S 26.2.23 idea).
+    # from the tail asymptotics x ~ -sqrt(t - log t - log 2 pi), t = -2 log p (ndtr(x) ~
+    # phi(x) / |x|, solved for x).
     lower = (p > 0) & (p < 0.25)
     q = p[lower]
     t = -2 * xp.log(q)
