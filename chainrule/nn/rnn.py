@@ -166,6 +166,7 @@ class RNNBase(Module):
             raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D "
                              "tensor instead")
         batched = input.dim() == 3
+        self._check_dtype(input)
         if input.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.shape[-1]}")
@@ -197,22 +198,55 @@ class RNNBase(Module):
     def _prepare_packed(self, input: PackedSequence, hx, sizes: list[int]):
         """The packed rows and the initial states, permuted into the batch's sorted order."""
         data = input.data
-        if data.dim() != 2:
-            raise RuntimeError(f"input must have 2 dimensions, got {data.dim()}")
-        if data.shape[-1] != self.input_size:
-            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
-                               f"{self.input_size}, got {data.shape[-1]}")
-        shapes = self._state_shapes(sizes[0] if sizes else 0)
+        self.check_input(data, input.batch_sizes)
         if hx is None:
-            return data, [_creation.zeros(*s, dtype=data.dtype) for s in shapes]
-        states = [hx] if isinstance(hx, Tensor) else list(hx)
-        for i, (s, shape) in enumerate(zip(states, shapes)):
-            if tuple(s.shape) != shape:
-                which = f"hidden[{i}]" if len(shapes) > 1 else "hidden"
-                raise RuntimeError(f"Expected {which} size {shape}, got {list(s.shape)}")
-        if input.sorted_indices is not None:
-            states = [s.index_select(1, input.sorted_indices) for s in states]
-        return data, states
+            return data, [_creation.zeros(*s, dtype=data.dtype)
+                          for s in self._state_shapes(sizes[0] if sizes else 0)]
+        self.check_forward_args(data, hx, input.batch_sizes)
+        hx = self.permute_hidden(hx, input.sorted_indices)
+        return data, [hx] if isinstance(hx, Tensor) else list(hx)
+
+    # ---- PyTorch's checks, public for subclasses ------------------------------------------------
+
+    def check_input(self, input: Tensor, batch_sizes: Tensor | None) -> None:
+        """Raise unless input has 2 (packed) or 3 dims, input_size features, the weights' dtype."""
+        self._check_dtype(input)
+        expected = 2 if batch_sizes is not None else 3
+        if input.dim() != expected:
+            raise RuntimeError(f"input must have {expected} dimensions, got {input.dim()}")
+        if self.input_size != input.shape[-1]:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {input.shape[-1]}")
+
+    def _check_dtype(self, input: Tensor) -> None:
+        weight = getattr(self, self._flat_weights_names[0]).dtype
+        if input.dtype != weight:
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
+                             f"({weight}). Convert input: input.to({weight}), or convert model: "
+                             f"model.to({input.dtype})")
+
+    def get_expected_hidden_size(self, input: Tensor,
+                                 batch_sizes: Tensor | None) -> tuple[int, int, int]:
+        """(layers x directions, batch, hidden or projection size)."""
+        if batch_sizes is not None:
+            batch = int(batch_sizes[0])
+        else:
+            batch = input.shape[0] if self.batch_first else input.shape[1]
+        return self._state_shapes(batch)[0]
+
+    def check_hidden_size(self, hx: Tensor, expected_hidden_size: tuple[int, int, int],
+                          msg: str = "Expected hidden size {}, got {}") -> None:
+        if tuple(hx.shape) != tuple(expected_hidden_size):
+            raise RuntimeError(msg.format(expected_hidden_size, list(hx.shape)))
+
+    def check_forward_args(self, input: Tensor, hidden: Tensor,
+                           batch_sizes: Tensor | None) -> None:
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx: Tensor, permutation: Tensor | None) -> Tensor:
+        """hx with its batch (dim 1) reordered by ``permutation`` (None: as it is)."""
+        return hx if permutation is None else hx.index_select(1, permutation)
 
     def _run_direction(self, gi: Tensor, states: list[Tensor], weights: tuple, reverse: bool,
                        sizes: list[int] | None) -> tuple[list[Tensor], list[Tensor]]:
@@ -309,6 +343,26 @@ class LSTM(RNNBase):
         layers = self.num_layers * (2 if self.bidirectional else 1)
         return [(layers, batch, self.proj_size or self.hidden_size),
                 (layers, batch, self.hidden_size)]
+
+    def get_expected_cell_size(self, input: Tensor,
+                               batch_sizes: Tensor | None) -> tuple[int, int, int]:
+        """(layers x directions, batch, hidden size): the shape of c."""
+        layers, batch, _ = self.get_expected_hidden_size(input, batch_sizes)
+        return (layers, batch, self.hidden_size)
+
+    def check_forward_args(self, input: Tensor, hidden: tuple[Tensor, Tensor],
+                           batch_sizes: Tensor | None) -> None:
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                               "Expected hidden[0] size {}, got {}")
+        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                               "Expected hidden[1] size {}, got {}")
+
+    def permute_hidden(self, hx: tuple[Tensor, Tensor],
+                       permutation: Tensor | None) -> tuple[Tensor, Tensor]:
+        if permutation is None:
+            return hx
+        return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)
 
     def forward(self, input, hx=None):
         return self._run(input, hx)

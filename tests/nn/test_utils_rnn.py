@@ -276,3 +276,40 @@ def test_rnn_base_classes_like_torch() -> None:
         n: tuple(p.shape) for n, p in tcell.named_parameters()}
     assert isinstance(nn.LSTM(3, 4), nn.RNNBase)
     assert isinstance(nn.GRUCell(3, 4), nn.RNNCellBase)
+
+
+def test_rnn_base_checks_like_torch() -> None:
+    ours, theirs = twin("LSTM", 3, 4, proj_size=2, bidirectional=True)
+    x, tx = chainrule.ones(5, 2, 3), torch.ones(5, 2, 3)
+    assert ours.get_expected_hidden_size(x, None) == theirs.get_expected_hidden_size(tx, None)
+    assert ours.get_expected_cell_size(x, None) == theirs.get_expected_cell_size(tx, None)
+    sizes, tsizes = chainrule.tensor([2, 1]), torch.tensor([2, 1])
+    assert ours.get_expected_hidden_size(x[0], sizes) == theirs.get_expected_hidden_size(
+        tx[0], tsizes)
+    calls = [("check_input", (x[0], None), (tx[0], None)),
+             ("check_input", (x.double(), None), (tx.double(), None)),
+             ("check_input", (x, sizes), (tx, tsizes)),
+             ("check_input", (chainrule.ones(5, 2, 2), None), (torch.ones(5, 2, 2), None)),
+             ("check_forward_args", (x, (chainrule.ones(4, 2, 2), chainrule.ones(4, 2, 2)), None),
+              (tx, (torch.ones(4, 2, 2), torch.ones(4, 2, 2)), None)),
+             ("check_forward_args", (x, (chainrule.ones(4, 2, 4), chainrule.ones(4, 2, 4)), None),
+              (tx, (torch.ones(4, 2, 4), torch.ones(4, 2, 4)), None))]
+    for name, args, targs in calls:
+        with pytest.raises((RuntimeError, ValueError)) as error:
+            getattr(theirs, name)(*targs)
+        with pytest.raises(error.type, match="^" + _escape(str(error.value)) + "$"):
+            getattr(ours, name)(*args)
+    gru, tgru = twin("GRU", 3, 4)
+    with pytest.raises(ValueError) as error:
+        tgru(torch.ones(5, 2, 3, dtype=torch.float64))
+    with pytest.raises(ValueError, match="^" + _escape(str(error.value)) + "$"):
+        gru(chainrule.ones(5, 2, 3, dtype=chainrule.float64))
+    perm = [2, 0, 1]
+    h = np.arange(6.0).reshape(1, 3, 2)
+    _close(gru.permute_hidden(chainrule.tensor(h), chainrule.tensor(perm)),
+           tgru.permute_hidden(torch.tensor(h), torch.tensor(perm)))
+    pair = ours.permute_hidden((chainrule.tensor(h),) * 2, chainrule.tensor(perm))
+    tpair = theirs.permute_hidden((torch.tensor(h),) * 2, torch.tensor(perm))
+    for a, b in zip(pair, tpair):
+        _close(a, b)
+    assert gru.permute_hidden(h, None) is h
