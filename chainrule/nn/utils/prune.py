@@ -195,7 +195,7 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-def _check_amount(amount) -> None:
+def _check_amount(amount: float) -> None:
     if not isinstance(amount, numbers.Real):
         raise TypeError(f"Invalid type for amount: {amount}. Must be int or float.")
     if (isinstance(amount, numbers.Integral) and amount < 0) or (
@@ -233,7 +233,7 @@ class RandomUnstructured(BasePruningMethod):
 
     PRUNING_TYPE = "unstructured"
 
-    def __init__(self, amount) -> None:
+    def __init__(self, amount: float) -> None:
         _check_amount(amount)
         self.amount = amount
 
@@ -247,7 +247,7 @@ class RandomUnstructured(BasePruningMethod):
         return _zero_at(default_mask, scores.topk(k).indices)
 
     @classmethod
-    def apply(cls, module: Module, name: str, amount) -> RandomUnstructured:
+    def apply(cls, module: Module, name: str, amount: float) -> RandomUnstructured:
         return super().apply(module, name, amount=amount)
 
 
@@ -256,7 +256,7 @@ class L1Unstructured(BasePruningMethod):
 
     PRUNING_TYPE = "unstructured"
 
-    def __init__(self, amount) -> None:
+    def __init__(self, amount: float) -> None:
         _check_amount(amount)
         self.amount = amount
 
@@ -267,7 +267,7 @@ class L1Unstructured(BasePruningMethod):
         return _zero_at(default_mask, t.abs().reshape(-1).topk(k, largest=False).indices)
 
     @classmethod
-    def apply(cls, module: Module, name: str, amount,
+    def apply(cls, module: Module, name: str, amount: float,
               importance_scores: Tensor | None = None) -> L1Unstructured:
         return super().apply(module, name, amount=amount, importance_scores=importance_scores)
 
@@ -287,7 +287,7 @@ class RandomStructured(BasePruningMethod):
 
     PRUNING_TYPE = "structured"
 
-    def __init__(self, amount, dim: int = -1) -> None:
+    def __init__(self, amount: float, dim: int = -1) -> None:
         _check_amount(amount)
         self.amount = amount
         self.dim = dim
@@ -304,7 +304,7 @@ class RandomStructured(BasePruningMethod):
         return _channels_mask(t, self.dim % t.dim(), keep) * default_mask.to(dtype=t.dtype)
 
     @classmethod
-    def apply(cls, module: Module, name: str, amount, dim: int = -1) -> RandomStructured:
+    def apply(cls, module: Module, name: str, amount: float, dim: int = -1) -> RandomStructured:
         return super().apply(module, name, amount=amount, dim=dim)
 
 
@@ -313,7 +313,7 @@ class LnStructured(BasePruningMethod):
 
     PRUNING_TYPE = "structured"
 
-    def __init__(self, amount, n, dim: int = -1) -> None:
+    def __init__(self, amount: float, n: float, dim: int = -1) -> None:
         _check_amount(amount)
         self.amount = amount
         self.n = n
@@ -331,7 +331,7 @@ class LnStructured(BasePruningMethod):
         return _channels_mask(t, dim, keep) * default_mask.to(dtype=t.dtype)
 
     @classmethod
-    def apply(cls, module: Module, name: str, amount, n, dim: int,
+    def apply(cls, module: Module, name: str, amount: float, n: float, dim: int,
               importance_scores: Tensor | None = None) -> LnStructured:
         return super().apply(module, name, amount=amount, n=n, dim=dim,
                              importance_scores=importance_scores)
@@ -363,26 +363,26 @@ def identity(module: Module, name: str) -> Module:
     return module
 
 
-def random_unstructured(module: Module, name: str, amount) -> Module:
+def random_unstructured(module: Module, name: str, amount: float) -> Module:
     """Prune ``amount`` random entries of ``module.<name>``."""
     RandomUnstructured.apply(module, name, amount)
     return module
 
 
-def l1_unstructured(module: Module, name: str, amount,
+def l1_unstructured(module: Module, name: str, amount: float,
                     importance_scores: Tensor | None = None) -> Module:
     """Prune the ``amount`` entries of ``module.<name>`` of smallest magnitude."""
     L1Unstructured.apply(module, name, amount=amount, importance_scores=importance_scores)
     return module
 
 
-def random_structured(module: Module, name: str, amount, dim: int) -> Module:
+def random_structured(module: Module, name: str, amount: float, dim: int) -> Module:
     """Prune ``amount`` random slices of ``module.<name>`` along ``dim``."""
     RandomStructured.apply(module, name, amount, dim)
     return module
 
 
-def ln_structured(module: Module, name: str, amount, n, dim: int,
+def ln_structured(module: Module, name: str, amount: float, n: float, dim: int,
                   importance_scores: Tensor | None = None) -> Module:
     """Prune the ``amount`` slices of ``module.<name>`` along ``dim`` of smallest Ln norm."""
     LnStructured.apply(module, name, amount, n, dim, importance_scores=importance_scores)
