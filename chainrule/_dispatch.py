@@ -7,6 +7,8 @@ the inputs' nodes.
 
 from __future__ import annotations
 
+import weakref
+
 from . import _batching
 from ._backend import _category, _scalar_category, get_default_dtype, result_type, xp
 from ._batched import BatchedTensor
@@ -303,6 +305,33 @@ def _link_view(result: Tensor, base: Tensor, op, params: dict, *, shared: bool =
     root_view = base._extra.get("view") if base._extra else None
     root, steps = root_view if root_view else (base, ())
     result._extra_dict()["view"] = (root, steps + ((op, params),))
+    # The root knows its live views, to give them its new history after an in-place change.
+    views = root._extra_dict().get("views")
+    if views is None:
+        views = root._extra["views"] = {}
+    views[id(result)] = weakref.ref(result)  # a dead view's id may be reused: it is replaced
+    if len(views) >= 16 and not len(views) & (len(views) - 1):  # at powers of two: prune
+        for key in [k for k, ref in views.items() if ref() is None]:
+            del views[key]
+
+
+def _refresh_views(root: Tensor, target: Tensor) -> None:
+    """Views of ``root`` (other than ``target``) replay their steps on its new history, as
+    PyTorch regenerates a view's grad_fn once its base changed in place."""
+    views = root._extra.get("views") if root._extra else None
+    if not views or type(root) is BatchedTensor:
+        return
+    for ref in tuple(views.values()):
+        view = ref()
+        if view is None or view is target:
+            continue
+        replay = root
+        for step_op, step_params in view._extra["view"][1]:
+            replay = apply(step_op, replay, **step_params)
+        view.grad_fn, view._output_nr = replay.grad_fn, replay._output_nr
+        view._requires_grad = replay._requires_grad
+        if forward_state.level:
+            copy_tangents(replay, view)
 
 
 def _check_inplace(target: Tensor, recording: bool) -> None:
@@ -424,6 +453,7 @@ def commit(target: Tensor, new: Tensor, op) -> None:
         target._requires_grad = new._requires_grad
         if forward_state.level:
             copy_tangents(new, target)
+        _refresh_views(target, target)
         return
     root, steps = view
     new_root = apply(_batching.ops["view_scatter"], root, new, steps=steps)
@@ -434,6 +464,8 @@ def commit(target: Tensor, new: Tensor, op) -> None:
     bump_version(root, op.name + "_")
     root.grad_fn, root._output_nr = new_root.grad_fn, new_root._output_nr
     root._requires_grad = new_root._requires_grad
+    if forward_state.level:  # before the replay, which takes the root's tangent
+        copy_tangents(new_root, root)
     replay = root
     for step_op, step_params in steps:
         replay = apply(step_op, replay, **step_params)
@@ -442,8 +474,8 @@ def commit(target: Tensor, new: Tensor, op) -> None:
     if type(target) is BatchedTensor:
         target._value = replay._value  # a rule may have copied rather than viewed the base
     if forward_state.level:
-        copy_tangents(new_root, root)
         copy_tangents(replay, target)
+    _refresh_views(root, target)
 
 
 _batching.apply = apply

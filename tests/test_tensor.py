@@ -497,6 +497,31 @@ def test_writes_through_a_view_reach_the_base(name, like_torch):
     like_torch(*run(scenario))
 
 
+@pytest.mark.parametrize("name", [n for n in VIEWS if n != "detach"])
+def test_view_made_before_an_inplace_change_of_its_base_has_the_new_history(name, like_torch):
+    # Found by tests/test_random_programs.py: the view kept the grad_fn it was made with.
+    def scenario(m):
+        x = m.tensor([0.5, -1.0, 2.0, 1.5], dtype=m.float64, requires_grad=True)
+        base = x.clone()
+        v = VIEWS[name](base)
+        base.sin_()
+        base[1:] *= 3  # a write through another view changes it too
+        return v.detach(), m.autograd.grad((v * v).sum(), x)
+
+    like_torch(*run(scenario))
+
+
+def test_view_of_a_base_without_history_requires_grad_after_an_inplace_change(like_torch):
+    def scenario(m):
+        base = m.zeros(3, dtype=m.float64)
+        v = base[1:]
+        y = m.tensor([1.0, 2.0, 3.0], dtype=m.float64, requires_grad=True)
+        base.add_(y * y)
+        return v.requires_grad, m.autograd.grad(v.sum(), y)
+
+    like_torch(*run(scenario))
+
+
 # ---- printing -----------------------------------------------------------------------------------
 
 REPRS = {
