@@ -57,8 +57,26 @@ def test_signature_is_torchs(name):
     if name == "round":  # torch.special.round also takes decimals= (undocumented in its line)
         assert ours == "input, *, decimals=0, out=None"
         assert torch.special.round(torch.tensor([1.234]), decimals=1).item() == pytest.approx(1.2)
+    elif name in NAMED_X:
+        assert ours == theirs.replace("input", "x", 1)
     else:
         assert ours == theirs
+
+
+# Documented with `input`, called with `x=` in PyTorch (input= raises there).
+NAMED_X = ("airy_ai", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+           "spherical_bessel_j0", *special_rows.POLYNOMIAL_NAMES)
+
+
+@pytest.mark.parametrize("name", NAMED_X)
+def test_x_keyword(name):
+    extra = {"n": 3} if "polynomial" in name else {}
+    results = []
+    for m in (chainrule, torch):
+        results.append(getattr(m.special, name)(x=m.tensor([0.25, 0.5]), **extra).tolist())
+        with pytest.raises(TypeError):
+            getattr(m.special, name)(input=m.tensor([0.25, 0.5]), **extra)
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-6)
 
 
 @pytest.mark.parametrize("name", ["i0", "sinc", "igamma", "igammac", "mvlgamma"])

@@ -581,12 +581,24 @@ def zeta(input, other, *, out=None) -> Tensor:
     return _write_out(apply(ZETA, input, other), out)
 
 
-def _no_grad_unary(name: str, arg: str = "input"):
+def _no_grad_unary(name: str):
     op = NO_GRAD_UNARY[name]
 
     def fn(input, *, out=None) -> Tensor:
-        _require_tensor("special_" + name, arg, 1, input)
+        _require_tensor("special_" + name, "input", 1, input)
         return _write_out(apply(op, input), out)
+
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+# PyTorch's documented `input` is `x` in the signature of these (and of the polynomials).
+def _no_grad_unary_x(name: str):
+    op = NO_GRAD_UNARY[name]
+
+    def fn(x, *, out=None) -> Tensor:
+        _require_tensor("special_" + name, "x", 1, x)
+        return _write_out(apply(op, x), out)
 
     fn.__name__ = fn.__qualname__ = name
     return fn
@@ -595,9 +607,9 @@ def _no_grad_unary(name: str, arg: str = "input"):
 def _polynomial_fn(name: str):
     op = POLYNOMIALS[name]
 
-    def fn(input, n, *, out=None) -> Tensor:
-        input, n = _tensor_or_number("special_" + name, input, n, names=("x", "n"))
-        return _write_out(apply(op, input, n), out)
+    def fn(x, n, *, out=None) -> Tensor:
+        x, n = _tensor_or_number("special_" + name, x, n, names=("x", "n"))
+        return _write_out(apply(op, x, n), out)
 
     fn.__name__ = fn.__qualname__ = name
     return fn
@@ -613,8 +625,8 @@ _BESSEL_DOCS = {
     "modified_bessel_i1": "The modified Bessel function of the first kind of order 1.",
     "modified_bessel_k0": "The modified Bessel function of the second kind of order 0.",
     "modified_bessel_k1": "The modified Bessel function of the second kind of order 1.",
-    "scaled_modified_bessel_k0": "exp(input) * modified_bessel_k0(input).",
-    "scaled_modified_bessel_k1": "exp(input) * modified_bessel_k1(input).",
+    "scaled_modified_bessel_k0": "exp(x) * modified_bessel_k0(x).",
+    "scaled_modified_bessel_k1": "exp(x) * modified_bessel_k1(x).",
     "spherical_bessel_j0": "The spherical Bessel function of the first kind of order 0.",
 }
 _POLYNOMIAL_DOCS = {
@@ -632,14 +644,13 @@ _POLYNOMIAL_DOCS = {
 def _generated() -> dict:
     out = {}
     for name, doc in _BESSEL_DOCS.items():
-        arg = "x" if name in ("airy_ai", "spherical_bessel_j0") or name.startswith("scaled") \
-            else "input"
-        out[name] = _no_grad_unary(name, arg)
+        x = name in ("airy_ai", "spherical_bessel_j0") or name.startswith("scaled")
+        out[name] = (_no_grad_unary_x if x else _no_grad_unary)(name)
         out[name].__doc__ = doc
     for name, kind in _POLYNOMIAL_DOCS.items():
         out[name] = _polynomial_fn(name)
         letter = name.rsplit("_", 1)[1].upper()
-        out[name].__doc__ = f"The {kind} polynomial {letter}_n(input), n truncated to an integer."
+        out[name].__doc__ = f"The {kind} polynomial {letter}_n(x), n truncated to an integer."
     return out
 
 
