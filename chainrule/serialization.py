@@ -21,6 +21,7 @@ import json
 import math
 import os
 import secrets
+import stat
 from collections import OrderedDict
 
 from ._backend import as_dtype, dtype, xp
@@ -120,8 +121,15 @@ def _decode(node, arrays: dict, name: str):
         return as_dtype(value)
     if kind == "tuple":
         return tuple(_decode(v, arrays, name) for v in value)
-    pairs = ((_decode(k, arrays, name), _decode(v, arrays, name)) for k, v in value)
-    return OrderedDict(pairs) if kind == "odict" else dict(pairs)
+    pairs = [(_decode(k, arrays, name), _decode(v, arrays, name)) for k, v in value]
+    result = OrderedDict(pairs) if kind == "odict" else dict(pairs)
+    if len(result) != len(pairs) or not all(_is_key(k) for k in result):
+        raise ValueError("a dict with repeated keys or keys save does not write")
+    return result
+
+
+def _is_key(key) -> bool:
+    return key is None or isinstance(key, (bool, int, float, str))
 
 
 _KINDS = ("tensor", "float", "dtype", "tuple", "dict", "odict")
@@ -136,11 +144,15 @@ def _write(file, data: bytes) -> None:
 
 def _atomic_write(path: str, data: bytes) -> None:
     """Write ``data`` to a temporary file beside ``path``, fsync it and rename it over ``path``:
-    a crash leaves either the old file or the new one, never half of one."""
-    directory = os.path.dirname(os.path.abspath(path))
+    a crash leaves either the old file or the new one, never half of one. As opening ``path``
+    for writing would, it writes through a symlink and keeps an existing file's permissions."""
+    path = os.path.realpath(path)
+    directory = os.path.dirname(path)
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
         with os.fdopen(fd, "wb") as f:
             _write(f, data)
             f.flush()
@@ -184,22 +196,53 @@ def _check_map_location(map_location) -> None:
                            "chainrule runs on the CPU only")
 
 
-def _header(data: bytes, name: str) -> dict:
-    def corrupt(why: str):
-        return RuntimeError(f"chainrule.load: '{name}' is not a valid safetensors file (it may be "
-                            f"truncated or corrupt): {why}")
+def _corrupt(name: str, why: str) -> RuntimeError:
+    return RuntimeError(f"chainrule.load: '{name}' is not a valid safetensors file (it may be "
+                        f"truncated or corrupt): {why}")
 
+
+class _RepeatedKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list) -> dict:
+    """A JSON object as a dict, refusing repeated keys (json.loads would keep the last)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set = set()
+        key = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise _RepeatedKey(f"the key '{key}' appears more than once")
+    return obj
+
+
+def _header(data: bytes, name: str) -> dict:
+    """The file's JSON header, checked to be a safetensors header before anything is read by
+    what it claims (sizes, offsets and shapes are then checked by the safetensors reader)."""
     if len(data) < 8:
-        raise corrupt(f"it has {len(data)} bytes, fewer than the 8-byte header size")
+        raise _corrupt(name, f"it has {len(data)} bytes, fewer than the 8-byte header size")
     size = int.from_bytes(data[:8], "little")
     if 8 + size > len(data):
-        raise corrupt(f"the header claims {size} bytes but the file has {len(data)}")
+        raise _corrupt(name, f"the header claims {size} bytes but the file has {len(data)}")
     try:
-        header = json.loads(data[8:8 + size])
-    except ValueError as e:
-        raise corrupt(f"the header is not JSON ({e})") from None
+        header = json.loads(data[8:8 + size], object_pairs_hook=_unique_keys)
+    except _RepeatedKey as e:
+        raise _corrupt(name, f"in the header, {e}") from None
+    except (ValueError, RecursionError) as e:
+        raise _corrupt(name, f"the header is not JSON ({e})") from None
     if not isinstance(header, dict):
-        raise corrupt("the header is not a JSON object")
+        raise _corrupt(name, f"the header is a JSON {type(header).__name__}, not an object")
+    for key, info in header.items():
+        if key == "__metadata__":
+            continue
+        if not isinstance(info, dict) or not {"dtype", "shape", "data_offsets"} <= set(info):
+            raise _corrupt(name, f"tensor '{key}' is described by {json.dumps(info)[:80]}, not "
+                                 "an object of dtype, shape and data_offsets")
+        code = info["dtype"]
+        if not isinstance(code, str):
+            raise _corrupt(name, f"tensor '{key}' has dtype {json.dumps(code)[:80]}")
+        if code not in _READABLE:
+            raise TypeError(f"chainrule.load: tensor '{key}' in '{name}' has dtype {code}, "
+                            "which chainrule does not support")
     return header
 
 
@@ -221,22 +264,21 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         with open(name, "rb") as file:
             data = file.read()
     header = _header(data, name)
-    for key, info in header.items():
-        code = info.get("dtype") if isinstance(info, dict) else None
-        if key != "__metadata__" and code not in _READABLE:
-            raise TypeError(f"chainrule.load: tensor '{key}' in '{name}' has dtype {code}, "
-                            "which chainrule does not support")
     try:
         arrays = st.load(data)
     except Exception as e:  # safetensors raises its own error type for bad offsets and sizes
-        raise RuntimeError(f"chainrule.load: '{name}' is not a valid safetensors file (it may be "
-                           f"truncated or corrupt): {e}") from e
+        raise _corrupt(name, str(e)) from e
     arrays = {k: a if a.flags.writeable else a.copy() for k, a in arrays.items()}
     meta = (header.get("__metadata__") or {}).get(_META_KEY)
     if meta is None:
         return {key: from_numpy(array) for key, array in arrays.items()}
     try:
-        return _decode(json.loads(meta)["tree"], arrays, name)
-    except (ValueError, KeyError, TypeError) as e:
+        meta = json.loads(meta, object_pairs_hook=_unique_keys)
+        version = meta["version"]
+        if version != _FORMAT_VERSION:
+            raise ValueError(f"format version {version!r}; this chainrule reads version "
+                             f"{_FORMAT_VERSION}")
+        return _decode(meta["tree"], arrays, name)
+    except (ValueError, KeyError, TypeError, IndexError, RecursionError) as e:
         raise RuntimeError(f"chainrule.load: '{name}' has unreadable chainrule metadata "
-                           f"({e!r}); the file is corrupt") from None
+                           f"({e!r}); the file is corrupt or from a newer chainrule") from None
