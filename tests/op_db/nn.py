@@ -649,4 +649,39 @@ MORE += [
              grad_fn=False, orders=(1,)),
 ]
 
+
+def _sample(**kwargs):
+    def call(F, input, grid):
+        return F.grid_sample(input, grid, **kwargs)
+
+    return call
+
+
+GRID = Domain(-1.3, 1.3)
+
+MORE += [
+    fn("affine_grid", (S((2, 2, 3)),),
+       lambda F, theta: F.affine_grid(theta, (2, 3, 4, 5), align_corners=False), grad_fn=False),
+    fn("affine_grid", (S((1, 2, 3)),),
+       lambda F, theta: F.affine_grid(theta, [1, 1, 1, 3], align_corners=True),
+       variant="align_corners", grad_fn=False),
+    fn("affine_grid", (S((2, 3, 4)),),
+       lambda F, theta: F.affine_grid(theta, (2, 1, 2, 3, 4), align_corners=False),
+       variant="3d", grad_fn=False),
+    *[fn("grid_sample", (S((2, 3, 4, 5), T((2, 3, 2, 2), GRID)),),
+         _sample(padding_mode=pm, align_corners=ac), variant=f"bilinear,{pm},{ac}",
+         grad_fn=False) for pm in ("zeros", "border", "reflection") for ac in (False, True)],
+    fn("grid_sample", (S((2, 3, 4, 5), T((2, 3, 2, 2), GRID)),),
+       _sample(mode="nearest", padding_mode="reflection", align_corners=False),
+       variant="nearest", grad_fn=False, orders=(1,)),
+    # float64 only: in float32 torch's second derivatives of the cubic weights round
+    # differently (relative 3e-6, above the float32 tolerance on values near 20).
+    *[fn("grid_sample", (S((2, 3, 4, 5), T((2, 3, 2, 2), GRID)),),
+         _sample(mode="bicubic", padding_mode=pm, align_corners=False), variant=f"bicubic,{pm}",
+         grad_fn=False, dtypes=("float64",)) for pm in ("zeros", "reflection")],
+    *[fn("grid_sample", (S((1, 2, 3, 4, 3), T((1, 2, 2, 3, 3), GRID)),),
+         _sample(padding_mode=pm, align_corners=True), variant=f"3d,{pm}", grad_fn=False)
+      for pm in ("zeros", "border")],
+]
+
 ROWS = ROWS + MORE
