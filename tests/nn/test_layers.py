@@ -290,7 +290,8 @@ def test_every_public_layer_has_a_row() -> None:
     covered = {c.name for c in CASES} | {c.name for c in test_modules_more.CASES}
     skip = {"Module", "Parameter", "Buffer", "Sequential", "ModuleList", "ModuleDict",
             "ParameterList", "ParameterDict", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell",
-            "GRUCell", "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"}
+            "GRUCell", "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
+            "RNNBase", "RNNCellBase"}  # the recurrent bases: tests/nn/test_utils_rnn.py
     # tested in test_transformer, test_lazy, test_parallel and test_nn_namespace
     skip |= {"Transformer", "TransformerDecoderLayer", "TransformerDecoder", "Container",
              "DataParallel", "SyncBatchNorm", "UninitializedParameter", "UninitializedBuffer"}
