@@ -106,4 +106,5 @@ from ._settings import (  # noqa: E402
     set_num_threads,
     use_deterministic_algorithms,
 )
+from ._interop import from_dlpack  # noqa: E402
 from .func import vmap  # noqa: E402

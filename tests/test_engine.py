@@ -796,3 +796,11 @@ def test_custom_function_graph_is_freed_by_refcount(backward):
         return refs
 
     assert _collected_by_refcount(build) == []
+
+
+def test_second_backward_accumulates_into_a_grad_that_came_from_a_broadcast():
+    # sum's gradient is a read-only broadcast view; the leaf must keep its own writable buffer
+    x = cr.ones(3, 4, requires_grad=True)
+    (x.sum(1) * cr.ones(3)).sum().backward()
+    x.sum().backward()
+    assert x.grad.tolist() == [[2.0] * 4] * 3

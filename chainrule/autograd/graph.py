@@ -420,20 +420,26 @@ class AccumulateGrad(Node):
         tensor = self._variable()
         if tensor is None or grad is None:
             return
-        old = tensor.grad
-        if old is None:
-            tensor.grad = grad if create_graph else grad.detach() if owned else grad.clone()
-        elif create_graph or old.requires_grad or type(grad) is BatchedTensor \
-                or type(old) is BatchedTensor:
-            tensor.grad = old + grad
-        else:
-            old._data += grad._data
+        with _accumulating:  # backwards in other threads may reach this leaf (PyTorch locks)
+            old = tensor.grad
+            if old is None:
+                # A broadcast view (sum's gradient) is read-only: the leaf needs its own buffer.
+                owned = owned and grad._data.flags.writeable
+                tensor.grad = grad if create_graph else grad.detach() if owned else grad.clone()
+            elif create_graph or old.requires_grad or type(grad) is BatchedTensor \
+                    or type(old) is BatchedTensor:
+                tensor.grad = old + grad
+            else:
+                old._data += grad._data
         if self._post_hooks:
             for hook in tuple(self._post_hooks.values()):
                 hook(tensor)
 
     def release(self) -> None:
         pass
+
+
+_accumulating = threading.RLock()
 
 
 def accumulator_of(tensor) -> AccumulateGrad:

@@ -1,3 +1,3 @@
 """Utilities built on chainrule's public API, as in ``torch.utils``."""
 
-from . import checkpoint, data
+from . import checkpoint, data, dlpack
