@@ -64,6 +64,7 @@ from ..ops.pooling import (
     avg_pool1d,
     avg_pool2d,
     avg_pool3d,
+    fractional_max_pool,
     gather_at,
     max_pool1d,
     max_pool2d,
@@ -79,14 +80,15 @@ __all__ = [
     "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
     "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "ctc_loss", "dropout",
     "dropout1d", "dropout2d", "dropout3d", "elu", "embedding", "embedding_bag", "fold",
-    "gaussian_nll_loss", "gelu", "glu", "grid_sample", "group_norm", "hardshrink", "hardsigmoid",
-    "hardswish", "hardtanh", "hinge_embedding_loss", "huber_loss", "instance_norm", "interpolate",
-    "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax", "logsigmoid",
-    "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d", "mish", "mse_loss",
-    "multi_margin_loss", "multilabel_soft_margin_loss", "multilabel_margin_loss", "nll_loss",
-    "normalize", "one_hot", "pad", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle",
-    "poisson_nll_loss", "prelu", "relu", "relu6", "rms_norm", "rrelu",
-    "scaled_dot_product_attention", "selu", "sigmoid", "silu", "smooth_l1_loss",
+    "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices", "gaussian_nll_loss", "gelu", "glu", "grid_sample",
+    "group_norm", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "hinge_embedding_loss",
+    "huber_loss", "instance_norm", "interpolate", "kl_div", "l1_loss", "layer_norm", "leaky_relu",
+    "linear", "log_softmax", "logsigmoid", "margin_ranking_loss", "max_pool1d", "max_pool2d",
+    "max_pool3d", "mish", "mse_loss", "multi_margin_loss", "multilabel_soft_margin_loss",
+    "multilabel_margin_loss", "nll_loss", "normalize", "one_hot", "pad", "pairwise_distance",
+    "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "prelu", "relu", "relu6", "rms_norm",
+    "rrelu", "scaled_dot_product_attention", "selu", "sigmoid", "silu", "smooth_l1_loss",
     "soft_margin_loss", "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh",
     "tanhshrink", "threshold", "triplet_margin_loss", "unfold", "upsample", "upsample_bilinear",
     "upsample_nearest", "relu_", "elu_", "selu_", "celu_", "leaky_relu_", "hardtanh_", "rrelu_",
@@ -1047,6 +1049,38 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The inverse of max_pool3d: values put back at their indices, zeros elsewhere."""
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3)
+
+
+def fractional_max_pool2d(input: Tensor, kernel_size, output_size=None, output_ratio=None,
+                          return_indices: bool = False, _random_samples=None):
+    """Max over pseudorandom, overlapping 2-D windows that shrink the input to output_size
+    (or by output_ratio)."""
+    return fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices,
+                               _random_samples, 2)
+
+
+def fractional_max_pool3d(input: Tensor, kernel_size, output_size=None, output_ratio=None,
+                          return_indices: bool = False, _random_samples=None):
+    """Max over pseudorandom, overlapping 3-D windows that shrink the input to output_size
+    (or by output_ratio)."""
+    return fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices,
+                               _random_samples, 3)
+
+
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size, output_size=None,
+                                       output_ratio=None, return_indices: bool = False,
+                                       _random_samples=None):
+    """fractional_max_pool2d returning (values, indices)."""
+    return fractional_max_pool(input, kernel_size, output_size, output_ratio, True,
+                               _random_samples, 2)
+
+
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size, output_size=None,
+                                       output_ratio=None, return_indices: bool = False,
+                                       _random_samples=None):
+    """fractional_max_pool3d returning (values, indices)."""
+    return fractional_max_pool(input, kernel_size, output_size, output_ratio, True,
+                               _random_samples, 3)
 
 
 def pdist(input: Tensor, p: float = 2) -> Tensor:

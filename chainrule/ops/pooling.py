@@ -409,6 +409,90 @@ def adaptive_avg_pool3d(input, output_size) -> Tensor:
     return adaptive_avg_pool_nd(input, output_size, 3, "adaptive_avg_pool3d")
 
 
+# ---- fractional max pooling --------------------------------------------------------------------
+
+
+def _fractional_starts(u, size: int, out: int, kernel: int, dtype):
+    """The window starts of fractional max pooling (Graham 2014, pseudorandom sequences) for
+    samples u in [0, 1): (planes,) -> (planes, out), in the input's precision as PyTorch's."""
+    starts = xp.full(u.shape + (out,), size - kernel, dtype=xp.int64)
+    if out > 1:
+        alpha = dtype.type(size - kernel) / dtype.type(out - 1)
+        u = u.astype(dtype)
+        steps = (xp.arange(out - 1, dtype=dtype) + u[:, None]) * alpha
+        starts[:, :-1] = steps.astype(xp.int64) - (u * alpha).astype(xp.int64)[:, None]
+    return starts
+
+
+def fractional_max_pool_indices(x, samples, kernel, out, order):
+    """Flat spatial index of the maximum of each fractional window (first on ties), for x
+    (..., planes, *spatial) and samples (planes, nd); ``order[d]`` is the sample of dim d."""
+    nd = len(kernel)
+    size = x.shape[x.ndim - nd:]
+    planes = samples.shape[0]
+    lead = x.shape[: x.ndim - nd - 1]
+    flat = x.reshape((-1, planes, math.prod(size)))
+    index = xp.zeros((planes,) + (1,) * (2 * nd), dtype=xp.int64)
+    for d in range(nd):
+        starts = _fractional_starts(samples[:, order[d]], size[d], out[d], kernel[d], x.dtype)
+        pos = starts[:, :, None] + xp.arange(kernel[d])  # (planes, out, kernel)
+        shape = [planes] + [1] * (2 * nd)
+        shape[1 + d], shape[1 + nd + d] = out[d], kernel[d]
+        index = index * size[d] + pos.reshape(shape)
+    index = xp.broadcast_to(index, (planes,) + tuple(out) + tuple(kernel)).reshape(
+        planes, math.prod(out), -1)
+    values = flat[:, xp.arange(planes)[:, None, None], index]  # (L, planes, outs, window)
+    best = xp.argmax(values, axis=-1)
+    found = xp.take_along_axis(xp.broadcast_to(index, values.shape), best[..., None], -1)
+    return found.reshape(lead + (planes,) + tuple(out))
+
+
+def fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices,
+                        samples, nd: int):
+    name = f"fractional_max_pool{nd}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: "
+                           f"{list(input.shape)}")
+    kernel = ntuple(kernel_size, nd, name)
+    size = tuple(input.shape[-nd:])
+    if output_size is None:
+        ratio = output_ratio if isinstance(output_ratio, (tuple, list)) else (output_ratio,) * nd
+        out = tuple(int(n * r) for n, r in zip(size, ratio))
+    else:
+        out = ntuple(output_size, nd, name)
+    words = ("height", "width") if nd == 2 else ("time", "height", "width")
+    for o, k, n, word in zip(out, kernel, size, words):
+        if o + k - 1 > n:
+            raise RuntimeError(f"{name}(): pool {word} {k} too large relative to input {word} "
+                               f"{n}")
+    batch = 1 if input.ndim == nd + 1 else input.shape[0]
+    channels = input.shape[-nd - 1]
+    if samples is None:
+        from .._creation import rand
+
+        samples = rand(batch, channels, nd, dtype=input.dtype)
+    if samples.dtype != input.dtype:
+        raise RuntimeError("Expect _random_samples to have the same dtype as input")
+    if samples.shape[0] < batch:
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if type(samples) is not Tensor:
+        raise RuntimeError(f"vmap: {name} needs the same _random_samples for every example; "
+                           "pass them explicitly")
+    # PyTorch's samples: (W, H) in 2-D, (T, H, W) in 3-D.
+    order = (1, 0) if nd == 2 else (0, 1, 2)
+    planes = samples._data[:batch].reshape(batch * channels, nd)
+    x = input if input.ndim == nd + 2 else input.unsqueeze(0)
+    indices = on_values(lambda a, lead: fractional_max_pool_indices(
+        a.reshape(a.shape[:lead] + (batch * channels,) + size), planes, kernel, out, order)
+        .reshape(a.shape[: a.ndim - nd] + out), x)
+    result = gather_at(x, indices, nd)
+    if input.ndim == nd + 1:
+        result, indices = result.squeeze(0), indices.squeeze(0)
+    return (result, indices) if return_indices else result
+
+
 def _torch_max_pool(fn):
     def pool(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
         return fn(input, kernel_size, stride or None, padding, dilation, ceil_mode)

@@ -70,6 +70,13 @@ CASES = [
          inputs=[grad(lambda r: np.log(r.dirichlet(np.ones(4), (4, 2)))),
                  data(lambda r: np.array([[2, 2, 2], [3, 2, 0]])), data(lambda r: np.array([4, 4])),
                  data(lambda r: np.array([3, 2]))], id="CTCLoss(zero_infinity)"),
+    Case("FractionalMaxPool2d", ((2, 3),), {"output_size": (4, 5), "return_indices": True,
+                                             "_random_samples": torch.rand(2, 3, 2)},
+         inputs=[(2, 3, 7, 9)]),
+    Case("FractionalMaxPool2d", (2,), {"output_ratio": 0.6, "_random_samples": torch.rand(1, 3, 2)},
+         inputs=[(3, 6, 8)]),
+    Case("FractionalMaxPool3d", (2,), {"output_size": 3, "_random_samples": torch.rand(1, 2, 3)},
+         inputs=[(1, 2, 5, 6, 7)]),
     Case("EmbeddingBag", (7, 3), inputs=[data(lambda r: np.array([1, 2, 4, 4, 3, 0, 5])),
                                          data(lambda r: np.array([0, 2, 2, 5]))]),
     Case("EmbeddingBag", (7, 3), {"mode": "max", "padding_idx": 4},
@@ -268,6 +275,19 @@ def test_alpha_dropout_modules_keep_selu_statistics() -> None:
         assert layer(x) is x
 
 
+def test_fractional_max_pool_draws_its_samples() -> None:
+    """Without _random_samples: windows drawn from the generator, seeded like the rest."""
+    x = chainrule.randn(2, 3, 10, 10)
+    chainrule.manual_seed(3)
+    first = nn.FractionalMaxPool2d(2, output_size=4)(x)
+    chainrule.manual_seed(3)
+    again = nn.FractionalMaxPool2d(2, output_size=4)(x)
+    np.testing.assert_array_equal(first.numpy(), again.numpy())
+    draws = {tuple(nn.FractionalMaxPool2d(2, output_ratio=0.4)(x)[0, 0].flatten().tolist())
+             for _ in range(20)}
+    assert len(draws) > 1
+
+
 def test_nll_loss2d_is_deprecated() -> None:
     with pytest.warns(FutureWarning, match="`NLLLoss2d` has been deprecated"):
         nn.NLLLoss2d()
@@ -279,7 +299,7 @@ def test_nll_loss2d_is_deprecated() -> None:
 @pytest.mark.parametrize("kwargs, error, message", [
     ({"output_size": (2, 2)}, ValueError, "dim 0 must be between 2 and 6"),
     ({"output_size": (2, 5, 5)}, ValueError, "output_size should be a sequence containing 2 or 4"),
-    ({"stride": 1, "output_size": (3, 3)}, RuntimeError, "Found an invalid max index: 15"),
+    ({"stride": 1, "output_size": (3, 3)}, RuntimeError, "Found an invalid max index"),
 ])
 def test_max_unpool_errors_like_torch(kwargs, error, message) -> None:
     x = np.random.default_rng(0).standard_normal((1, 2, 4, 4))

@@ -684,4 +684,27 @@ MORE += [
       for pm in ("zeros", "border")],
 ]
 
+SAMPLES_2D = Const([[[0.31, 0.77], [0.05, 0.52], [0.93, 0.18]],
+                    [[0.64, 0.29], [0.48, 0.91], [0.12, 0.36]]])
+SAMPLES_3D = Const([[[0.31, 0.77, 0.52], [0.05, 0.93, 0.18]]])
+
+# Fractional max pooling is random through its samples: the rows pass them explicitly.
+MORE += [
+    fn("fractional_max_pool2d", (S((2, 3, 7, 9), SAMPLES_2D),),
+       lambda F, x, u: F.fractional_max_pool2d(x, (2, 3), (4, 5), return_indices=True,
+                                               _random_samples=u),
+       records=("max_pool_double_backward", "max_pool_backward"), grad_fn=False),
+    fn("fractional_max_pool2d", (S((3, 6, 8), SAMPLES_2D),),
+       lambda F, x, u: F.fractional_max_pool2d(x, 2, output_ratio=(0.5, 0.7),
+                                               _random_samples=u),
+       variant="unbatched,ratio", records=("max_pool_double_backward", "max_pool_backward"),
+       grad_fn=False),
+    fn("fractional_max_pool3d", (S((1, 2, 5, 6, 7), SAMPLES_3D),),
+       lambda F, x, u: F.fractional_max_pool3d(x, (2, 3, 2), (3, 2, 4), _random_samples=u),
+       records=("max_pool_double_backward", "max_pool_backward"), grad_fn=False),
+    fn("fractional_max_pool2d_with_indices", (S((2, 3, 7, 9), SAMPLES_2D),),
+       lambda F, x, u: F.fractional_max_pool2d_with_indices(x, 3, (3, 4), _random_samples=u),
+       records=("max_pool_double_backward", "max_pool_backward"), grad_fn=False),
+]
+
 ROWS = ROWS + MORE
