@@ -513,6 +513,15 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
     if categories > 2**24:
         raise RuntimeError("number of categories cannot exceed 2^24")
     rows = weights.reshape(-1, categories).astype(xp.float64)
+    if replacement and num_samples > 1:
+        # PyTorch's kernel for this case checks entry by entry, with its own messages.
+        for value in rows.reshape(-1):
+            if not value >= 0:
+                raise RuntimeError("invalid multinomial distribution (encountering probability "
+                                   "entry < 0)")
+            if not math.isfinite(value):
+                raise RuntimeError("invalid multinomial distribution (encountering probability "
+                                   "entry = infinity or NaN)")
     if not xp.isfinite(rows).all() or (rows < 0).any():
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if (rows.sum(axis=1) <= 0).any():
