@@ -77,6 +77,10 @@ CASES = [
          inputs=[(3, 6, 8)]),
     Case("FractionalMaxPool3d", (2,), {"output_size": 3, "_random_samples": torch.rand(1, 2, 3)},
          inputs=[(1, 2, 5, 6, 7)]),
+    Case("AdaptiveLogSoftmaxWithLoss", (8, 10, [4, 8]),
+         inputs=[(5, 8), data(lambda r: np.array([1, 5, 9, 3, 8]))]),
+    Case("AdaptiveLogSoftmaxWithLoss", (8, 10, [3]), {"div_value": 2.0, "head_bias": True},
+         inputs=[(8,), data(lambda r: np.array(7))]),
     Case("EmbeddingBag", (7, 3), inputs=[data(lambda r: np.array([1, 2, 4, 4, 3, 0, 5])),
                                          data(lambda r: np.array([0, 2, 2, 5]))]),
     Case("EmbeddingBag", (7, 3), {"mode": "max", "padding_idx": 4},
@@ -286,6 +290,31 @@ def test_fractional_max_pool_draws_its_samples() -> None:
     draws = {tuple(nn.FractionalMaxPool2d(2, output_ratio=0.4)(x)[0, 0].flatten().tolist())
              for _ in range(20)}
     assert len(draws) > 1
+
+
+@pytest.mark.filterwarnings("ignore:Initializing zero-element tensors")
+@pytest.mark.parametrize("shape", [(6, 8), (8,)])
+def test_adaptive_log_softmax_log_prob_and_predict_like_torch(shape) -> None:
+    ours, theirs = twin("AdaptiveLogSoftmaxWithLoss", 8, 10, [2, 6], div_value=2.0)
+    ours.double()
+    theirs.double()
+    x = np.random.default_rng(0).standard_normal(shape) * 3
+    np.testing.assert_allclose(ours.log_prob(chainrule.tensor(x)).detach().numpy(),
+                               theirs.log_prob(torch.tensor(x)).detach().numpy(), rtol=1e-12)
+    if len(shape) == 2:  # torch's predict takes batches only
+        np.testing.assert_array_equal(ours.predict(chainrule.tensor(x)).numpy(),
+                                      theirs.predict(torch.tensor(x)).numpy())
+
+
+def test_adaptive_log_softmax_errors_like_torch() -> None:
+    for lib in (torch, chainrule):
+        with pytest.raises(ValueError, match="cutoffs should be a sequence of unique"):
+            lib.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [4, 4])
+        layer = lib.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [4])
+        with pytest.raises(RuntimeError, match=r"Target values should be in \[0, 9\]"):
+            layer(lib.ones(2, 8), lib.tensor([1, 10]))
+        with pytest.raises(RuntimeError, match="0D or 1D target tensor expected"):
+            layer(lib.ones(2, 8), lib.tensor([[1, 2]]))
 
 
 def test_nll_loss2d_is_deprecated() -> None:
