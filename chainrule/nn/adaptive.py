@@ -107,22 +107,17 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         return cat(parts, 1)
 
     def log_prob(self, input: Tensor) -> Tensor:
-        """Log-probabilities of every class, (N, n_classes) or (n_classes,)."""
-        batched = input.dim() > 1
-        x = input if batched else input.unsqueeze(0)
-        out = self._get_full_log_prob(x, self.head(x))
-        return out if batched else out.squeeze(0)
+        """Log-probabilities of every class, (N, n_classes)."""
+        return self._get_full_log_prob(input, self.head(input))
 
     def predict(self, input: Tensor) -> Tensor:
         """The most likely class of each row (the head's choice when it is in the shortlist)."""
-        batched = input.dim() > 1
-        x = input if batched else input.unsqueeze(0)
-        head_output = self.head(x)
+        head_output = self.head(input)
         output = head_output.argmax(dim=1)
         outside = (output >= self.shortlist_size).numpy()
         if outside.any():
             rows = _tensor(xp.nonzero(outside)[0])
-            full = self._get_full_log_prob(x.index_select(0, rows),
+            full = self._get_full_log_prob(input.index_select(0, rows),
                                            head_output.index_select(0, rows))
             output = output.index_copy(0, rows, full.argmax(dim=1))
-        return output if batched else output.squeeze(0)
+        return output
