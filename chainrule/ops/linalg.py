@@ -19,6 +19,7 @@ import warnings
 from .._backend import xp
 from .._batching import batch_dims, fallback, leading_dims, logical_ndim, pad_leading, physical
 from .._dispatch import apply, apply_inplace
+from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..tensor import Tensor
 from ._registry import defop
 from ._shapes import normalize_dim
@@ -370,6 +371,187 @@ def _addmm_(self, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
 
 def _baddbmm_(self, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
     return apply_inplace(BADDBMM, self, batch1, batch2, beta=beta, alpha=alpha)
+
+
+# addmv, addr and addbmm are addmm with the vectors as one-column/one-row matrices (addbmm: the
+# batch laid side by side), so they share its rules, its beta=0 convention and its batching.
+
+
+def _check_addmv(input, mat, vec) -> None:
+    if mat._data.ndim != 2 or vec._data.ndim != 1 or input._data.ndim > 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input._data.ndim}, "
+                           f"{mat._data.ndim}, {vec._data.ndim}")
+    n, k = mat._data.shape
+    if vec._data.shape[0] != k or input._data.shape not in ((), (1,), (n,)):
+        shape = "x".join(map(str, input._data.shape))
+        raise RuntimeError(f"size mismatch, got input ({shape}), mat ({n}x{k}), "
+                           f"vec ({vec._data.shape[0]})")
+
+
+def _check_dtypes(name: str, *tensors) -> None:
+    if len({t._data.dtype for t in tensors}) > 1:
+        names = [_type_name(t).capitalize() for t in tensors]
+        raise RuntimeError(f"{name} input tensors must have the same dtype, but got "
+                           f"{', '.join(names[:-1])}, and {names[-1]}")
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1, out=None) -> Tensor:
+    """beta * input + alpha * (mat @ vec)."""
+    _check_addmv(input, mat, vec)
+    _check_dtypes("addmv", input, mat, vec)
+    value = apply(ADDMM, input.unsqueeze(-1) if input._data.ndim else input, mat,
+                  vec.unsqueeze(-1), beta=beta, alpha=alpha).squeeze(-1)
+    return value if out is None else _write_out("addmv", out, value, input, mat, vec)
+
+
+def _check_addr(input, vec1, vec2, inplace: bool) -> None:
+    for name, v in (("vec1", vec1), ("vec2", vec2)):
+        if v._data.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v._data.ndim}-D")
+    shape = (vec1._data.shape[0], vec2._data.shape[0])
+    if inplace and input._data.shape != shape:
+        raise RuntimeError(f"size mismatch, input: {list(input._data.shape)}, v1: "
+                           f"{list(vec1._data.shape)}, v2: {list(vec2._data.shape)}")
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None) -> Tensor:
+    """beta * input + alpha * outer(vec1, vec2)."""
+    _check_addr(input, vec1, vec2, False)
+    value = apply(ADDMM, input, vec1.unsqueeze(-1), vec2.unsqueeze(0), beta=beta, alpha=alpha)
+    return value if out is None else _write_out("addr", out, value, input, vec1, vec2)
+
+
+def _side_by_side(batch1, batch2):
+    """(b, n, k) and (b, k, p) as (n, b k) and (b k, p): one product sums the b products."""
+    if batch1._data.ndim != 3 or batch2._data.ndim != 3:
+        bmm(batch1, batch2)
+    b, n, k = batch1._data.shape
+    if batch2._data.shape[0] != b:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {b} and "
+                           f"{batch2._data.shape[0]}")
+    if batch2._data.shape[1] != k:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({n}x{k} and "
+                           f"{batch2._data.shape[1]}x{batch2._data.shape[2]})")
+    return batch1.permute(1, 0, 2).reshape(n, b * k), batch2.reshape(b * k, -1)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None) -> Tensor:
+    """beta * input + alpha * (the sum of the products batch1[i] @ batch2[i])."""
+    mat1, mat2 = _side_by_side(batch1, batch2)
+    value = apply(ADDMM, input, mat1, mat2, beta=beta, alpha=alpha)
+    return value if out is None else _write_out("addbmm", out, value, input, batch1, batch2)
+
+
+def _inplace_result(self, value) -> Tensor:
+    """``self`` overwritten by ``value`` (an in-place op computed out of place)."""
+    if value._data.shape != self._data.shape:
+        raise RuntimeError(f"Bad in-place call: input tensor size {list(self._data.shape)} and "
+                           f"output tensor size {list(value._data.shape)} should match")
+    return self.copy_(value)
+
+
+def _addmv_(self, mat, vec, *, beta=1, alpha=1) -> Tensor:
+    return _inplace_result(self, addmv(self, mat, vec, beta=beta, alpha=alpha))
+
+
+def _addr_(self, vec1, vec2, *, beta=1, alpha=1) -> Tensor:
+    _check_addr(self, vec1, vec2, True)
+    return _inplace_result(self, addr(self, vec1, vec2, beta=beta, alpha=alpha))
+
+
+def _addbmm_(self, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
+    return _inplace_result(self, addbmm(self, batch1, batch2, beta=beta, alpha=alpha))
+
+
+def inner(input, other, *, out=None) -> Tensor:
+    """Sum of products over the last dims (a scalar operand multiplies)."""
+    if input._data.ndim == 0 or other._data.ndim == 0:
+        value = input * other
+    else:
+        if input._data.shape[-1] != other._data.shape[-1]:
+            raise RuntimeError(f"inner() the last dimension must match on both input tensors "
+                               f"but got shapes {list(input._data.shape)} and "
+                               f"{list(other._data.shape)}")
+        value = tensordot(input, other, ([-1], [-1]))
+    return value if out is None else _write_out("inner", out, value, input, other)
+
+
+def adjoint(input) -> Tensor:
+    """A view of the matrices transposed (conjugated, for complex input)."""
+    ndim = input._data.ndim
+    if ndim == 0:
+        _warn_once("adjoint() is deprecated on 0-D tensors. Consider using x.conj().")
+        return input.conj() if input._data.dtype.kind == "c" else input.view(())
+    if ndim == 1:
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
+                           "matrices. Got 1-D tensor.")
+    out = input.transpose(-2, -1)
+    return out.conj() if input._data.dtype.kind == "c" else out
+
+
+def dist(input, other, p=2) -> Tensor:
+    """The p-norm of input - other."""
+    if not isinstance(p, (int, float)) or isinstance(p, bool):
+        raise TypeError(f"dist(): argument 'p' must be Number, not {type(p).__name__}")
+    return vector_norm(input - other, p)
+
+
+def chain_matmul(*matrices, out=None) -> Tensor:
+    """The product of a chain of matrices (deprecated: use linalg.multi_dot)."""
+    _warn_once("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
+               "release. Use torch.linalg.multi_dot instead, which accepts a list of two or more "
+               "tensors rather than multiple parameters.")
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for m in matrices:
+        if m._data.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {m._data.ndim}, expected 2 instead.")
+    value = matrices[0].clone() if len(matrices) == 1 else multi_dot(list(matrices))
+    return value if out is None else _write_out("chain_matmul", out, value, *matrices)
+
+
+# ---- out= and once-only warnings -----------------------------------------------------------------
+
+_C_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
+            "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
+            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+_WARNED: set = set()
+
+
+def _warn_once(message: str) -> None:
+    """A UserWarning PyTorch gives once per process (TORCH_WARN_ONCE)."""
+    if message not in _WARNED:
+        _WARNED.add(message)
+        warnings.warn(message, UserWarning, stacklevel=3)
+
+
+def _write_out(name: str, out, value, *inputs):
+    """PyTorch's ``out=``: ``value`` (a tensor or a tuple) written into ``out``, which is
+    resized (with PyTorch's warning when it had elements) if its shape differs."""
+    outs, values = (out, value) if isinstance(value, tuple) else ((out,), (value,))
+    if is_grad_enabled() and any(isinstance(t, Tensor) and t.requires_grad
+                                 for t in (*inputs, *outs)):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    for o, v in zip(outs, values):
+        have, want = o._data.dtype, v._data.dtype
+        if have != want:
+            raise RuntimeError(f"Expected out tensor to have dtype {_C_TYPES.get(want.name, want)}"
+                               f", but got {_C_TYPES.get(have.name, have)} instead")
+        if o._data.shape != v._data.shape:
+            if o._data.size:
+                warnings.warn(
+                    f"An output with one or more elements was resized since it had shape "
+                    f"{list(o._data.shape)}, which does not match the required output shape "
+                    f"{list(v._data.shape)}. This behavior is deprecated, and in a future PyTorch "
+                    "release outputs will not be resized unless they have zero elements. You can "
+                    "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+                    "with t.resize_(0).", UserWarning, stacklevel=3)
+            o._data = xp.empty(v._data.shape, dtype=have)
+        with no_grad():
+            o.copy_(v)
+    return out
 
 
 # ---- einsum, tensordot, kron ------------------------------------------------------------------
@@ -1445,6 +1627,12 @@ def matrix_power(A, n: int) -> Tensor:
     return out
 
 
+def torch_matrix_power(input, n: int, *, out=None) -> Tensor:
+    """input to the integer power n (n < 0: of the inverse)."""
+    value = matrix_power(input, n)
+    return value if out is None else _write_out("matrix_power", out, value, input)
+
+
 def torch_norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """``torch.norm``: a vector norm (``p`` a number or 'fro') or the nuclear norm ('nuc')."""
     if p == "nuc":
@@ -1464,10 +1652,10 @@ FUNCTIONS = {
     f.__name__: f
     for f in (matmul, mm, bmm, mv, dot, vdot, outer, addmm, baddbmm, einsum, tensordot, kron,
               diagonal, diagonal_copy, diag_embed, diag, trace, tril, triu, logdet, pinverse,
-              cross)
+              cross, addmv, addr, addbmm, inner, adjoint, dist, chain_matmul)
 }
 FUNCTIONS.update(ger=outer, det=det, slogdet=slogdet, inverse=inv, matrix_exp=matrix_exp,
-                 svd=torch_svd, norm=torch_norm)
+                 svd=torch_svd, norm=torch_norm, matrix_power=torch_matrix_power)
 
 METHODS = {
     name: FUNCTIONS[name]
@@ -1476,7 +1664,9 @@ METHODS = {
                  "logdet", "slogdet", "inverse", "pinverse", "matrix_exp", "svd", "cross",
                  "norm")
 }
-METHODS.update(addmm_=_addmm_, baddbmm_=_baddbmm_, tril_=_tril_, triu_=_triu_)
+METHODS.update(addmm_=_addmm_, baddbmm_=_baddbmm_, tril_=_tril_, triu_=_triu_, addmv=addmv,
+               addr=addr, addbmm=addbmm, inner=inner, adjoint=adjoint, dist=dist,
+               addmv_=_addmv_, addr_=_addr_, addbmm_=_addbmm_, matrix_power=torch_matrix_power)
 
 # torch.linalg (re-exported by chainrule.linalg)
 LINALG = {
