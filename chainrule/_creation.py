@@ -370,6 +370,18 @@ def _array(values, dt) -> Tensor:
     return Tensor._wrap(xp.asarray(values).astype(dt, copy=False), None, 0)
 
 
+def _batched_parameters(generator, *inputs) -> bool:
+    """Whether a sampler's tensor parameters are batched (inside vmap); PyTorch's errors for
+    the randomness modes that cannot take them."""
+    _rng(generator)
+    if not any(type(x) is BatchedTensor for x in inputs):
+        return False
+    if vmap_state.randomness[-1] == "same":
+        raise RuntimeError("Vmap does not currently support same randomness with a batched "
+                           "tensor input. Please file an issue with functorch")
+    return True
+
+
 def _sampled(sample: Tensor, *inputs) -> Tensor:
     """The sample, differentiable with zero gradient when an input requires grad (PyTorch's
     derivative of normal, poisson and bernoulli)."""
@@ -460,10 +472,13 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
             raise RuntimeError("normal expects all elements of std >= 0.0")
     elif std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
+    _batched_parameters(generator, *tensors)
     dt = xp.result_type(*(x._data.dtype for x in tensors))
     noise = randn(*_broadcast([x.shape for x in tensors]), generator=generator, dtype=dt)
-    mean_, std_ = (x.detach()._data if isinstance(x, Tensor) else x for x in (mean, std))
-    sample = _sampled(_array(noise._data * std_ + mean_, dt), mean, std)
+    # Through ops on detached values, so that it runs under vmap (per-example noise with
+    # randomness="different").
+    mean_, std_ = (x.detach() if isinstance(x, Tensor) else x for x in (mean, std))
+    sample = _sampled(noise * std_ + mean_, mean, std)
     resize = "warning" if isinstance(std, Tensor) else "error"
     return _write_out(sample, out, "normal", mean, std, resize=resize)
 
@@ -471,6 +486,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
 def poisson(input: Tensor, generator=None) -> Tensor:
     """Poisson samples with the rates in ``input`` (same shape and dtype)."""
     _require_float(input._data.dtype, "poisson_cpu")
+    if _batched_parameters(generator, input):  # draw for the whole batch at once
+        return _sampled(batched(poisson(input._value.detach(), generator), input._level), input)
     rates = input.detach()._data
     if (rates < 0).any():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
@@ -487,17 +504,31 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator=None, out=None
     if p is not None:
         return _sampled(bernoulli_(input.detach().clone(), p, generator=generator), input)
     _require_float(input._data.dtype, "bernoulli_tensor_cpu_p_")
-    probs = input.detach()._data
+    _batched_parameters(generator, input)
+    _check_probabilities(input)
+    draws = _random(_rng(generator).random, input.shape, xp.float64, False)
+    sample = (draws < input.detach()).to(input.dtype)
+    return _write_out(_sampled(sample, input), out, "bernoulli", input)
+
+
+def _check_probabilities(p: Tensor) -> None:
+    if type(p) is BatchedTensor:  # its values are not at hand; PyTorch checks them
+        return
+    probs = p.detach()._data
     if ((probs < 0) | (probs > 1) | (probs != probs)).any():
         raise RuntimeError(_P_IN_ERROR)
-    draws = _rng(generator).random(probs.shape) < probs
-    return _write_out(_sampled(_array(draws, probs.dtype), input), out, "bernoulli", input)
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator=None,
                 out=None) -> Tensor:
     """Category indices drawn from each row of ``input`` (non-negative weights), with or
     without replacement."""
+    if _batched_parameters(generator, input):  # the batch's rows sampled at once
+        value = input._value.detach()
+        flat = multinomial(value.reshape(-1, value.shape[-1]), num_samples, replacement,
+                           generator=generator)
+        picks = batched(flat.reshape(*value.shape[:-1], num_samples), input._level)
+        return _write_out(picks, out, "multinomial")
     weights = input.detach()._data
     if weights.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
@@ -544,10 +575,11 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
 # ---- in-place sampling methods (Tensor.uniform_, normal_, ...) ------------------------------
 
 
-def _fill(self: Tensor, values) -> Tensor:
-    """Write ``values`` into ``self`` through copy_, which checks leaves, bumps the version,
-    writes through views and gives the old value a zero gradient, as PyTorch's samplers do."""
-    return self.copy_(_array(values, self._data.dtype))
+def _fill(self: Tensor, draw) -> Tensor:
+    """Write ``draw(shape)`` into ``self`` through copy_, which checks leaves, bumps the version,
+    writes through views and gives the old value a zero gradient, as PyTorch's samplers do
+    (under vmap, draws follow the randomness mode)."""
+    return self.copy_(_random(draw, tuple(self.shape), self._data.dtype, False))
 
 
 def _bounds(args: tuple, kwargs: dict, defaults: tuple) -> tuple:
@@ -568,7 +600,8 @@ def _uniform_(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
     if low > high:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={_g(low)} > to={_g(high)}")
-    return _fill(self, _rng(generator).uniform(low, high, self.shape))
+    rng = _rng(generator)
+    return _fill(self, lambda shape: rng.uniform(low, high, shape))
 
 
 def _normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
@@ -576,7 +609,8 @@ def _normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=Non
     _require_float(self._data.dtype, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
-    return _fill(self, _rng(generator).normal(mean, std, self.shape))
+    rng = _rng(generator)
+    return _fill(self, lambda shape: rng.normal(mean, std, shape))
 
 
 def _continuous(self: Tensor, name: str, ctype: bool = False) -> None:
@@ -594,14 +628,16 @@ def _exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor
     _continuous(self, "Exponential")
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_g(lambd)}")
-    return _fill(self, _rng(generator).exponential(1.0 / lambd, self.shape))
+    rng = _rng(generator)
+    return _fill(self, lambda shape: rng.exponential(1.0 / lambd, shape))
 
 
 def _geometric_(self: Tensor, p: float, *, generator=None) -> Tensor:
     """Fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_g(p)}")
-    return _fill(self, _rng(generator).geometric(p, self.shape))
+    rng = _rng(generator)
+    return _fill(self, lambda shape: rng.geometric(p, shape))
 
 
 def _cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
@@ -609,7 +645,8 @@ def _cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator
     _continuous(self, "Cauchy", ctype=True)
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_g(sigma)}")
-    return _fill(self, median + sigma * _rng(generator).standard_cauchy(self.shape))
+    rng = _rng(generator)
+    return _fill(self, lambda shape: median + sigma * rng.standard_cauchy(shape))
 
 
 def _log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
@@ -617,7 +654,8 @@ def _log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator
     _require_float(self._data.dtype, "log_normal_cpu")
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_g(std)}")
-    return _fill(self, _rng(generator).lognormal(mean, std, self.shape))
+    rng = _rng(generator)
+    return _fill(self, lambda shape: rng.lognormal(mean, std, shape))
 
 
 def _random_(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
@@ -653,21 +691,20 @@ def _random_(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
                               "error in version 1.7 release, please fix the code in advance"
                               .format({"float16": "c10::Half", "float32": "float",
                                        "float64": "double"}[dt.name]), UserWarning, stacklevel=2)
-    draws = _rng(generator).integers(low, high, self.shape, dtype=xp.int64)
-    return _fill(self, draws)
+    rng = _rng(generator)
+    return _fill(self, lambda shape: rng.integers(low, high, shape, dtype=xp.int64))
 
 
 def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
     """Fill with 0/1 samples, 1 with probability ``p`` (a number or a broadcastable tensor)."""
     if isinstance(p, Tensor):
-        probs = xp.broadcast_to(p.detach()._data, self.shape)
-        if ((probs < 0) | (probs > 1) | (probs != probs)).any():
-            raise RuntimeError(_P_IN_ERROR)
-    else:
-        if not 0 <= p <= 1:
-            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_g(p)}")
-        probs = p
-    return _fill(self, _rng(generator).random(self.shape) < probs)
+        _batched_parameters(generator, p)
+        _check_probabilities(p)
+        p = p.detach()
+    elif not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_g(p)}")
+    draws = _random(_rng(generator).random, tuple(self.shape), xp.float64, False)
+    return self.copy_(draws < p)
 
 
 def _bernoulli_method(self: Tensor, p=None, *, generator=None) -> Tensor:

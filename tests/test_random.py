@@ -426,3 +426,60 @@ def test_in_place_samplers_write_through_views_and_bump_the_version():
     assert column.exponential_() is column
     assert base._version > version
     assert (base[:, 0] == 0).all() and (base[:, 1] > 0).all()
+
+
+# ---- vmap ------------------------------------------------------------------------------------
+
+VMAPPED = {
+    "normal t,float": lambda L, x: L.normal(x, 1.0),
+    "normal t,t": lambda L, x: L.normal(x, x),
+    "normal floats": lambda L, x: L.normal(0.0, 1.0, (4,), dtype=L.float64) + x,
+    "bernoulli": lambda L, x: L.bernoulli(x),
+    "bernoulli_": lambda L, x: x.clone().bernoulli_(0.5),
+    "bernoulli_ t": lambda L, x: x.clone().bernoulli_(x),
+    "uniform_": lambda L, x: x.clone().uniform_(),
+    "normal_": lambda L, x: x.clone().normal_(),
+    "exponential_": lambda L, x: x.clone().exponential_(),
+    "cauchy_": lambda L, x: x.clone().cauchy_(),
+    "log_normal_": lambda L, x: x.clone().log_normal_(),
+    "random_": lambda L, x: x.clone().random_(1000),
+    "geometric_": lambda L, x: x.clone().geometric_(0.1),
+    "poisson": lambda L, x: L.poisson(x * 100),
+    "multinomial": lambda L, x: L.multinomial(x, 2),
+    "multinomial rows": lambda L, x: L.multinomial(x.reshape(2, 2), 2, True),
+    "rand_like": lambda L, x: L.rand_like(x),
+    "randint_like": lambda L, x: L.randint_like(x, 1000),
+}
+VMAP = {"chainrule": chainrule.vmap, "torch": torch.func.vmap}
+
+
+@pytest.mark.parametrize("sample", VMAPPED.values(), ids=VMAPPED)
+def test_vmap_randomness_modes_like_torch(sample):
+    """'error' refuses, 'different' draws per example, 'same' shares one draw (or refuses
+    batched parameters), as torch.func.vmap."""
+    seen = []
+    for name, L in LIBS.items():
+        xs = L.full((3, 4), 0.5, dtype=L.float64)
+        row = []
+        for mode in ("error", "different", "same"):
+            try:
+                y = VMAP[name](lambda x: sample(L, x), randomness=mode)(xs).numpy()  # noqa: B023
+                row.append((y.shape, "same" if all((y[0] == y[i]).all() for i in range(3))
+                            else "different"))
+            except RuntimeError as e:
+                row.append(str(e))
+        seen.append(row)
+    assert seen[0] == seen[1]
+
+
+def test_vmapped_parameters_are_each_examples():
+    rates = chainrule.tensor([[1.0], [50.0]], dtype=chainrule.float64).expand(2, N // 2)
+    chainrule.manual_seed(0)
+    x = chainrule.vmap(chainrule.poisson, randomness="different")(rates.contiguous()).numpy()
+    assert_moments(x[0], 1.0, 1.0)
+    assert_moments(x[1], 50.0, 50.0)
+    means = chainrule.tensor([[-3.0], [3.0]], dtype=chainrule.float64).expand(2, N // 2)
+    x = chainrule.vmap(lambda m: chainrule.normal(m, 0.5),
+                       randomness="different")(means.contiguous()).numpy()
+    assert_moments(x[0], -3.0, 0.25, 3 * 0.25**2)
+    assert_moments(x[1], 3.0, 0.25, 3 * 0.25**2)
