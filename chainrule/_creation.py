@@ -387,7 +387,7 @@ def _sampled(sample: Tensor, *inputs) -> Tensor:
     derivative of normal, poisson and bernoulli)."""
     for x in inputs:
         if isinstance(x, Tensor) and x.requires_grad:
-            sample = sample + x * 0
+            sample = sample + x.clamp(-1, 1) * 0  # clamped: an infinite parameter stays finite
     return sample
 
 

@@ -408,6 +408,16 @@ def test_samplers_have_torchs_zero_gradient(sample):
     assert grads[0] == grads[1] == [[0.0], [0.0]]
 
 
+def test_infinite_parameters_with_grad_give_torchs_values():
+    values = []
+    for L in LIBS.values():
+        mean = L.tensor([float("inf"), -float("inf"), 1.0], requires_grad=True)
+        out = L.normal(mean, 0.0)
+        rates = L.tensor([0.0, 2.0], requires_grad=True)
+        values.append((out.tolist(), L.poisson(rates * 0).tolist()))
+    assert values[0] == values[1]
+
+
 def test_in_place_samplers_give_the_old_value_a_zero_gradient_like_torch():
     grads = []
     for L in LIBS.values():
