@@ -453,6 +453,7 @@ def commit(target: Tensor, new: Tensor, op) -> None:
         target._requires_grad = new._requires_grad
         if forward_state.level:
             copy_tangents(new, target)
+        _save_target(new, target)
         _refresh_views(target, target)
         return
     root, steps = view
@@ -475,7 +476,16 @@ def commit(target: Tensor, new: Tensor, op) -> None:
         target._value = replay._value  # a rule may have copied rather than viewed the base
     if forward_state.level:
         copy_tangents(replay, target)
+    _save_target(new, target)
     _refresh_views(root, target)
+
+
+def _save_target(new: Tensor, target: Tensor) -> None:
+    """An in-place op that saved its output saves the target instead, as PyTorch's: a later
+    in-place change of the target then raises the 'modified by an inplace operation' error."""
+    node = new.grad_fn
+    if node is not None and node.saved and type(node.saved.get("out")) is SavedOutput:
+        node.saved["out"] = SavedOutput(target)
 
 
 _batching.apply = apply
