@@ -248,8 +248,9 @@ UNARY = (
 BINARY = (
     "{a} + {b}", "{a} - {b}", "{a} * {b}", "{a} / ({b}.square() + 0.5)", "torch.maximum({a}, {b})",
     "torch.minimum({a}, {b})", "torch.add({a}, {b}, alpha=2)", "torch.lerp({a}, {b}, 0.3)",
-    "({a}.square() + 0.5) ** {b}", "torch.where({a} > {b}, {a}, {b})", "torch.atan2({a}, {b}.square() + 0.5)",
-    "torch.hypot({a}, {b}.square() + 0.5)", "torch.addcmul({a}, {a}, {b}, value=0.5)", "{b} * {a} + {a}",
+    "({a}.square() + 0.5) ** {b}", "torch.where({a} > {b}, {a}, {b})",
+    "torch.atan2({a}, {b}.square() + 0.5)", "torch.hypot({a}, {b}.square() + 0.5)",
+    "torch.addcmul({a}, {a}, {b}, value=0.5)", "{b} * {a} + {a}",
 )
 
 
