@@ -77,6 +77,8 @@ from .loss import (
     HuberLoss,
     KLDivLoss,
     L1Loss,
+    LinearCrossEntropyLoss,
+    LinearCrossEntropyOptions,
     MarginRankingLoss,
     MSELoss,
     MultiLabelMarginLoss,

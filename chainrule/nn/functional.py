@@ -77,18 +77,19 @@ __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
     "adaptive_max_pool2d", "affine_grid", "avg_pool1d", "avg_pool2d", "avg_pool3d", "batch_norm",
     "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "conv1d",
-    "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_tbc", "conv_transpose3d",
     "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "ctc_loss", "dropout",
     "dropout1d", "dropout2d", "dropout3d", "elu", "embedding", "embedding_bag", "fold",
     "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
     "fractional_max_pool3d_with_indices", "gaussian_nll_loss", "gelu", "glu", "grid_sample",
     "group_norm", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "hinge_embedding_loss",
-    "huber_loss", "instance_norm", "interpolate", "kl_div", "l1_loss", "layer_norm", "leaky_relu",
-    "linear", "log_softmax", "logsigmoid", "margin_ranking_loss", "max_pool1d", "max_pool2d",
-    "max_pool3d", "mish", "mse_loss", "multi_margin_loss", "multilabel_soft_margin_loss",
-    "multilabel_margin_loss", "nll_loss", "normalize", "one_hot", "pad", "pairwise_distance",
-    "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "prelu", "relu", "relu6", "rms_norm",
-    "rrelu", "scaled_dot_product_attention", "selu", "sigmoid", "silu", "smooth_l1_loss",
+    "huber_loss", "instance_norm", "interpolate", "kl_div", "l1_loss", "layer_norm",
+    "linear_cross_entropy", "leaky_relu", "linear", "log_softmax", "logsigmoid",
+    "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d", "mish", "mse_loss",
+    "multi_margin_loss", "multilabel_soft_margin_loss", "multilabel_margin_loss", "nll_loss",
+    "normalize", "one_hot", "pad", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle",
+    "poisson_nll_loss", "prelu", "relu", "relu6", "rms_norm", "rrelu",
+    "scaled_dot_product_attention", "selu", "sigmoid", "silu", "smooth_l1_loss",
     "soft_margin_loss", "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh",
     "tanhshrink", "threshold", "triplet_margin_loss", "unfold", "upsample", "upsample_bilinear",
     "upsample_nearest", "relu_", "elu_", "selu_", "celu_", "leaky_relu_", "hardtanh_", "rrelu_",
@@ -1081,6 +1082,42 @@ def fractional_max_pool3d_with_indices(input: Tensor, kernel_size, output_size=N
     """fractional_max_pool3d returning (values, indices)."""
     return fractional_max_pool(input, kernel_size, output_size, output_ratio, True,
                                _random_samples, 3)
+
+
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    """1-D convolution of (time, batch, channels) input with a (kernel, in, out) weight."""
+    if input.ndim != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.ndim != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
+                           "out_channels.")
+    if bias.ndim != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1)
+
+
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *,
+                         linear_bias=None, weight=None, reduction: str = "mean",
+                         ignore_index=None, label_smoothing: float = 0.0,
+                         options=None) -> Tensor:
+    """cross_entropy(linear(input, linear_weight, linear_bias), target); linear_weight may be
+    (C, d_1, ..., d_K, in_features) for a K-dimensional loss. ``options`` (chunking) are
+    accepted; the logits are always computed whole."""
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
+    classes = tuple(linear_weight.shape[:-1])
+    logits = linear(input, linear_weight.reshape(-1, linear_weight.shape[-1]))
+    logits = logits.reshape(tuple(input.shape[:-1]) + classes)
+    if linear_bias is not None:
+        logits = logits + linear_bias
+    return _loss.cross_entropy(logits, target, weight,
+                               -100 if ignore_index is None else ignore_index, reduction,
+                               label_smoothing)
 
 
 def pdist(input: Tensor, p: float = 2) -> Tensor:

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import math
 import warnings
+from dataclasses import dataclass
 
 from ..tensor import Tensor
 from . import functional as F
 from .distance import PairwiseDistance
+from .linear import Linear
 from .module import Module
 
 __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",
            "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss",
            "CosineEmbeddingLoss", "HingeEmbeddingLoss", "MarginRankingLoss", "SoftMarginLoss",
            "MultiMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginLoss", "NLLLoss2d",
-           "TripletMarginWithDistanceLoss", "MultiLabelMarginLoss", "CTCLoss"]
+           "TripletMarginWithDistanceLoss", "MultiLabelMarginLoss", "CTCLoss",
+           "LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
 
 
 def _legacy_reduction(size_average, reduce) -> str:
@@ -303,3 +307,65 @@ class CTCLoss(_Loss):
                 target_lengths) -> Tensor:
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
                           self.reduction, self.zero_infinity)
+
+
+_ACC_POLICIES = ("accurate", "balanced", "compact", "auto")
+
+
+@dataclass
+class LinearCrossEntropyOptions:
+    """PyTorch's chunking options of linear_cross_entropy. chainrule accepts and checks them;
+    its logits are always computed whole."""
+
+    allow_retain_graph: bool = False
+    batch_chunk_size: int | None = None
+    chunking_method: str | None = "auto"
+    acc_policy: str = "auto"
+    acc_dtype: object = None
+
+    def __post_init__(self) -> None:
+        method = self.chunking_method
+        ratio = method.partition("aspect_ratio:")[2] if isinstance(method, str) else ""
+        if method not in (None, "auto") and not (
+                method.startswith("aspect_ratio:") and ratio.isdigit() and int(ratio) > 0):
+            raise ValueError(f"invalid chunking_method: {method!r}")
+        if self.acc_policy not in _ACC_POLICIES:
+            raise ValueError(f"invalid acc_policy: {self.acc_policy!r}")
+        size = self.batch_chunk_size
+        if size is not None and (not isinstance(size, int) or size <= 0):
+            raise ValueError(f"batch_chunk_size must be positive int or None, got {size}")
+
+
+class LinearCrossEntropyLoss(Module):
+    """Cross entropy of the logits of a linear layer it owns (``linear``), without a separate
+    Linear module in the model."""
+
+    def __init__(self, in_features: int, num_classes: int, *, out_features=(),
+                 bias: bool = False, device=None, dtype=None, reduction: str = "mean",
+                 weight: Tensor | None = None, ignore_index: int | None = None,
+                 label_smoothing: float = 0.0,
+                 options: LinearCrossEntropyOptions | None = None) -> None:
+        super().__init__()
+        self.reduction, self.num_classes = reduction, num_classes
+        self.out_features = tuple(out_features)
+        self.ignore_index, self.label_smoothing, self.options = (ignore_index, label_smoothing,
+                                                                 options)
+        self.register_buffer("weight", weight)
+        self.linear = Linear(in_features, num_classes * math.prod(self.out_features), bias=bias,
+                             dtype=dtype)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        linear_weight = self.linear.weight.reshape(
+            (self.num_classes,) + self.out_features + (self.linear.in_features,))
+        linear_bias = None if self.linear.bias is None else self.linear.bias.reshape(
+            (self.num_classes,) + self.out_features)
+        return F.linear_cross_entropy(input, linear_weight, target, linear_bias=linear_bias,
+                                      weight=self.weight, reduction=self.reduction,
+                                      ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")

@@ -81,6 +81,14 @@ CASES = [
          inputs=[(5, 8), data(lambda r: np.array([1, 5, 9, 3, 8]))]),
     Case("AdaptiveLogSoftmaxWithLoss", (8, 10, [3]), {"div_value": 2.0, "head_bias": True},
          inputs=[(8,), data(lambda r: np.array(7))]),
+    Case("LinearCrossEntropyLoss", (4, 5), inputs=[(3, 4), data(lambda r: np.array([0, 4, 2]))]),
+    Case("LinearCrossEntropyLoss", (4, 5), {"out_features": (2,), "bias": True,
+                                            "reduction": "none", "label_smoothing": 0.1,
+                                            "weight": torch.rand(5)},
+         inputs=[(3, 4), data(lambda r: np.array([[0, 4], [2, 2], [1, 3]]))]),
+    Case("LinearCrossEntropyLoss", (4, 5), {"ignore_index": 1,
+                                            "options": torch.nn.LinearCrossEntropyOptions()},
+         inputs=[(3, 4), data(lambda r: np.array([0, 1, 2]))], id="LinearCrossEntropyLoss(opt)"),
     Case("EmbeddingBag", (7, 3), inputs=[data(lambda r: np.array([1, 2, 4, 4, 3, 0, 5])),
                                          data(lambda r: np.array([0, 2, 2, 5]))]),
     Case("EmbeddingBag", (7, 3), {"mode": "max", "padding_idx": 4},
@@ -92,6 +100,9 @@ CASES = [
          inputs=[data(lambda r: np.array([1, 2, 4, 4, 3, 0, 5])),
                  data(lambda r: np.array([0, 2, 2, 7]))]),
 ]
+
+# The public names of torch.nn these tests cover (test_layers checks that every one is).
+COVERED = {c.name for c in CASES} | {"LinearCrossEntropyOptions"}
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -316,6 +327,20 @@ def test_adaptive_log_softmax_errors_like_torch() -> None:
             layer(lib.ones(2, 8), lib.tensor([1, 10]))
         with pytest.raises(RuntimeError, match="0D or 1D target tensor expected"):
             layer(lib.ones(2, 8), lib.tensor([[1, 2]]))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"chunking_method": "batch"}, "invalid chunking_method: 'batch'"),
+    ({"acc_policy": "foo"}, "invalid acc_policy: 'foo'"),
+    ({"batch_chunk_size": 0}, "batch_chunk_size must be positive int or None, got 0"),
+])
+def test_linear_cross_entropy_options_like_torch(kwargs, message) -> None:
+    for lib in (torch, chainrule):
+        with pytest.raises(ValueError, match=message):
+            lib.nn.LinearCrossEntropyOptions(**kwargs)
+    options = {"chunking_method": "aspect_ratio:2", "batch_chunk_size": 4}
+    assert (repr(nn.LinearCrossEntropyOptions(**options))
+            == repr(torch.nn.LinearCrossEntropyOptions(**options)))
 
 
 def test_nll_loss2d_is_deprecated() -> None:

@@ -707,4 +707,18 @@ MORE += [
        records=("max_pool_double_backward", "max_pool_backward"), grad_fn=False),
 ]
 
+MORE += [
+    fn("conv_tbc", (S((5, 2, 3), (3, 3, 4), (4,)),), lambda F, x, w, b: F.conv_tbc(x, w, b, 1),
+       grad_fn=False),
+    fn("linear_cross_entropy", (S((3, 4), (5, 4), TARGETS), S((4,), (5, 4), Const(2))),
+       lambda F, x, w, t: F.linear_cross_entropy(x, w, t), grad_fn=False),
+    fn("linear_cross_entropy", (S((3, 4), (5, 2, 4), Const([[0, 4], [2, 2], [1, 3]]), (5, 2)),),
+       lambda F, x, w, t, b: F.linear_cross_entropy(x, w, t, linear_bias=b, reduction="none",
+                                                    label_smoothing=0.1),
+       variant="K-dimensional,bias,smoothing", grad_fn=False),
+    fn("linear_cross_entropy", (S((3, 4), (5, 4), T((3, 5), Domain(0.1, 1.0), grad=False)),),
+       lambda F, x, w, p: F.linear_cross_entropy(x, w, p / p.sum(1, keepdim=True)),
+       variant="probabilities", grad_fn=False),
+]
+
 ROWS = ROWS + MORE
