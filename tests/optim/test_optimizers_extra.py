@@ -149,19 +149,29 @@ def test_state_dict_round_trip_resumes_like_torch(config, muon_in_float64):
                               rtol=1e-10, atol=1e-12)
 
 
-def test_torchs_state_dict_loads_into_chainrule():
-    """A torch state_dict, its tensors converted, continues torch's trajectory in chainrule."""
-    config = ("ASGD", {"lr": 0.05, "t0": 2})
-    theirs = Run("torch", config, init=INIT64)
-    theirs.steps(5)
-    sd = theirs.opt.state_dict()
-    converted = {"param_groups": sd["param_groups"],
-                 "state": {k: {n: chainrule.tensor(t.numpy()) for n, t in s.items()}
-                           for k, s in sd["state"].items()}}
-    ours = Run("chainrule", ("ASGD", {}), init=values(theirs.params))
-    ours.opt.load_state_dict(converted)
-    theirs.opt.load_state_dict(sd)  # torch casts eta and mu to the params' dtype on loading too
-    assert_trajectories_close(ours.steps(5), theirs.steps(5), rtol=1e-10, atol=1e-12)
+def convert(state_dict, to_lib):
+    """A state_dict with its tensors moved to the other library."""
+    return {"param_groups": copy.deepcopy(state_dict["param_groups"]),
+            "state": {k: {n: to_lib.tensor(t.numpy()) for n, t in s.items()}
+                      for k, s in state_dict["state"].items()}}
+
+
+@pytest.mark.parametrize("source", ["chainrule", "torch"])
+@pytest.mark.parametrize("config", CONFIGS + MUON_CONFIGS, ids=config_id)
+def test_state_dicts_load_across_libraries(config, source, muon_in_float64):
+    """A state_dict saved by one library, its tensors converted, resumes in the other."""
+    problem = (two_layer, MATRICES) if config[0] == "Muon" else (least_squares, INIT64)
+    target = "torch" if source == "chainrule" else "chainrule"
+    first = Run(source, config, *problem)
+    first.steps(5)
+    saved = first.opt.state_dict()
+    resumed = {}
+    for name, state in ((source, copy.deepcopy(saved)),
+                        (target, convert(saved, LIBS[target][0]))):
+        resumed[name] = Run(name, (config[0], {}), problem[0], values(first.params))
+        resumed[name].opt.load_state_dict(state)
+    assert_trajectories_close(resumed["chainrule"].steps(5), resumed["torch"].steps(5),
+                              rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("config", CONFIGS + MUON_CONFIGS + [("SparseAdam", {})],
