@@ -291,3 +291,18 @@ def test_func_transforms_in_threads_at_once(switch_often):
     x = serial[0][0][0]
     r = np.random.default_rng(0).standard_normal((6, 3))
     np.testing.assert_allclose(x, np.sin(r) + r * np.cos(r), rtol=1e-12)
+
+
+@pytest.mark.parametrize("size", [3, 200_000])
+def test_backwards_into_a_shared_leaf_lose_no_gradient(switch_often, size):
+    """Threads whose graphs share a leaf (Hogwild-style) all add into its .grad: PyTorch locks
+    the accumulation, so no thread's addition is lost (NumPy's in-place add of a large array
+    runs without the GIL). The gradients are integers, so any order sums exactly."""
+    x = cr.zeros(size, dtype=cr.float64, requires_grad=True)
+
+    def work(k: int):
+        for _ in range(50):
+            (x * float(k + 1)).sum().backward()
+
+    run_threads([lambda k=k: work(k) for k in range(4)])
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(size, 50.0 * (1 + 2 + 3 + 4)))
