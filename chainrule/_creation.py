@@ -463,8 +463,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
         dt = _dtype(dtype)
         _require_float(dt, "normal_kernel_cpu")
         noise = randn(*size_tuple((size,)), generator=generator, dtype=dt)
-        result = _finish((noise._data * std + mean).astype(dt, copy=False), requires_grad)
-        return _write_out(result, out, "normal")
+        result = noise * std + mean  # an op: under vmap the noise may be batched
+        return _write_out(result.requires_grad_() if requires_grad else result, out, "normal")
     for x in tensors:
         _require_float(x._data.dtype, "normal_kernel_cpu")
     if isinstance(std, Tensor):

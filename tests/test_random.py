@@ -474,6 +474,7 @@ def test_vmap_randomness_modes_like_torch(sample):
         for mode in ("error", "different", "same"):
             try:
                 y = VMAP[name](lambda x: sample(L, x), randomness=mode)(xs).numpy()  # noqa: B023
+                assert np.isfinite(y).all()
                 row.append((y.shape, "same" if all((y[0] == y[i]).all() for i in range(3))
                             else "different"))
             except RuntimeError as e:
