@@ -306,3 +306,39 @@ def test_backwards_into_a_shared_leaf_lose_no_gradient(switch_often, size):
 
     run_threads([lambda k=k: work(k) for k in range(4)])
     np.testing.assert_array_equal(x.grad.numpy(), np.full(size, 50.0 * (1 + 2 + 3 + 4)))
+
+
+def _shared_graph():
+    """A graph whose first part two threads share, with one output per thread."""
+    x = cr.tensor(np.random.default_rng(3).standard_normal(50), requires_grad=True)
+    h = x
+    for _ in range(100):
+        h = (h * 1.01).sin()
+    return x, [(h * (k + 1)).sum() for k in range(2)]
+
+
+def test_backwards_through_a_shared_retained_graph_add_up(switch_often):
+    x, outs = _shared_graph()
+    run_threads([lambda out=out: out.backward(retain_graph=True) for out in outs])
+    y, serial = _shared_graph()
+    for out in serial:
+        out.backward(retain_graph=True)
+    np.testing.assert_allclose(x.grad.numpy(), y.grad.numpy(), rtol=1e-13, atol=0)
+
+
+def test_backwards_through_a_shared_graph_fail_as_a_second_backward(switch_often):
+    """Without retain_graph, a thread that reaches a node the other has freed gets PyTorch's
+    error for a second backward (never another error); at least one thread completes."""
+    x, outs = _shared_graph()
+    errors: list = []
+
+    def work(out):
+        try:
+            out.backward()
+        except RuntimeError as exc:
+            errors.append(str(exc))
+
+    run_threads([lambda out=out: work(out) for out in outs])
+    assert len(errors) <= 1
+    assert all(e.startswith("Trying to backward through the graph a second time") for e in errors)
+    assert x.grad is not None
