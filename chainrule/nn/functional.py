@@ -71,6 +71,7 @@ from ..ops.pooling import (
     max_pool3d,
 )
 from ..ops.sampling import affine_grid, grid_sample
+from ..ops.shape import cat as _cat
 from ..tensor import Tensor
 
 __all__ = [
@@ -86,10 +87,10 @@ __all__ = [
     "huber_loss", "instance_norm", "interpolate", "kl_div", "l1_loss", "layer_norm",
     "linear_cross_entropy", "leaky_relu", "linear", "log_softmax", "logsigmoid",
     "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d", "mish", "mse_loss",
-    "multi_margin_loss", "multilabel_soft_margin_loss", "multilabel_margin_loss", "nll_loss",
-    "normalize", "one_hot", "pad", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle",
-    "poisson_nll_loss", "prelu", "relu", "relu6", "rms_norm", "rrelu",
-    "scaled_dot_product_attention", "selu", "sigmoid", "silu", "smooth_l1_loss",
+    "multi_head_attention_forward", "multi_margin_loss", "multilabel_soft_margin_loss",
+    "multilabel_margin_loss", "nll_loss", "normalize", "one_hot", "pad", "pairwise_distance",
+    "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "prelu", "relu", "relu6", "rms_norm",
+    "rrelu", "scaled_dot_product_attention", "selu", "sigmoid", "silu", "smooth_l1_loss",
     "soft_margin_loss", "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh",
     "tanhshrink", "threshold", "triplet_margin_loss", "unfold", "upsample", "upsample_bilinear",
     "upsample_nearest", "relu_", "elu_", "selu_", "celu_", "leaky_relu_", "hardtanh_", "rrelu_",
@@ -1118,6 +1119,98 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
     return _loss.cross_entropy(logits, target, weight,
                                -100 if ignore_index is None else ignore_index, reduction,
                                label_smoothing)
+
+
+def _additive(mask, dtype):
+    """An attention mask as a float to add to the scores (True: masked out, -inf)."""
+    if mask is None or mask._data.dtype.kind == "f":
+        return mask
+    return _where(mask, const(xp.array(-math.inf, dtype=dtype)), const(xp.zeros((), dtype)))
+
+
+def _with_free_key(mask):
+    """The mask with one more key position at the end, not masked."""
+    return None if mask is None else pad(mask, (0, 1))
+
+
+def multi_head_attention_forward(
+        query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
+        in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn: bool, dropout_p: float,
+        out_proj_weight: Tensor, out_proj_bias, training: bool = True, key_padding_mask=None,
+        need_weights: bool = True, attn_mask=None, use_separate_proj_weight: bool = False,
+        q_proj_weight=None, k_proj_weight=None, v_proj_weight=None, static_k=None,
+        static_v=None, average_attn_weights: bool = True, is_causal: bool = False):
+    """Multi-head attention of (L, N, E) or (L, E) query over key/value, as MultiheadAttention
+    computes it from these weights: (output, weights or None)."""
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    batched = query.ndim == 3
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    e = embed_dim
+    biases = (None,) * 3 if in_proj_bias is None else (
+        in_proj_bias[:e], in_proj_bias[e:2 * e], in_proj_bias[2 * e:])
+    if use_separate_proj_weight:
+        weights = (q_proj_weight, k_proj_weight, v_proj_weight)
+    else:
+        weights = (in_proj_weight[:e], in_proj_weight[e:2 * e], in_proj_weight[2 * e:])
+    q = linear(query, weights[0], biases[0])
+    k = linear(key, weights[1], biases[1])
+    v = linear(value, weights[2], biases[2])
+    if (attn_mask is not None and key_padding_mask is not None
+            and attn_mask._data.dtype != key_padding_mask._data.dtype):
+        warnings.warn("Support for mismatched key_padding_mask and attn_mask is deprecated. Use "
+                      "same type for both instead.", stacklevel=2)
+    attn_mask = _additive(attn_mask, q._data.dtype)
+    key_padding_mask = _additive(key_padding_mask, q._data.dtype)
+    if attn_mask is not None and attn_mask.ndim == 2:
+        attn_mask = attn_mask.unsqueeze(0)
+    if bias_k is not None and bias_v is not None:
+        k = _cat([k, bias_k.expand(1, bsz, e)], 0)
+        v = _cat([v, bias_v.expand(1, bsz, e)], 0)
+        attn_mask, key_padding_mask = _with_free_key(attn_mask), _with_free_key(key_padding_mask)
+    # (L, N, E) -> (N * heads, L, head_dim); static keys and values come in that shape.
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = static_k if static_k is not None else k.reshape(
+        k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    v = static_v if static_v is not None else v.reshape(
+        v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    if add_zero_attn:
+        k = pad(k, (0, 0, 0, 1))
+        v = pad(v, (0, 0, 0, 1))
+        attn_mask, key_padding_mask = _with_free_key(attn_mask), _with_free_key(key_padding_mask)
+    src_len = k.shape[1]
+    scores = (q * (1.0 / math.sqrt(head_dim))).matmul(k.transpose(1, 2))
+    if key_padding_mask is not None:
+        scores = (scores.reshape(bsz, num_heads, tgt_len, src_len)
+                  + key_padding_mask.reshape(bsz, 1, 1, src_len)).reshape(
+            bsz * num_heads, tgt_len, src_len)
+    if attn_mask is not None:
+        scores = scores + attn_mask
+    attention = softmax(scores, -1)
+    if dropout_p > 0.0:
+        attention = dropout(attention, dropout_p, training)
+    out = attention.matmul(v).transpose(0, 1).reshape(tgt_len * bsz, e)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, e)
+    if not batched:
+        out = out.squeeze(1)
+    if not need_weights:
+        return out, None
+    attention = attention.reshape(bsz, num_heads, tgt_len, src_len)
+    if average_attn_weights:
+        attention = attention.mean(1)
+    return out, (attention if batched else attention.squeeze(0))
 
 
 def pdist(input: Tensor, p: float = 2) -> Tensor:

@@ -721,4 +721,37 @@ MORE += [
        variant="probabilities", grad_fn=False),
 ]
 
+
+def _mha(**kwargs):
+    def call(F, q, k, v, in_w, in_b, out_w, out_b, *rest):
+        names = kwargs.get("rest", ())
+        extra = dict(zip(names, rest))
+        bias_k, bias_v = extra.pop("bias_k", None), extra.pop("bias_v", None)
+        options = {k: v for k, v in kwargs.items() if k != "rest"}
+        return F.multi_head_attention_forward(q, k, v, 4, 2, in_w, in_b, bias_k, bias_v,
+                                              options.pop("add_zero_attn", False), 0.0, out_w,
+                                              out_b, **options, **extra)
+
+    return call
+
+
+MHA = ((3, 2, 4), (5, 2, 4), (5, 2, 4), (12, 4), (12,), (4, 4), (4,))
+KEY_PADDING = Const([[False, True, False, False, True], [False, False, False, True, False]])
+
+# Second derivatives through the projections, softmax and output projection accumulate
+# float32 rounding beyond the float32 tolerance (relative 2e-5): float32 to the first order.
+MORE += [
+    fn("multi_head_attention_forward", (S(*MHA),), _mha(), grad_fn=False, records=("softmax",),
+       dtypes=("float64",)),
+    fn("multi_head_attention_forward", (S(*MHA),), _mha(), variant="float32", grad_fn=False,
+       records=("softmax",), dtypes=("float32",), orders=(1,)),
+    fn("multi_head_attention_forward", (S(*MHA, (1, 1, 4), (1, 1, 4), KEY_PADDING, (3, 5)),),
+       _mha(add_zero_attn=True, average_attn_weights=False,
+            rest=("bias_k", "bias_v", "key_padding_mask", "attn_mask")),
+       variant="bias_kv,zero_attn,masks", grad_fn=False, records=("softmax",),
+       dtypes=("float64",)),
+    fn("multi_head_attention_forward", (S((3, 4), (5, 4), (5, 4), (12, 4), (12,), (4, 4), (4,)),),
+       _mha(), variant="unbatched", grad_fn=False, records=("softmax",), dtypes=("float64",)),
+]
+
 ROWS = ROWS + MORE
