@@ -52,20 +52,23 @@ hooks = _Hooks()
 _local = _Local()
 _op_wrappers: list = []
 _node_wrappers: list = []
+_installing = threading.Lock()  # tools in several threads install and remove wrappers at once
 RUN = object()  # run_op's answer to a call from inside a wrapped op: run it as usual
 
 
 def add_op_wrapper(wrapper: Callable) -> None:
     """Have ``apply`` run each op as ``wrapper(op, suffix, inputs, call)``: ``call()`` runs the
     op; ``suffix`` is ``"_"`` for the in-place form."""
-    _op_wrappers.append(wrapper)
-    hooks.op = run_op
+    with _installing:
+        _op_wrappers.append(wrapper)
+        hooks.op = run_op
 
 
 def remove_op_wrapper(wrapper: Callable) -> None:
-    _op_wrappers.remove(wrapper)
-    if not _op_wrappers:
-        hooks.op = None
+    with _installing:
+        _op_wrappers.remove(wrapper)
+        if not _op_wrappers:
+            hooks.op = None
 
 
 def run_op(fn: Callable, op, inputs: tuple, params: dict, suffix: str):
@@ -73,7 +76,7 @@ def run_op(fn: Callable, op, inputs: tuple, params: dict, suffix: str):
     if _local.inside:
         return RUN  # the op's own inner calls (forward mode, batching rules) are part of it
     call = functools.partial(_call, fn, op, inputs, params)
-    for wrapper in reversed(_op_wrappers):
+    for wrapper in reversed(tuple(_op_wrappers)):  # a snapshot: other threads may add some
         call = functools.partial(wrapper, op, suffix, inputs, call)
     _local.inside = True
     try:
@@ -89,21 +92,23 @@ def _call(fn: Callable, op, inputs: tuple, params: dict):
 def add_node_wrapper(wrapper: Callable) -> None:
     """Have the engine run each node as ``wrapper(node, call, *args)``, where ``call(*args)``
     runs the node (its ``apply(grads)``, or an AccumulateGrad's ``accumulate(grad, ...)``)."""
-    _node_wrappers.append(wrapper)
-    hooks.node = run_node
+    with _installing:
+        _node_wrappers.append(wrapper)
+        hooks.node = run_node
 
 
 def remove_node_wrapper(wrapper: Callable) -> None:
-    _node_wrappers.remove(wrapper)
-    if not _node_wrappers:
-        hooks.node = None
+    with _installing:
+        _node_wrappers.remove(wrapper)
+        if not _node_wrappers:
+            hooks.node = None
 
 
 def run_node(node, fn: Callable, *args):
     """``fn(*args)`` (a node's apply or accumulate) inside every installed wrapper."""
     inside, _local.inside = _local.inside, False  # the node's ops are ops of their own
     call = fn
-    for wrapper in reversed(_node_wrappers):
+    for wrapper in reversed(tuple(_node_wrappers)):
         call = functools.partial(wrapper, node, call)
     try:
         return call(*args)

@@ -342,3 +342,24 @@ def test_backwards_through_a_shared_graph_fail_as_a_second_backward(switch_often
     assert len(errors) <= 1
     assert all(e.startswith("Trying to backward through the graph a second time") for e in errors)
     assert x.grad is not None
+
+
+def test_profiles_and_gradient_reports_in_threads_at_once(switch_often):
+    """Tools opened in several threads at once each see their own thread's work only."""
+    ops = {"sin": "SinBackward0", "exp": "ExpBackward0", "tanh": "TanhBackward0"}
+
+    def work(op: str):
+        x = cr.randn(20, requires_grad=True)
+        seen = set()
+        for _ in range(20):
+            with cr.profiler.profile() as prof:
+                getattr(x * 2, op)().sum().backward()
+            seen.add(frozenset(e.name.split(": ")[-1] for e in prof.events()
+                               if e.name.endswith("Backward0")))
+        report = cr.autograd.graph.gradient_report(getattr(x, op)().sum())
+        return seen, [step.name for step in report.steps]
+
+    results = run_threads([lambda op=op: work(op) for op in ops])
+    for (seen, steps), node in zip(results, ops.values()):
+        assert seen == {frozenset({"MulBackward0", node, "SumBackward0"})}
+        assert steps == ["SumBackward0", node, "AccumulateGrad"]
