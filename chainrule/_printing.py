@@ -101,6 +101,19 @@ class _ElementFormatter:
         return text.rjust(self.width)
 
 
+class _ComplexFormatter:
+    """Complex elements as PyTorch prints them: the real part padded, then the signed imaginary."""
+
+    def __init__(self, shown: np.ndarray, precision: int, sci_mode: bool | None) -> None:
+        self.real = _ElementFormatter(shown.real, precision, sci_mode)
+        self.imag = _ElementFormatter(shown.imag, precision, sci_mode)
+        self.width = self.real.width + self.imag.width + 1
+
+    def __call__(self, value: complex) -> str:
+        imag = (self.imag(value.imag) + "j").lstrip()
+        return self.real(value.real) + (imag if imag[0] in "+-" else "+" + imag)
+
+
 def _shown_part(data: np.ndarray, edgeitems: int) -> np.ndarray:
     """Return the sub-array left visible once every long axis is cut to its edge items."""
     picks = []
@@ -199,7 +212,8 @@ def format_tensor(
             data = data.astype(np.float32)
         summarize = data.size > _options["threshold"]
         shown = _shown_part(data, _options["edgeitems"]) if summarize else data
-        fmt = _ElementFormatter(shown, _options["precision"], _options["sci_mode"])
+        kind = _ComplexFormatter if data.dtype.kind == "c" else _ElementFormatter
+        fmt = kind(shown, _options["precision"], _options["sci_mode"])
         body = _render(data, indent, summarize, fmt)
 
     return _add_suffixes(prefix + body, [*leading, *suffixes], indent)

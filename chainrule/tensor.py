@@ -387,7 +387,9 @@ class Tensor:
         elif self._requires_grad:
             suffixes.append("requires_grad=True")
         dtype = self.dtype
-        show_dtype = dtype not in (get_default_dtype(), as_dtype("int64"), as_dtype("bool"))
+        default = get_default_dtype()
+        complex_default = as_dtype("complex128" if default.name == "float64" else "complex64")
+        show_dtype = dtype not in (default, complex_default, as_dtype("int64"), as_dtype("bool"))
         return _printing.format_tensor(self._data, dtype_name=dtype.name, show_dtype=show_dtype,
                                        suffixes=suffixes)
 

@@ -35,6 +35,8 @@ def _root_grads(outputs: tuple, grads, create_graph: bool) -> list:
                 raise RuntimeError(f"grad can be implicitly created only for scalar outputs (got "
                                    f"an output of shape {list(out._data.shape)}); pass gradient= "
                                    "with the output's shape")
+            if out._data.dtype.kind == "c":
+                raise RuntimeError("grad can be implicitly created only for real scalar outputs")
             g = ones_like(out)
         elif not isinstance(g, Tensor):
             raise TypeError(f"gradients must be tensors or None, got {type(g).__name__}")

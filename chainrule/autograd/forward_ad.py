@@ -120,7 +120,7 @@ def make_dual(tensor, tangent, *, level: int | None = None):
                            f"that of the original Tensor, this is not supported. Tensor is of "
                            f"size {list(tensor.shape)} while the given forward gradient is of "
                            f"size {list(tangent.shape)}.")
-    if not tensor.is_floating_point():
+    if not (tensor.is_floating_point() or tensor._data.dtype.kind == "c"):
         raise ValueError(f"Expected primal to be floating point or complex, but got: "
                          f"{tensor.dtype}")
     key = state.level if level is None else level + 1

@@ -314,7 +314,16 @@ class OpNode(Node):
             for name, meta in zip(op.inputs, self.meta):
                 if meta is not None:
                     env[name + "_shape"] = meta[0]
-        env["g" if op.n_outputs == 1 else "grads"] = grads[0] if op.n_outputs == 1 else grads
+        # Complex gradients (PyTorch's convention, conjugate Wirtinger): a holomorphic op's rule,
+        # written with f'(z), gives grad_z = conj(rule(conj(grad_out))).
+        if op.n_outputs == 1:
+            g = grads[0]
+            conj = op.holomorphic and g._data.dtype.kind == "c"
+            env["g"] = g.conj() if conj else g
+        else:
+            conj = op.holomorphic and any(g is not None and g._data.dtype.kind == "c"
+                                          for g in grads)
+            env["grads"] = [g if g is None else g.conj() for g in grads] if conj else grads
         out = []
         for edge, rule, args, meta in zip(self.next_edges, op.vjp, op.rule_args, self.meta):
             if edge is None or rule is None:
@@ -322,10 +331,14 @@ class OpNode(Node):
                 continue
             grad = rule(*[env[a] for a in args])
             if grad is not None:
+                if conj:
+                    grad = grad.conj()
                 data = grad._data
                 if data.shape != meta[0]:
                     grad = grad.sum_to_size(meta[0])
                 if data.dtype != meta[1]:
+                    if data.dtype.kind == "c" and meta[1].kind != "c":
+                        grad = grad.real  # a real input's share of a complex gradient
                     grad = grad.to(meta[1])
             out.append(grad)
         return out

@@ -30,7 +30,9 @@ class Parameter(Tensor):
     __str__ = __repr__
 
     def _show_dtype(self) -> bool:
-        return self._data.dtype not in (get_default_dtype().np, xp.int64, xp.bool_)
+        default = get_default_dtype().np
+        complex_default = xp.complex128 if default == xp.float64 else xp.complex64
+        return self._data.dtype not in (default, complex_default, xp.int64, xp.bool_)
 
     def __deepcopy__(self, memo: dict) -> Parameter:
         if id(self) not in memo:

@@ -63,6 +63,7 @@ class Op:
         "uses_shapes",
         "jvp_args",
         "batch",
+        "holomorphic",
     )
 
     def __init__(
@@ -80,6 +81,7 @@ class Op:
         view: bool = False,
         n_outputs: int = 1,
         batch=None,
+        holomorphic: bool = True,
     ) -> None:
         if len(vjp) != len(inputs):
             raise ValueError(f"op {name}: {len(inputs)} inputs but {len(vjp)} VJP rules")
@@ -110,6 +112,8 @@ class Op:
         if batch is None and jvp == "elementwise" and not _has_dims(forward):
             batch = "elementwise"
         self.batch = batch
+        # False: the rules already follow the complex convention (real(), conj(), abs(), ...).
+        self.holomorphic = holomorphic
 
     def __repr__(self) -> str:
         return f"Op({self.name})"

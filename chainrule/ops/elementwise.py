@@ -327,6 +327,8 @@ TANH = _unary("tanh", xp.tanh, lambda g, out: apply(TANH_BACKWARD, g, out))
 
 
 def _sigmoid(input):
+    if input.dtype.kind == "c":
+        return 1 / (1 + xp.exp(-input))
     # exp of a non-positive number only: no overflow for large |x|.
     e = xp.exp(-xp.abs(input))
     return xp.where(input >= 0, 1 / (1 + e), e / (1 + e)).astype(input.dtype, copy=False)
@@ -367,7 +369,9 @@ def _sign(input):
 
 
 # abs' gradient at 0 is 0 (sign(0) = 0), as in PyTorch.
-ABS = defop("abs", _abs, ("input",), (lambda g, input: g * sign(input),), jvp="elementwise")
+# sgn (bound from ops.complex) is z/|z| for complex input, with its own derivative.
+ABS = defop("abs", _abs, ("input",), (lambda g, input: g * input.sgn(),),
+            jvp=lambda t_input, input: (t_input * input.sgn().conj()).real, batch="elementwise")
 SIGN = defop("sign", _sign, ("input",), (ZERO,), jvp="elementwise")
 RELU = defop(
     "relu",
