@@ -511,3 +511,51 @@ def test_object_counts_catch_a_leak():
     x = cr.randn(3, requires_grad=True)
     growth = _growth(lambda: kept.append((x * 2).sin()))
     assert growth["Tensor"] >= 100 and growth["OpNode"] >= 200
+
+
+@BOTH
+def test_a_failed_backward_keeps_nothing_alive(m, no_gc):
+    x = leaf(m)
+
+    def run():
+        h = x * 2
+        y = h.sin()
+        refs = [weakref.ref(h), node_ref(y.grad_fn)]
+
+        def fail(g):
+            raise ValueError("hook failed")
+
+        h.register_hook(fail)
+        with pytest.raises(ValueError, match="hook failed"):
+            y.sum().backward()
+        return refs
+
+    refs = run()
+    assert [r() for r in refs] == [None, None]
+    assert m.is_grad_enabled()
+
+
+@BOTH
+@pytest.mark.parametrize("transform", ["vmap", "grad", "dual_level"])
+def test_a_failing_transform_keeps_nothing_alive(m, transform, no_gc):
+    x = leaf(m).detach()
+    refs = []
+
+    def f(a):
+        h = a * 2
+        refs.append(weakref.ref(h))
+        raise KeyError("inside")
+
+    def dual():
+        with m.autograd.forward_ad.dual_level():
+            f(m.autograd.forward_ad.make_dual(x, m.ones_like(x)))
+
+    fn = {"vmap": lambda: m.func.vmap(f)(x.expand(3, 4)), "grad": lambda: m.func.grad(f)(x),
+          "dual_level": dual}[transform]
+    with pytest.raises(KeyError, match="inside"):
+        fn()
+    if m is torch and transform == "dual_level":
+        gc.collect()  # torch's dual_level leaves a cycle with the exception's frames
+    assert len(refs) == 1 and refs[0]() is None
+    y = x * 2  # and the transform's state is gone: a plain op again
+    assert type(y) is type(x) and not y.requires_grad and m.is_grad_enabled()
