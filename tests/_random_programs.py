@@ -197,6 +197,12 @@ class _Builder:
             return None
         return out
 
+    def near(self, expr: str, points=(0.0,), tol: float = 1e-6) -> bool:
+        """Whether an element of ``expr`` (code over the values) is within ``tol`` of a kink
+        point without being on it: rounding could put the two libraries on different sides."""
+        x = eval(expr, self.ns)
+        return any(bool(((x - p).abs() < tol).logical_and(x != p).any()) for p in points)
+
     def targets(self) -> list[str]:
         return [
             n for n, v in self.values.items()
@@ -254,9 +260,21 @@ BINARY = (
 )
 
 
+# Where the unary ops above are not smooth (their argument must not be a rounding error away).
+KINKS = {
+    "torch.abs({a})": (0.0,), "torch.relu({a})": (0.0,), "F.elu({a})": (0.0,),
+    "F.leaky_relu({a}, 0.1)": (0.0,), "torch.clamp({a}, -0.5, 0.5)": (-0.5, 0.5),
+    "{a}.clamp(min=0.1)": (0.1,), "torch.log1p({a}.abs())": (0.0,),
+    "torch.where({a} > 0, {a}, {a}.sin())": (0.0,), "{a}.masked_fill({a} < 0, 0.5)": (0.0,),
+}
+
+
 def _unary(b: _Builder) -> bool:
     a = b.value()
-    return b.add(b.choice(UNARY).format(a=a), (a,))
+    expr = b.choice(UNARY)
+    if b.near(a, KINKS.get(expr, ())) or "floor" in expr and b.near(f"{a} - {a}.round()"):
+        return False
+    return b.add(expr.format(a=a), (a,))
 
 
 def _binary(b: _Builder) -> bool:
@@ -267,6 +285,8 @@ def _binary(b: _Builder) -> bool:
     expr = b.choice(BINARY)
     if b.flip() and "{b} * {a}" not in expr:  # the operands the other way round
         a, other = other, a
+    if ("max" in expr or "min" in expr or ">" in expr) and b.near(f"{a} - {other}"):
+        return False  # a near-tie
     return b.add(expr.format(a=a, b=other), (a, other))
 
 
@@ -286,6 +306,15 @@ def _reduction(b: _Builder) -> bool:
     expr = b.choice(full if d is None else full + along)
     if ("var" in expr or "std" in expr) and b.shape(a)[d] < 2:
         return False  # one element: no variance (nan), as an op_db domain would avoid
+    # Near-ties of a maximum, and (near) zeros of a norm or standard deviation: kinks.
+    if "amax()" in expr and b.near(f"{a}.flatten().sort().values.diff()"):
+        return False
+    elif ("max(" in expr or "min(" in expr) and b.near(f"{a}.sort({d}).values.diff(dim={d})"):
+        return False
+    if "norm" in expr or "std" in expr:
+        call = "norm()" if "norm()" in expr else "norm(dim={d})" if "norm" in expr else "std({d})"
+        if float(eval(f"{a}.{call.format(d=d)}", b.ns).min()) < 1e-3:
+            return False
     return b.add(expr.format(a=a, d=d, k=keep), (a,))
 
 
@@ -400,8 +429,12 @@ def _nn(b: _Builder) -> bool:
         f"F.softmax({a}, dim=-1)", f"F.mse_loss({a}, {a}.tanh())",
         f"F.hardtanh({a}, -0.5, 0.5)", f"F.mse_loss({a}, {a}.flip(-1), reduction='sum')",
     ])
-    if "layer_norm" in expr and shape[-1] < 2:
-        return False  # one element: zero variance, its gradient is eps-dominated
+    if "layer_norm" in expr and (shape[-1] < 2 or float(b.ns[a].std(-1).min()) < 1e-3):
+        return False  # (nearly) constant rows: their gradient is eps-dominated
+    if "normalize" in expr and float(b.ns[a].norm(dim=-1).min()) < 1e-3:
+        return False  # (nearly) zero rows: the norm's kink
+    if "hardtanh" in expr and b.near(a, (-0.5, 0.5)):
+        return False
     return b.add(expr, (a,))
 
 
@@ -434,6 +467,8 @@ def _inplace(b: _Builder) -> bool:
     if kind == "unary_":
         line = b.choice([f"{t}.sin_()", f"{t}.mul_(2)", f"{t}.clamp_(-1, 1)", f"{t}.zero_()",
                          f"{t}.tanh_()", f"{t}.add_(1.5)", f"{t}.exp_()", f"{t}.neg_()"])
+        if "clamp" in line and b.near(t, (-1.0, 1.0)):
+            return False
         return b.add_inplace(line, t, ())
     if not n:
         return False

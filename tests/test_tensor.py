@@ -511,6 +511,19 @@ def test_view_made_before_an_inplace_change_of_its_base_has_the_new_history(name
     like_torch(*run(scenario))
 
 
+def test_write_through_a_view_with_a_broadcast_gradient(like_torch):
+    # Found by tests/test_random_programs.py: the gradient reaching the write, broadcast along
+    # dim 0 by sum(0), was copied in Fortran order, where view(-1) is no view: RuntimeError.
+    def scenario(m):
+        x = m.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=m.float64, requires_grad=True)
+        y = x.clone()
+        y.view(-1)[:2].mul_(2)
+        w = m.tensor([1.0, 2.0, 3.0], dtype=m.float64)
+        return m.autograd.grad((y.sum(0) * w).sum(), x)
+
+    like_torch(*run(scenario))
+
+
 def test_view_of_a_base_without_history_requires_grad_after_an_inplace_change(like_torch):
     def scenario(m):
         base = m.zeros(3, dtype=m.float64)

@@ -516,12 +516,15 @@ def _view_scatter(input, src, steps):
     for op, params in steps:
         if op is _MULTI_VIEW:
             raise RuntimeError(_MULTI_VIEW_MESSAGE.format(params["output_nr"], params["function"]))
-    out = input.copy(order="K")  # keep the layout, so the steps are views of the copy too
-    view = _replay_arrays(out, steps)
-    if view.base is not out and view is not out:
-        raise RuntimeError("view_scatter: a view step did not give a view of the base's copy")
-    view[...] = src
-    return out
+    # Keep the layout, so the steps are views of the copy too; a gradient or tangent may have
+    # another than the base the steps were made on (a broadcast one): then C's or Fortran's.
+    for order in ("K", "C", "F"):
+        out = input.copy(order=order)
+        view = _replay_arrays(out, steps)
+        if view.base is out or view is out:
+            view[...] = src
+            return out
+    raise RuntimeError("view_scatter: a view step did not give a view of the base's copy")
 
 
 def _replay(g, steps):

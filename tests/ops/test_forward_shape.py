@@ -107,3 +107,24 @@ def test_view_written_in_place_has_the_new_tangent():
     theirs = _tangents_after_a_write_through_a_view(torch, torch_fwd)
     for got, want in zip(ours, theirs):
         np.testing.assert_allclose(got, want, rtol=0, atol=0)
+
+
+def _tangent_after_a_write_into_a_broadcast_tangent(lib, fwd_module) -> np.ndarray:
+    with fwd_module.dual_level():
+        x = fwd_module.make_dual(lib.ones(2, 2, 2, dtype=lib.float64),
+                                 lib.full((2, 2, 2), 0.5, dtype=lib.float64))
+        v = lib.tensor([1.0, 2.0], dtype=lib.float64)
+        v = fwd_module.make_dual(v, lib.tensor([3.0, -1.0], dtype=lib.float64))
+        base = (x * 2).clone()
+        flat = base.flatten()
+        base[:, 0:] = v  # base's tangent: v's, broadcast (strides 0, 0, 8)
+        flat.add_(x.sum())
+        return np.array(fwd_module.unpack_dual(base).tangent.numpy())
+
+
+def test_write_through_a_view_of_a_base_with_a_broadcast_tangent():
+    # Found by tests/test_random_programs.py: the broadcast tangent was copied in an order where
+    # flatten() is no view: RuntimeError.
+    ours = _tangent_after_a_write_into_a_broadcast_tangent(chainrule, fwd)
+    theirs = _tangent_after_a_write_into_a_broadcast_tangent(torch, torch_fwd)
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=0)
