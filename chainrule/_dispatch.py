@@ -14,6 +14,7 @@ from ._backend import _category, _scalar_category, get_default_dtype, result_typ
 from ._batched import BatchedTensor
 from ._batched import state as vmap_state
 from ._batching import batched_apply, batched_inplace, find_level
+from ._quiet import quiet_run, run_busy, run_quiet
 from ._tooling import RUN, note_inplace
 from ._tooling import hooks as tool_hooks
 from .autograd.anomaly_mode import note_forward
@@ -126,7 +127,11 @@ def apply(op, *inputs, **params):
             or (op.float_out and dtype.kind not in "fc")):
         arrays = _promote(op, arrays)
     try:
-        out = op.forward(*arrays, **params)
+        try:  # in NumPy's error state "ignore": PyTorch's silent log(0) == -inf
+            out = (quiet_run(op.forward, *arrays, **params) if params  # ** costs when empty
+                   else quiet_run(op.forward, *arrays))
+        except RuntimeError as err:
+            out = run_busy(err, op.forward, *arrays, **params)
     except ValueError as err:
         raise _shape_error(op, arrays, err) from None
     if op.n_outputs == 1:
@@ -387,9 +392,9 @@ def apply_inplace(op, target: Tensor, *args, **params) -> Tensor:
             arrays = [arrays[0]] + _promote(op, arrays)[1:]
         if type(op.forward) is _ufunc and not params and target._data.flags.writeable:
             try:  # straight into the target's storage: no temporary, no copy
-                op.forward(*arrays, out=target._data)
+                run_quiet(op.forward, *arrays, out=target._data)
             except TypeError:  # NumPy refuses to cast the result to the target's dtype
-                out = op.forward(*arrays)
+                out = run_quiet(op.forward, *arrays)
                 _write(target, out, op)  # raises PyTorch's error
             except ValueError as err:
                 if "non-broadcastable output" not in str(err):
@@ -401,7 +406,7 @@ def apply_inplace(op, target: Tensor, *args, **params) -> Tensor:
             bump_version(target, op.name + "_")
             return target
         try:
-            out = op.forward(*arrays, **params)
+            out = run_quiet(op.forward, *arrays, **params)
         except ValueError as err:
             raise _shape_error(op, arrays, err) from None
         if out.shape != target._data.shape:

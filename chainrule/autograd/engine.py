@@ -10,6 +10,7 @@ from __future__ import annotations
 from heapq import heappop, heappush
 from sys import getrefcount
 
+from .._quiet import enter, leave
 from .._tooling import hooks as tool_hooks
 from .forward_ad import state as forward_state
 from .grad_mode import state
@@ -96,6 +97,7 @@ def execute(roots: list, root_grads: list, targets: list | None, retain_graph: b
     prev_enabled = state.enabled
     state.enabled = create_graph
     graph_tasks.stack.append(GraphTask(root_nodes, reach))  # for hooks asking about this backward
+    quiet = enter()  # the rules' and the buffers' kernels: PyTorch's silent IEEE results
     try:
         while pending:
             node = heappop(pending)[1]
@@ -144,6 +146,7 @@ def execute(roots: list, root_grads: list, targets: list | None, retain_graph: b
                 elif create_graph or not _add_into(buf[nr], grad):
                     buf[nr] = buf[nr] + grad
     finally:
+        leave(quiet)
         state.enabled = prev_enabled
         graph_tasks.stack.pop()
     return captured
