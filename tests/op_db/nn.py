@@ -693,18 +693,18 @@ MORE += [
     fn("fractional_max_pool2d", (S((2, 3, 7, 9), SAMPLES_2D),),
        lambda F, x, u: F.fractional_max_pool2d(x, (2, 3), (4, 5), return_indices=True,
                                                _random_samples=u),
-       records=("max_pool_double_backward", "max_pool_backward"), grad_fn=False),
+       records=("max_pool_backward",), grad_fn=False),
     fn("fractional_max_pool2d", (S((3, 6, 8), SAMPLES_2D),),
        lambda F, x, u: F.fractional_max_pool2d(x, 2, output_ratio=(0.5, 0.7),
                                                _random_samples=u),
-       variant="unbatched,ratio", records=("max_pool_double_backward", "max_pool_backward"),
+       variant="unbatched,ratio", records=("max_pool_backward",),
        grad_fn=False),
     fn("fractional_max_pool3d", (S((1, 2, 5, 6, 7), SAMPLES_3D),),
        lambda F, x, u: F.fractional_max_pool3d(x, (2, 3, 2), (3, 2, 4), _random_samples=u),
-       records=("max_pool_double_backward", "max_pool_backward"), grad_fn=False),
+       records=("max_pool_backward",), grad_fn=False),
     fn("fractional_max_pool2d_with_indices", (S((2, 3, 7, 9), SAMPLES_2D),),
        lambda F, x, u: F.fractional_max_pool2d_with_indices(x, 3, (3, 4), _random_samples=u),
-       records=("max_pool_double_backward", "max_pool_backward"), grad_fn=False),
+       records=("max_pool_backward",), grad_fn=False),
 ]
 
 MORE += [
@@ -752,6 +752,26 @@ MORE += [
        dtypes=("float64",)),
     fn("multi_head_attention_forward", (S((3, 4), (5, 4), (5, 4), (12, 4), (12,), (4, 4), (4,)),),
        _mha(), variant="unbatched", grad_fn=False, records=("softmax",), dtypes=("float64",)),
+]
+
+MORE += [
+    fn("lp_pool2d", (S((2, 3, 5, 6)),), lambda F, x: F.lp_pool2d(x, 2.0, (2, 3), 2, True),
+       variant="stride,ceil", domain=POSITIVE, grad_fn=False, records=("avg_pool2d",)),
+    fn("lp_pool3d", (S((1, 2, 4, 4, 5)),), lambda F, x: F.lp_pool3d(x, 1.5, 2), domain=POSITIVE,
+       grad_fn=False, records=("avg_pool3d",)),
+    fn("max_unpool1d", (S((2, 3, 8)),),
+       lambda F, x: F.max_unpool1d(*F.max_pool1d(x * 1, 2, return_indices=True), 2),
+       records=MAX, grad_fn=False),
+    fn("max_unpool3d", (S((1, 2, 4, 4, 4)),),
+       lambda F, x: F.max_unpool3d(*F.max_pool3d(x * 1, 2, return_indices=True), 2,
+                                   output_size=(5, 5, 4)),
+       records=("max_pool3d", "max_pool_backward"), grad_fn=False),
+    # torch's native_channel_shuffle has no derivative (ours is channel_shuffle's): values only.
+    fn("native_channel_shuffle", (S((2, 6, 3)),), lambda F, x: F.native_channel_shuffle(x, 2),
+       grad_fn=False, orders=()),
+    fn("feature_alpha_dropout", (S((2, 3, 4)),),
+       lambda F, x: F.feature_alpha_dropout(x * 1, 0.5), variant="eval", records=("mul",)),
+    fn("dropout3d", (S((2, 3, 2, 2, 2)),), lambda F, x: F.dropout3d(x, 1.0), records=("mul",)),
 ]
 
 ROWS = ROWS + MORE
