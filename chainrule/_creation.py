@@ -8,6 +8,7 @@ import warnings
 from ._backend import as_dtype, get_default_dtype, xp
 from ._batched import BatchedTensor, batched
 from ._batched import state as vmap_state
+from ._quiet import quiet
 from ._shapes import size_tuple
 from .tensor import Tensor
 
@@ -67,11 +68,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
            pin_memory: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data``."""
     _check_device(device)
-    if dtype is not None and not isinstance(data, (Tensor, xp.ndarray)):
-        array = xp.array(data, dtype=as_dtype(dtype).np)  # no detour through float32
-    else:
-        array = _infer(data)
-        array = array.astype(as_dtype(dtype).np) if dtype is not None else array.copy()
+    with quiet():  # 1e300 as float32 is inf, as in PyTorch, without NumPy's overflow warning
+        if dtype is not None and not isinstance(data, (Tensor, xp.ndarray)):
+            array = xp.array(data, dtype=as_dtype(dtype).np)  # no detour through float32
+        else:
+            array = _infer(data)
+            array = array.astype(as_dtype(dtype).np) if dtype is not None else array.copy()
     return _finish(array, requires_grad)
 
 

@@ -9,6 +9,7 @@ selected positions with ``select_along_dim_backward`` (a scatter along one dim).
 from __future__ import annotations
 
 import math
+import warnings
 from collections import namedtuple
 
 from .._backend import as_dtype, xp
@@ -239,7 +240,13 @@ def _sum_dim(input, dim, keepdim):
 
 
 def _mean_dim(input, dim, keepdim):
+    if _count(input.shape, dim) == 0:  # nan, as PyTorch's, without NumPy's empty-slice warning
+        return xp.sum(input, axis=dim, keepdims=keepdim) / 0
     return xp.mean(input, axis=dim, keepdims=keepdim)
+
+
+def _mean(input):
+    return _mean_dim(input, tuple(range(input.ndim)), False)
 
 
 SUM_DIM = defop(
@@ -265,7 +272,7 @@ MEAN_DIM = defop(
 )
 MEAN = defop(
     "mean",
-    xp.mean,
+    _mean,
     ("input",),
     (lambda g, input_shape: g.expand(input_shape) / math.prod(input_shape),),
     jvp="linear",
@@ -546,13 +553,16 @@ def any(input, dim=None, keepdim: bool = False) -> Tensor:
 
 
 def _var(input, dim, correction, keepdim):
-    with xp.errstate(divide="ignore", invalid="ignore"):
+    if _count(input.shape, dim) - correction > 0:
         return xp.var(input, axis=dim, ddof=correction, keepdims=keepdim)
+    # No degrees of freedom: the squared deviations over 0 (inf, or nan), as PyTorch's; NumPy
+    # would warn. Kernels run with NumPy's floating-point warnings off (chainrule._quiet).
+    centered = input - _mean_dim(input, dim, True)
+    return xp.sum((centered * centered.conj()).real, axis=dim, keepdims=keepdim) / 0
 
 
 def _std(input, dim, correction, keepdim):
-    with xp.errstate(divide="ignore", invalid="ignore"):
-        return xp.std(input, axis=dim, ddof=correction, keepdims=keepdim)
+    return xp.sqrt(_var(input, dim, correction, keepdim))
 
 
 def _scale(input, dim, correction) -> float:
@@ -630,7 +640,7 @@ def _std_mean_rule(grads, input, out, dim, correction, keepdim):
 VAR_MEAN = defop(
     "var_mean",
     lambda input, dim, correction, keepdim: (_var(input, dim, correction, keepdim),
-                                             xp.mean(input, axis=dim, keepdims=keepdim)),
+                                             _mean_dim(input, dim, keepdim)),
     ("input",),
     (_var_mean_rule,),
     n_outputs=2,
@@ -642,7 +652,7 @@ VAR_MEAN = defop(
 STD_MEAN = defop(
     "std_mean",
     lambda input, dim, correction, keepdim: (_std(input, dim, correction, keepdim),
-                                             xp.mean(input, axis=dim, keepdims=keepdim)),
+                                             _mean_dim(input, dim, keepdim)),
     ("input",),
     (_std_mean_rule,),
     n_outputs=2,
@@ -665,7 +675,12 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
     if input._data.dtype.kind not in "fc":
         raise RuntimeError(f"{name}(): std and var only support floating point and complex "
                            f"dtypes, got {as_dtype(input._data.dtype).name}")
-    return dict(dim=_dims(input, dim, name), correction=correction, keepdim=keepdim)
+    dims = _dims(input, dim, name)
+    if _count(input.shape, dims) - correction <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=3)
+    return dict(dim=dims, correction=correction, keepdim=keepdim)
 
 
 def var(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
