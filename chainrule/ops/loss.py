@@ -619,12 +619,24 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
     if not 0 <= blank < classes:
         raise RuntimeError("blank must be in label range")
     if il.shape[0] != n:
-        raise RuntimeError(f"input_lengths must be of size batch_size, but got {il.shape[0]}")
+        raise RuntimeError("input_lengths must be of size batch_size")
     if tl.shape[0] != n:
-        raise RuntimeError(f"target_lengths must be of size batch_size, but got {tl.shape[0]}")
+        raise RuntimeError("target_lengths must be of size batch_size")
+    where_ = "(while checking arguments for ctc_loss_allocate_outputs)"
     if (il > steps).any():
         raise RuntimeError(f"Expected input_lengths to have value at most {steps}, but got value "
-                           f"{int(il.max())} (while checking arguments for ctc_loss_cpu)")
+                           f"{int(il.max())} {where_}")
+    if (tl < 0).any() or (il < 0).any():
+        which, lengths = ("target", tl) if (tl < 0).any() else ("input", il)
+        raise RuntimeError(f"Expected {which}_lengths to have value at least 0, but got value "
+                           f"{int(lengths.min())} {where_}")
+    padded = targets.ndim == (1 if unbatched else 2)
+    available = targets.shape[-1] if padded else math.prod(targets.shape)
+    needed = int(tl.max()) if padded and n else int(tl.sum())
+    if needed > available:
+        dim = 0 if unbatched or not padded else 1
+        raise RuntimeError(f"Expected tensor to have size at least {needed} at dimension {dim}, "
+                           f"but got size {available} for argument #2 'targets' {where_}")
     dtype = lp._data.dtype
     tgt = targets.unsqueeze(0) if unbatched else targets
     ext, skip, impossible = on_values(
@@ -656,6 +668,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
     # that gradient reproduces it.
     grown = exp(safe_lp)
     nll = nll + ((grown - grown.detach()) * valid).sum((0, 2))
+    # Also no path: log_probs of -inf (clamped above) on every one.
+    impossible = impossible | (nll.detach() > -neg / 2)
     losses = where(impossible, 0.0 if zero_infinity else float("inf"), nll)
     if unbatched:
         losses = losses.squeeze(0)
