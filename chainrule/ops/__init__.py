@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import _batching
 from .._dispatch import apply, apply_inplace
 from ..tensor import Tensor
-from . import complex, elementwise, indexing, linalg, reduction, shape, special
+from . import complex, decomposition, elementwise, indexing, linalg, reduction, shape, special
 
 # isort: split
 # The nn families after the core ones (their records come later in docs/ops.md).
@@ -45,7 +45,8 @@ __all__ = ["REGISTRY", "Op", "defop", "FUNCTIONS"]
 
 NN_FAMILIES = (activation, linear, convolution, pooling, normalization, dropout, embedding,
                padding, distance, loss)
-FAMILIES = (elementwise, reduction, linalg, shape, indexing, special, complex) + NN_FAMILIES
+FAMILIES = (elementwise, reduction, linalg, shape, indexing, special, complex,
+            decomposition) + NN_FAMILIES
 Tensor._to_dtype = shape.to_dtype
 _batching.ops.update(stack=REGISTRY["stack"], copy=REGISTRY["copy"],
                      view_scatter=REGISTRY["view_scatter"], cat_fn=shape.cat,

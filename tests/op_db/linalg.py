@@ -808,6 +808,130 @@ LINALG = [
 ]
 
 
+# linalg.solve_triangular reads one triangle of a full, diagonally shifted matrix (the other
+# triangle gets no gradient, as in PyTorch); the legacy triangular_solve gets triangular input
+# (PyTorch's forward mode for it reads the other triangle, and ignores transpose=True);
+# cholesky_solve/inverse get a factor with a diagonal away from zero.
+SOLVERS = [
+    _lin(
+        "solve_triangular",
+        lambda m, a, b: m.linalg.solve_triangular(_wellcond(m, a), b, upper=True),
+        (S((3, 3), (3, 2)), S((2, 3, 3), (3, 1)), S((3, 3), (2, 3, 2)), S((1, 1), (1, 3))),
+        records=("linalg_solve_triangular",),
+    ),
+    _lin(
+        "solve_triangular",
+        lambda m, a, b: m.linalg.solve_triangular(_wellcond(m, a), b, upper=False, left=False),
+        (S((3, 3), (2, 3)), S((2, 3, 3), (2, 1, 3))),
+        "lower,left=False",
+        records=("linalg_solve_triangular",),
+        grad_fn=False,
+    ),
+    _lin(
+        "solve_triangular",
+        lambda m, a, b: m.linalg.solve_triangular(a, b, upper=False, unitriangular=True),
+        (S((3, 3), (3, 2)),),
+        "unitriangular",
+        records=("linalg_solve_triangular",),
+    ),
+    _row(
+        "triangular_solve",
+        lambda m, b, a: m.triangular_solve(b, _wellcond(m, a).triu()),
+        (S((3, 2), (3, 3)),),
+        records=("linalg_solve_triangular",),
+        grad_fn=False,
+    ),
+    _row(
+        "triangular_solve",
+        lambda m, b, a: m.triangular_solve(b, _factor(m, a), upper=False, transpose=True)[0],
+        (S((3, 2), (3, 3)), S((2, 3, 1), (3, 3))),
+        "lower,transpose",
+        records=("linalg_solve_triangular",),
+        grad_fn=False,
+    ),
+    _row(
+        "triangular_solve",
+        lambda m, b, a: m.triangular_solve(b, a.triu(1), unitriangular=True),
+        (S((3, 2), (3, 3)),),
+        "unitriangular",
+        records=("linalg_solve_triangular",),
+        grad_fn=False,
+    ),
+    method(
+        "Tensor.triangular_solve",
+        lambda b, a: b.triangular_solve(a.triu() + 2 * a.new_ones(()).expand(3).diag()).solution,
+        (S((3, 1), (3, 3)),),
+        records=("linalg_solve_triangular",),
+        grad_fn=False,
+    ),
+    _row(
+        "cholesky_solve",
+        lambda m, b, x: m.cholesky_solve(b, _factor(m, x)),
+        (S((3, 2), (3, 3)), S((2, 3, 1), (3, 3))),
+        records=("linalg_solve",),
+        grad_fn=False,
+    ),
+    _row(
+        "cholesky_solve",
+        lambda m, b, x: m.cholesky_solve(b, _factor(m, x).mT, upper=True),
+        (S((3, 2), (3, 3)),),
+        "upper",
+        records=("linalg_solve",),
+        grad_fn=False,
+    ),
+    method(
+        "Tensor.cholesky_solve",
+        lambda b, x: b.cholesky_solve(x.tril() + 3 * x.new_ones(()).expand(2).diag()),
+        (S((2, 2), (2, 2)),),
+        records=("linalg_solve",),
+        grad_fn=False,
+    ),
+    _row(
+        "cholesky_inverse",
+        lambda m, x: m.cholesky_inverse(_factor(m, x)),
+        (S((3, 3)), S((2, 2, 2))),
+        records=("linalg_inv",),
+        grad_fn=False,
+    ),
+    _row(
+        "cholesky_inverse",
+        lambda m, x: m.cholesky_inverse(_factor(m, x).mT, upper=True),
+        (S((3, 3)),),
+        "upper",
+        records=("linalg_inv",),
+        grad_fn=False,
+    ),
+    method(
+        "Tensor.cholesky_inverse",
+        lambda x: (x.tril() + 3 * x.new_ones(()).expand(2).diag()).cholesky_inverse(),
+        (S((2, 2)),),
+        records=("linalg_inv",),
+        grad_fn=False,
+    ),
+    _row(
+        "cholesky",
+        lambda m, x: m.cholesky(_spd(m, x)),
+        (S((3, 3)), S((2, 2, 2))),
+        records=("linalg_cholesky",),
+        grad_fn=False,
+    ),
+    _row(
+        "cholesky",
+        lambda m, x: _spd(m, x).cholesky(upper=True),
+        (S((3, 3)),),
+        "upper",
+        records=("linalg_cholesky",),
+        grad_fn=False,
+    ),
+]
+
+
+def _factor(m, x):
+    """A lower-triangular factor with a diagonal well away from zero."""
+    n = x.shape[-1]
+    return x.tril() + 3 * m.eye(n, dtype=x.dtype)
+
+
 def _scale_diagonal(x):
     y = x * 1
     y.diagonal(0, -2, -1).mul_(2)
@@ -841,4 +965,5 @@ ROWS = [
     *EINSUM,
     *DIAGONALS,
     *LINALG,
+    *SOLVERS,
 ]
