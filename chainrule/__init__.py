@@ -94,7 +94,8 @@ def numel(input: Tensor) -> int:
     return input.numel()
 
 
-from . import backends, cuda, distributions, func, linalg, nn, optim, special  # noqa: E402  (they use the op functions above)
+from . import backends, cuda, distributions, fft, func, linalg, nn, optim, special  # noqa: E402  (they use the op functions above)
+from ._interop import from_dlpack  # noqa: E402
 from ._settings import (  # noqa: E402
     are_deterministic_algorithms_enabled,
     get_default_device,
@@ -106,5 +107,4 @@ from ._settings import (  # noqa: E402
     set_num_threads,
     use_deterministic_algorithms,
 )
-from ._interop import from_dlpack  # noqa: E402
 from .func import vmap  # noqa: E402

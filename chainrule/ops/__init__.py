@@ -15,6 +15,7 @@ from . import (
     distance,
     dropout,
     embedding,
+    fft,
     linear,
     loss,
     normalization,
@@ -44,7 +45,7 @@ from .elementwise import (
 __all__ = ["REGISTRY", "Op", "defop", "FUNCTIONS"]
 
 NN_FAMILIES = (activation, linear, convolution, pooling, normalization, dropout, embedding,
-               padding, distance, loss)
+               padding, distance, loss, fft)
 FAMILIES = (elementwise, reduction, linalg, shape, indexing, special, complex,
             decomposition) + NN_FAMILIES
 Tensor._to_dtype = shape.to_dtype
