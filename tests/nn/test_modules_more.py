@@ -225,6 +225,31 @@ def test_ctc_loss_unbatched_like_torch() -> None:
     np.testing.assert_allclose(values[1::2], values[::2], rtol=1e-12)
 
 
+def test_ctc_loss_minus_inf_log_probs_like_torch() -> None:
+    x = np.log(np.random.default_rng(0).dirichlet(np.ones(4), (5, 2)))
+    x[:, 0, 1] = -np.inf  # the first target's first label can never be emitted
+    for zero_infinity in (False, True):
+        values = [lib.nn.functional.ctc_loss(lib.tensor(x), lib.tensor([[1, 2], [2, 1]]), (5, 5),
+                                             (2, 2), reduction="none",
+                                             zero_infinity=zero_infinity).numpy()
+                  for lib in (torch, chainrule)]
+        np.testing.assert_allclose(values[1], values[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("input_lengths, target_lengths, message", [
+    ((5, 6), (2, 2), "Expected input_lengths to have value at most 5, but got value 6"),
+    ((5,), (2, 2), "input_lengths must be of size batch_size"),
+    ((5, 5), (4, 2), "Expected tensor to have size at least 4 at dimension 1, but got size 3"),
+    ((5, 5), (-1, 2), "Expected target_lengths to have value at least 0, but got value -1"),
+])
+def test_ctc_loss_errors_like_torch(input_lengths, target_lengths, message) -> None:
+    x = np.log(np.random.default_rng(0).dirichlet(np.ones(4), (5, 2)))
+    for lib in (torch, chainrule):
+        with pytest.raises(RuntimeError, match=message):
+            lib.nn.functional.ctc_loss(lib.tensor(x), lib.tensor([[1, 2, 3], [2, 2, 1]]),
+                                       input_lengths, target_lengths)
+
+
 # ---- dropout -----------------------------------------------------------------------------------
 
 
