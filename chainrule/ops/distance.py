@@ -3,8 +3,6 @@ pairwise_distance, cdist."""
 
 from __future__ import annotations
 
-import math
-
 from .._backend import xp
 from ..tensor import Tensor
 from .elementwise import _KERNEL_NAMES
@@ -12,20 +10,9 @@ from .reduction import vector_norm as _linalg_vector_norm
 
 
 def vector_norm(t: Tensor, p: float, dim, keepdim: bool = False) -> Tensor:
-    """The p-norm along dim, in differentiable ops."""
-    if p == 2:
-        return (t * t).sum(dim, keepdim=keepdim).sqrt()
-    if p == 1:
-        return t.abs().sum(dim, keepdim=keepdim)
-    if p == 0:
-        return (t != 0).to(t.dtype).sum(dim, keepdim=keepdim)
-    if math.isinf(p):
-        reduce = getattr(t.abs(), "amax" if p > 0 else "amin", None)
-        if reduce is None:
-            raise NotImplementedError("the infinity norm needs amax/amin, which this build of "
-                                      "chainrule lacks; use p=1 or p=2")
-        return reduce(dim, keepdim=keepdim)
-    return (t.abs() ** p).sum(dim, keepdim=keepdim) ** (1.0 / p)
+    """The p-norm along dim (linalg.vector_norm's record: gradient 0 at a zero vector, where a
+    composite such as sqrt(sum(t * t)) gives nan)."""
+    return _linalg_vector_norm(t, p, dim, keepdim)
 
 
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8) -> Tensor:

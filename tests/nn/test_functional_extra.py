@@ -353,6 +353,29 @@ def test_errors_like_torch(call):
     assert str(got.value).split("\n")[0].startswith(str(want.value).split("\n")[0])
 
 
+@pytest.mark.parametrize("fn", [
+    lambda m, x, y: m.nn.functional.normalize(x, dim=-1),
+    lambda m, x, y: m.nn.functional.cosine_similarity(x, y, dim=-1),
+    lambda m, x, y: m.nn.functional.normalize(x, p=1.0, dim=0),
+], ids=["normalize", "cosine_similarity", "normalize_p1"])
+def test_zero_vectors_have_torchs_finite_gradient(fn):
+    # Found by tests/test_random_programs.py: the norm was sqrt(sum(x * x)), whose gradient at a
+    # zero row is inf * 0 = nan where PyTorch's is finite (1 / eps through the clamp).
+    x = np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 0.5]])
+    y = np.array([[0.5, 1.0, -1.0], [0.0, 0.0, 0.0]])
+    w = np.array([[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]])
+    grads = []
+    for m, make in ((chainrule, ours), (torch, theirs)):
+        a, b = make(x, True), make(y, True)
+        out = fn(m, a, b)
+        weight = make(w[: out.shape[0]] if out.ndim == 2 else w[0, : out.shape[0]])
+        grads.append(m.autograd.grad((out * weight).sum(), (a, b), allow_unused=True))
+    for got, want in zip(*grads):
+        assert (got is None) == (want is None)
+        if want is not None:
+            close(got, want, rtol=1e-10, atol=0)
+
+
 def test_conv_and_pool_accept_unbatched_inputs_and_tuple_arguments():
     rng = np.random.default_rng(10)
     x, w = rng.standard_normal((3, 7, 6)), rng.standard_normal((4, 3, 2, 3))
