@@ -11,13 +11,26 @@ so it differentiates again.
 
 from __future__ import annotations
 
+import math
+
 from .._backend import xp
-from .._batching import pad_leading
+from .._batching import pad_leading, physical
 from .._dispatch import apply
 from ..tensor import Tensor
 from ._registry import defop
-from .linalg import _check_matrix, _type_name, _warn_once, _write_out, cholesky, inv, solve
+from .linalg import (
+    LinAlgError,
+    _check_matrix,
+    _eye,
+    _type_name,
+    _warn_once,
+    _write_out,
+    cholesky,
+    inv,
+    solve,
+)
 from .reduction import result
+from .shape import cat as _cat
 
 # ---- triangular solves --------------------------------------------------------------------------
 
@@ -192,17 +205,291 @@ def torch_cholesky(input, upper: bool = False, *, out=None) -> Tensor:
     return value if out is None else _write_out("cholesky", out, value, input)
 
 
+# ---- LU -----------------------------------------------------------------------------------------
+
+
+def _lu_factor(A):
+    """(LU, pivots, info) as LAPACK's getrf: partial pivoting by the first largest magnitude,
+    1-based int32 pivots, info = the first zero pivot (1-based) or 0."""
+    *batch, m, n = A.shape
+    k = min(m, n)
+    LU = A.reshape(-1, m, n).copy()
+    pivots = xp.zeros((LU.shape[0], k), dtype=xp.int32)
+    info = xp.zeros(LU.shape[0], dtype=xp.int32)
+    rows = xp.arange(LU.shape[0])
+    for j in range(k):
+        p = j + xp.argmax(xp.abs(LU[:, j:, j]), axis=-1)
+        pivots[:, j] = p + 1
+        top = LU[rows, j].copy()
+        LU[rows, j] = LU[rows, p]
+        LU[rows, p] = top
+        pivot = LU[:, j, j]
+        zero = pivot == 0
+        info[(info == 0) & zero] = j + 1
+        LU[:, j + 1 :, j] /= xp.where(zero, 1, pivot)[:, None]
+        LU[:, j + 1 :, j + 1 :] -= LU[:, j + 1 :, j : j + 1] * LU[:, j : j + 1, j + 1 :]
+    return (LU.reshape(A.shape), pivots.reshape(*batch, k), info.reshape(batch))
+
+
+def _permutation(pivots, m: int):
+    """perm with row i of P^T A = row perm[i] of A, from LAPACK's row swaps (batched)."""
+    *batch, k = pivots.shape
+    flat = xp.broadcast_to(xp.arange(m), (math.prod(batch), m)).copy()
+    piv = pivots.reshape(-1, k) - 1
+    rows = xp.arange(flat.shape[0])
+    for j in range(k):
+        p = piv[:, j]
+        top = flat[rows, j].copy()
+        flat[rows, j] = flat[rows, p]
+        flat[rows, p] = top
+    return flat.reshape(*batch, m)
+
+
+def _lu_permutation(pivots, m, dtype):
+    # P[r, c] = 1 where perm[c] = r
+    perm = _permutation(pivots, m)
+    return (perm[..., :, None] == xp.arange(m)).swapaxes(-1, -2).astype(dtype)
+
+
+LU_PIVOTS_TO_PERMUTATION = defop(
+    "lu_pivots_to_permutation",
+    lambda pivots, m, dtype: _lu_permutation(pivots, m, dtype),
+    ("pivots",),
+    (None,),
+    differentiable=False,
+    batch=lambda op, args, flags, size, params: apply(op, args[0], **params),
+)
+
+
+def _unpack(LU, pivots=None):
+    """(P, L, U) of a packed LU factorization (P only when pivots are given)."""
+    m, n = LU.shape[-2:]
+    k = min(m, n)
+    dtype = LU._data.dtype
+    L = LU[..., :, :k].tril(-1) + _eye(m, k, dtype=dtype)
+    U = LU[..., :k, :].triu()
+    if pivots is None:
+        return None, L, U
+    P = apply(LU_PIVOTS_TO_PERMUTATION, pivots, m=m, dtype=dtype)
+    return P, L, U
+
+
+def _lu_rule(grads, out):
+    # A = P L U. Square: gA = P L^{-T} (tril(L^T gL, -1) + triu(gU U^T)) U^{-T}; a wide A's
+    # extra columns U2 = L^{-1} P^T A2 add -gU2 U2^T inside and P L^{-T} gU2 to gA2; a tall A's
+    # extra rows L2 = (P^T A)_2 U^{-1} add -L2^T gL2 inside and P gL2 U^{-T} to gA_2.
+    g = grads[0]
+    LU, pivots = out[0], out[1]
+    m, n = LU.shape[-2:]
+    k = min(m, n)
+    P, L, U = _unpack(LU, pivots)
+    gL, gU = g[..., :, :k].tril(-1), g[..., :k, :].triu()
+    inner = (L.mT @ gL).tril(-1) + (gU @ U.mT).triu()
+    if m < n:
+        U1, U2, gU2 = U[..., :, :m], U[..., :, m:], gU[..., :, m:]
+        inner = inner - gU2 @ U2.mT
+        gA1 = _tri_solve_right(_tri_solve(L.mT, inner, True, True), U1.mT, False)
+        return P @ _cat_last(gA1, _tri_solve(L.mT, gU2, True, True))
+    if m > n:
+        L1, L2, gL2 = L[..., :n, :], L[..., n:, :], gL[..., n:, :]
+        inner = inner - L2.mT @ gL2
+        top = _tri_solve_right(_tri_solve(L1.mT, inner, True, True), U.mT, False)
+        return P @ _cat_rows(top, _tri_solve_right(gL2, U.mT, False))
+    return P @ _tri_solve_right(_tri_solve(L.mT, inner, True, True), U.mT, False)
+
+
+def _lu_jvp(t_A, out):
+    # P^T dA = dL U + L dU: with X = L^{-1} (P^T dA) U^{-1}, dL = L tril(X, -1), dU = triu(X) U
+    # (the extra blocks of a rectangular A follow from the same identity).
+    LU, pivots = out[0], out[1]
+    m, n = LU.shape[-2:]
+    P, L, U = _unpack(LU, pivots)
+    dA = P.mT @ t_A
+    if m < n:
+        U1, U2 = U[..., :, :m], U[..., :, m:]
+        X = _tri_solve_right(_tri_solve(L, dA[..., :, :m], False, True), U1, True)
+        dL = L @ X.tril(-1)
+        dU1 = X.triu() @ U1
+        dU2 = _tri_solve(L, dA[..., :, m:] - dL @ U2, False, True)
+        return _cat_last(dL + dU1, dU2), None, None
+    if m > n:
+        L1, L2 = L[..., :n, :], L[..., n:, :]
+        X = _tri_solve_right(_tri_solve(L1, dA[..., :n, :], False, True), U, True)
+        dL1 = L1 @ X.tril(-1)
+        dU = X.triu() @ U
+        dL2 = _tri_solve_right(dA[..., n:, :] - L2 @ dU, U, True)
+        return _cat_rows(dL1 + dU, dL2), None, None
+    X = _tri_solve_right(_tri_solve(L, dA, False, True), U, True)
+    return L @ X.tril(-1) + X.triu() @ U, None, None
+
+
+def _cat_last(a, b):
+    return _cat((a, b), -1)
+
+
+def _cat_rows(a, b):
+    return _cat((a, b), -2)
+
+
+LINALG_LU_FACTOR_EX = defop(
+    "linalg_lu_factor_ex",
+    _lu_factor,
+    ("A",),
+    (_lu_rule,),
+    n_outputs=3,
+    jvp=_lu_jvp,
+    batch=lambda op, args, flags, size, params: apply(op, args[0], **params),
+)
+
+
+def _check_lu_input(A, name: str) -> None:
+    if A._data.ndim < 2:
+        raise RuntimeError(f"torch.lu_factor: Expected tensor with 2 or more dimensions. Got "
+                           f"size: {list(A._data.shape)} instead")
+    _check_float("lu_cpu", A)
+
+
+def _lu_factor_ex(A, pivot: bool, name: str) -> tuple:
+    _check_lu_input(A, name)
+    if not pivot:
+        raise RuntimeError(f"{name}: LU without pivoting is not implemented on the CPU")
+    return apply(LINALG_LU_FACTOR_EX, A)
+
+
+def _batch_message(info, text: str) -> str:
+    """PyTorch's prefix naming the first failing batch element (none for a single matrix)."""
+    return text if info.ndim == 0 else f"(Batch element {int(xp.flatnonzero(info)[0])}): {text}"
+
+
+def _first_failure(info):
+    """The first nonzero info value (PyTorch reports the first failing batch element)."""
+    bad = xp.flatnonzero(info)
+    return int(info.reshape(-1)[bad[0]]) if bad.size else 0
+
+
+def lu_factor_ex(A, *, pivot: bool = True, check_errors: bool = False, out=None) -> tuple:
+    """(LU, pivots, info): the packed LU factorization with partial pivoting (batched)."""
+    LU, pivots, info = _lu_factor_ex(A, pivot, "linalg.lu_factor_ex")
+    if check_errors and _first_failure(physical(info)):
+        i = _first_failure(physical(info))
+        raise LinAlgError(_batch_message(physical(info), f"linalg.lu_factor_ex: U[{i},{i}] is "
+                                         "zero and using it on lu_solve would result in a "
+                                         "division by zero. If you still want to perform the "
+                                         "factorization, consider calling linalg.lu(A, pivot) "
+                                         "or linalg.lu_factor_ex(A, pivot)"))
+    value = result("linalg_lu_factor_ex", "LU pivots info", (LU, pivots, info))
+    return value if out is None else _write_out("linalg_lu_factor_ex", out, value, A)
+
+
+def lu_factor(A, *, pivot: bool = True, out=None) -> tuple:
+    """(LU, pivots): the packed LU factorization with partial pivoting (batched)."""
+    LU, pivots, info = _lu_factor_ex(A, pivot, "linalg.lu_factor")
+    i = _first_failure(physical(info))
+    if i:
+        raise RuntimeError(_batch_message(
+            physical(info), f"torch.linalg.lu_factor: U[{i},{i}] is zero and using it on "
+            "lu_solve would result in a division by zero. If you still want to perform the "
+            "factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, "
+            "pivot)"))
+    value = result("linalg_lu_factor", "LU pivots", (LU, pivots))
+    return value if out is None else _write_out("linalg_lu_factor", out, value, A)
+
+
+def lu(A, *, pivot: bool = True, out=None) -> tuple:
+    """(P, L, U) with A = P L U, L unit lower triangular, U upper triangular (batched)."""
+    LU, pivots, _ = _lu_factor_ex(A, pivot, "linalg.lu")
+    value = result("linalg_lu", "P L U", _unpack(LU, pivots))
+    return value if out is None else _write_out("linalg_lu", out, value, A)
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data: bool = True, unpack_pivots: bool = True, *,
+              out=None) -> tuple:
+    """(P, L, U) from a packed LU factorization and its pivots."""
+    if LU_data._data.ndim < 2:
+        raise RuntimeError(f"torch.lu_unpack: Expected tensor with 2 or more dimensions. Got "
+                           f"size: {list(LU_data._data.shape)} instead")
+    if LU_pivots._data.dtype != xp.int32:
+        raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor "
+                           "of torch.int32 dtype. Note: this function is intended to be used "
+                           "with the output produced by torch.linalg.lu_factor")
+    P, L, U = _unpack(LU_data, LU_pivots if unpack_pivots else None)
+    empty = LU_data.new_zeros((0,))
+    value = (P if unpack_pivots else empty, L if unpack_data else empty,
+             U if unpack_data else empty)
+    value = result("lu_unpack", "P L U", value)
+    return value if out is None else _write_out("lu_unpack", out, value, LU_data, LU_pivots)
+
+
+def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False, out=None) -> Tensor:
+    """The solution X of A X = B (X A = B with left=False; A^T with adjoint) from A's LU
+    factorization (batched)."""
+    name = "linalg.lu_solve"
+    _check_matrix(LU, name)
+    if B._data.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor B must have at least 2 dimensions.")
+    n = LU._data.shape[-1]
+    rows, cols = B._data.shape[-2:]
+    if (rows if left else cols) != n:
+        raise RuntimeError(f"{name}: Incompatible shapes of A and B for the equation "
+                           f"{'AX' if left else 'XA'} = B ({n}x{n} and {rows}x{cols})")
+    if LU._data.dtype != B._data.dtype:
+        raise RuntimeError(f"{name}: Expected LU and B to have the same dtype, but found LU of "
+                           f"type {_type_name(LU)} and B of type {_type_name(B)} instead")
+    _batch_shape(LU, B)
+    P, L, U = _unpack(LU, pivots)
+    if not left:  # X A = B is A^T X^T = B^T
+        B = B.mT
+        adjoint = not adjoint
+    if adjoint:  # A^T X = B: X = P L^{-T} U^{-T} B
+        X = P @ _tri_solve(L.mT, _tri_solve(U.mT, B, False), True, True)
+    else:  # X = U^{-1} L^{-1} P^T B
+        X = _tri_solve(U, _tri_solve(L, P.mT @ B, False, True), True)
+    value = X if left else X.mT
+    return value if out is None else _write_out("linalg_lu_solve", out, value, LU, pivots, B)
+
+
+def torch_lu(A, pivot: bool = True, get_infos: bool = False, out=None) -> tuple:
+    """(LU, pivots[, infos]) (deprecated: linalg.lu_factor / linalg.lu_factor_ex)."""
+    _warn_once("torch.lu is deprecated in favor of torch.linalg.lu_factor / "
+               "torch.linalg.lu_factor_ex and will be removed in a future PyTorch release.\nLU, "
+               "pivots = torch.lu(A, compute_pivots)\nshould be replaced with\nLU, pivots = "
+               "torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = torch.lu(A, "
+               "compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = "
+               "torch.linalg.lu_factor_ex(A, compute_pivots)")
+    LU, pivots, info = _lu_factor_ex(A, pivot, "torch.lu")
+    value = result("_lu_with_info", "LU pivots info", (LU, pivots, info)) if get_infos else (
+        LU, pivots)
+    return value if out is None else _write_out("lu", out, value, A)
+
+
+def torch_lu_solve(b, LU_data, LU_pivots, *, out=None) -> Tensor:
+    """The solution of A X = b from A's LU factorization (deprecated: linalg.lu_solve)."""
+    _warn_once("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed "
+               "in a future PyTorch release.\nNote that torch.linalg.lu_solve has its arguments "
+               "reversed.\nX = torch.lu_solve(B, LU, pivots)\nshould be replaced with\nX = "
+               "torch.linalg.lu_solve(LU, pivots, B)")
+    value = lu_solve(LU_data, LU_pivots, b)
+    return value if out is None else _write_out("lu_solve", out, value, b, LU_data, LU_pivots)
+
+
 # ---- public tables ------------------------------------------------------------------------------
 
 FUNCTIONS = {
+    "lu": torch_lu,
+    "lu_solve": torch_lu_solve,
+    "lu_unpack": lu_unpack,
     "triangular_solve": triangular_solve,
     "cholesky_solve": cholesky_solve,
     "cholesky_inverse": cholesky_inverse,
     "cholesky": torch_cholesky,
 }
-METHODS = dict(FUNCTIONS)
+METHODS = {name: f for name, f in FUNCTIONS.items() if name != "lu_unpack"}
 
 # torch.linalg (re-exported by chainrule.linalg)
 LINALG = {
     "solve_triangular": solve_triangular,
+    "lu_factor_ex": lu_factor_ex,
+    "lu_factor": lu_factor,
+    "lu": lu,
+    "lu_solve": lu_solve,
 }

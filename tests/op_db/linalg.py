@@ -4,6 +4,8 @@ their outputs on well-conditioned inputs with distinct eigenvalues / singular va
 
 from __future__ import annotations
 
+import numpy as np
+
 import chainrule.linalg  # noqa: F401  (until chainrule/__init__.py imports it)
 
 from ._spec import Const, Domain, OpRow, S, method, op
@@ -926,6 +928,98 @@ SOLVERS = [
 ]
 
 
+def _pivoted(m, x):
+    """x (small) plus a scaled cyclic permutation in its leading square: LU must swap rows, and
+    the pivots stay put under small perturbations."""
+    rows, cols = x.shape[-2:]
+    k = min(rows, cols)
+    c = np.zeros((rows, cols))
+    for i in range(k):
+        c[i, (i + 1) % k] = 2.0 + i
+    return 0.3 * x + m.tensor(c, dtype=x.dtype)
+
+
+LU_SHAPES = (S((3, 3)), S((2, 3, 3)), S((3, 4)), S((4, 3)), S((1, 1)))
+LU_RECORDS = ("linalg_lu_factor_ex", "lu_pivots_to_permutation")
+LU_ROWS = [
+    _lin(
+        "lu_factor",
+        lambda m, x: m.linalg.lu_factor(_pivoted(m, x)),
+        LU_SHAPES,
+        records=("linalg_lu_factor_ex",),
+    ),
+    _lin(
+        "lu_factor_ex",
+        lambda m, x: m.linalg.lu_factor_ex(_pivoted(m, x)),
+        (S((3, 3)), S((2, 4, 3))),
+        records=("linalg_lu_factor_ex",),
+    ),
+    _lin(
+        "lu_factor_ex",
+        lambda m, x: m.linalg.lu_factor_ex(x * m.tensor([[1.0], [2.0], [0.0]], dtype=x.dtype)),
+        (S((3, 3)),),
+        "singular",
+        orders=(),
+    ),
+    _lin("lu", lambda m, x: m.linalg.lu(_pivoted(m, x)), LU_SHAPES, records=LU_RECORDS,
+         grad_fn=False),
+    _lin("lu", lambda m, x: m.linalg.lu(_wellcond(m, x)), (S((4, 4)),), "no swaps",
+         records=LU_RECORDS, grad_fn=False),
+    op(
+        "lu_unpack",
+        (S((3, 3), Const([2, 3, 3], "int32")), S((2, 4, 3), Const([[4, 2, 3], [1, 2, 3]], "int32")),
+         S((2, 3), Const([2, 2], "int32"))),
+        records=LU_RECORDS[1:],
+        grad_fn=False,
+    ),
+    _row(
+        "lu_unpack",
+        lambda m, x: m.lu_unpack(*m.linalg.lu_factor(_pivoted(m, x)), unpack_pivots=False),
+        (S((3, 4)),),
+        "unpack_pivots=False",
+        records=LU_RECORDS[:1],
+        grad_fn=False,
+    ),
+    _lin(
+        "lu_solve",
+        lambda m, x, b: m.linalg.lu_solve(*m.linalg.lu_factor(_pivoted(m, x)), b),
+        (S((3, 3), (3, 2)), S((2, 3, 3), (3, 1)), S((3, 3), (2, 3, 2))),
+        records=LU_RECORDS,
+        grad_fn=False,
+    ),
+    *[
+        _lin(
+            "lu_solve",
+            lambda m, x, b, left=left, adjoint=adjoint: m.linalg.lu_solve(
+                *m.linalg.lu_factor(_pivoted(m, x)), b, left=left, adjoint=adjoint),
+            (S((3, 3), (3, 3)), S((2, 3, 3), (2, 3, 3))),
+            f"left={left},adjoint={adjoint}",
+            records=LU_RECORDS,
+            grad_fn=False,
+        )
+        for left, adjoint in ((True, True), (False, False), (False, True))
+    ],
+    _row("lu", lambda m, x: m.lu(_pivoted(m, x), get_infos=True), (S((3, 3)), S((2, 4, 3))),
+         records=("linalg_lu_factor_ex",)),
+    OpRow("Tensor.lu", lambda m, x: _pivoted(m, x).lu(), (S((2, 2)),),
+          records=("linalg_lu_factor_ex",)),
+    _row(
+        "lu_solve",
+        lambda m, b, x: m.lu_solve(b, *m.linalg.lu_factor(_pivoted(m, x))),
+        (S((3, 2), (3, 3)),),
+        records=LU_RECORDS,
+        grad_fn=False,
+    ),
+    OpRow(
+        "Tensor.lu_solve",
+        lambda m, b, x: b.lu_solve(*_pivoted(m, x).lu()),
+        (S((2, 1), (2, 2)),),
+        records=LU_RECORDS,
+        grad_fn=False,
+    ),
+]
+
+
 def _factor(m, x):
     """A lower-triangular factor with a diagonal well away from zero."""
     n = x.shape[-1]
@@ -966,4 +1060,5 @@ ROWS = [
     *DIAGONALS,
     *LINALG,
     *SOLVERS,
+    *LU_ROWS,
 ]
