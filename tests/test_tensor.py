@@ -511,6 +511,20 @@ def test_view_made_before_an_inplace_change_of_its_base_has_the_new_history(name
     like_torch(*run(scenario))
 
 
+@pytest.mark.parametrize("key", ["[:, [0, 2]]", "[:, :, [1, 1, 0]]", "[[1, 0]]", "[..., [2]]"])
+def test_advanced_indexing_result_is_contiguous(key, like_torch):
+    # Found by tests/test_random_programs.py: NumPy lays x[:, idx] out with the indexed dim
+    # outermost, so view(-1) raised and a later in-place write did not reach a flatten() of it.
+    def scenario(m):
+        x = m.arange(24.0, dtype=m.float64).reshape(2, 4, 3)
+        y = eval("x" + key, {"x": x})
+        flat = y.flatten()
+        y.add_(1)
+        return y.is_contiguous(), y.view(-1), flat
+
+    like_torch(*run(scenario))
+
+
 def test_write_through_a_view_with_a_broadcast_gradient(like_torch):
     # Found by tests/test_random_programs.py: the gradient reaching the write, broadcast along
     # dim 0 by sum(0), was copied in Fortran order, where view(-1) is no view: RuntimeError.

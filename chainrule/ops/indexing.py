@@ -189,7 +189,9 @@ SLICE_UNSQUEEZE = _variant(SLICE, "UnsqueezeBackward0")
 
 
 def _index(input, index):
-    return input[_plain(index)]
+    out = input[_plain(index)]
+    # NumPy lays x[:, idx] out with the indexed dim outermost; PyTorch's result is contiguous.
+    return out if out.flags.c_contiguous else out.copy(order="C")
 
 
 def _index_batch(op, args, flags, size, params):
