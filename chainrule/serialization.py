@@ -17,6 +17,7 @@ safetensors cannot hold, are stored as float64 with a last dim of 2 (real, imagi
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import math
 import os
@@ -215,16 +216,69 @@ def _unique_keys(pairs: list) -> dict:
     return obj
 
 
-def _header(data: bytes, name: str) -> dict:
-    """The file's JSON header, checked to be a safetensors header before anything is read by
-    what it claims (sizes, offsets and shapes are then checked by the safetensors reader)."""
-    if len(data) < 8:
-        raise _corrupt(name, f"it has {len(data)} bytes, fewer than the 8-byte header size")
-    size = int.from_bytes(data[:8], "little")
-    if 8 + size > len(data):
-        raise _corrupt(name, f"the header claims {size} bytes but the file has {len(data)}")
+_MAX_HEADER = 100_000_000  # safetensors' own limit on the header's size
+_CHUNK = 1 << 20
+
+
+def _remaining(file) -> int | None:
+    """Bytes from the file's position to its end, when it is a regular file or a buffer."""
     try:
-        header = json.loads(data[8:8 + size], object_pairs_hook=_unique_keys)
+        if hasattr(file, "fileno") and not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            return None  # a pipe or a device: no size to trust (/dev/zero never ends)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass
+    try:
+        here = file.tell()
+        end = file.seek(0, os.SEEK_END)
+        file.seek(here)
+        return end - here
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _read_at_most(file, n: int) -> bytes:
+    """Up to ``n`` bytes, read in chunks: never a buffer of ``n`` bytes before they exist."""
+    chunks = []
+    while n > 0:
+        chunk = file.read(min(n, _CHUNK))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def _read(file, name: str) -> tuple[bytes, dict]:
+    """The file's bytes and its checked header; what the header claims is checked against the
+    file's size before it is read, and nothing is read past what the header describes."""
+    total = _remaining(file)
+    head = _read_at_most(file, 8)
+    if len(head) < 8:
+        raise _corrupt(name, f"it has {len(head)} bytes, fewer than the 8-byte header size")
+    size = int.from_bytes(head, "little")
+    have = total if total is not None else 8 + _MAX_HEADER
+    if 8 + size > have:
+        raise _corrupt(name, f"the header claims {size} bytes but the file has {total}"
+                       if total is not None else
+                       f"the header claims {size} bytes, more than safetensors' limit")
+    text = _read_at_most(file, size)
+    if len(text) < size:
+        raise _corrupt(name, f"the header claims {size} bytes but the file has {8 + len(text)}")
+    header = _header(text, name)
+    need = max((info["data_offsets"][1] for key, info in header.items()
+                if key != "__metadata__"), default=0)
+    if total is not None and total - 8 - size != need:
+        raise _corrupt(name, f"its tensors take {need} bytes after the header, but the file has "
+                             f"{total - 8 - size}")
+    body = _read_at_most(file, need + 1)  # one more: safetensors says what extra bytes mean
+    return head + text + body, header
+
+
+def _header(text: bytes, name: str) -> dict:
+    """The JSON header, checked to describe tensors (their sizes, offsets and shapes are then
+    checked by the safetensors reader)."""
+    try:
+        header = json.loads(text, object_pairs_hook=_unique_keys)
     except _RepeatedKey as e:
         raise _corrupt(name, f"in the header, {e}") from None
     except (ValueError, RecursionError) as e:
@@ -237,9 +291,13 @@ def _header(data: bytes, name: str) -> dict:
         if not isinstance(info, dict) or not {"dtype", "shape", "data_offsets"} <= set(info):
             raise _corrupt(name, f"tensor '{key}' is described by {json.dumps(info)[:80]}, not "
                                  "an object of dtype, shape and data_offsets")
-        code = info["dtype"]
+        code, offsets = info["dtype"], info["data_offsets"]
         if not isinstance(code, str):
             raise _corrupt(name, f"tensor '{key}' has dtype {json.dumps(code)[:80]}")
+        if not (isinstance(offsets, list) and len(offsets) == 2
+                and all(type(o) is int and 0 <= o for o in offsets) and offsets[0] <= offsets[1]):
+            raise _corrupt(name, f"tensor '{key}' has data_offsets {json.dumps(offsets)[:80]}, "
+                                 "not [begin, end] byte positions")
         if code not in _READABLE:
             raise TypeError(f"chainrule.load: tensor '{key}' in '{name}' has dtype {code}, "
                             "which chainrule does not support")
@@ -258,12 +316,11 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     st = _safetensors_numpy()
     if hasattr(f, "read"):
         name = str(getattr(f, "name", "<file object>"))
-        data = f.read()
+        data, header = _read(f, name)
     else:
         name = os.fspath(f)
         with open(name, "rb") as file:
-            data = file.read()
-    header = _header(data, name)
+            data, header = _read(file, name)
     try:
         arrays = st.load(data)
     except Exception as e:  # safetensors raises its own error type for bad offsets and sizes

@@ -153,6 +153,71 @@ def test_file_objects_are_named_too(name):
         load(io.BytesIO(data))
 
 
+class Endless(io.RawIOBase):
+    """A stream that never ends (a pipe or a device such as /dev/zero): it has no size."""
+
+    def __init__(self, byte: bytes) -> None:
+        self.byte = byte
+        self.given = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        buffer[:] = self.byte * len(buffer)
+        self.given += len(buffer)
+        return len(buffer)
+
+
+@pytest.mark.parametrize("byte, fragment", [(b"\0", "the header is not JSON"),
+                                            (b"\xff", "more than safetensors' limit")])
+def test_an_endless_stream_is_refused_after_reading_its_header_only(byte, fragment):
+    stream = Endless(byte)
+    tracemalloc.start()
+    try:
+        with pytest.raises(RuntimeError, match=fragment):
+            load(stream)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert stream.given <= 8 + serialization._CHUNK
+    assert peak < 4 * MB
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_a_device_is_refused_naming_it():
+    with pytest.raises(RuntimeError, match="'/dev/zero' is not a valid safetensors file.*JSON"):
+        load("/dev/zero")
+
+
+class Counting(io.BytesIO):
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.taken = 0
+
+    def read(self, n=-1):
+        out = super().read(n)
+        self.taken += len(out)
+        return out
+
+
+@pytest.mark.parametrize("name", ["header_size_2_60", "random_bytes", "offsets_beyond_the_file",
+                                  "bytes_after_the_last_tensor"])
+def test_what_the_header_claims_is_checked_before_the_data_is_read(name):
+    data = HOSTILE[name][0]
+    stream = Counting(data + b"\0" * 4096)  # data that a reader trusting the header would take
+    with pytest.raises(RuntimeError, match=CORRUPT):
+        load(stream)
+    size = int.from_bytes(data[:8], "little")
+    assert stream.taken <= 8 + (size if 8 + size <= len(data) else 0)
+
+
+def test_a_file_object_is_read_from_its_position(tmp_path):
+    stream = io.BytesIO(b"preamble" + valid_file())
+    stream.seek(8)
+    assert load(stream)["step"] == 3
+
+
 def test_the_checks_leave_valid_files_alone(tmp_path):
     path = tmp_path / "ok.safetensors"
     path.write_bytes(valid_file())
