@@ -240,22 +240,26 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
     rows = embedding(input, weight, None, max_norm, norm_type, scale_grad_by_freq)
     bag, keep, bags = _bags(input._data, offsets, include_last_offset, padding_idx)
     dtype = rows._data.dtype
-    members = (bag == xp.arange(bags)[:, None]) & keep  # (bags, n)
-    counts = members.sum(1)
+    counts = xp.bincount(bag[keep], minlength=bags)
     if mode == "max":
+        # Each bag's kept positions, padded to the longest bag (bags are contiguous runs).
         longest = max(int(counts.max()) if bags else 0, 1)
-        where_ = xp.argsort(~members, axis=1, kind="stable")[:, :longest]
+        kept = xp.nonzero(keep)[0]
+        first = xp.cumsum(counts) - counts
         valid = xp.arange(longest) < counts[:, None]
-        picked = rows[const(where_)]
+        slots = xp.minimum(first[:, None] + xp.arange(longest), max(kept.size - 1, 0))
+        picked = rows[const(kept[slots] if kept.size else xp.zeros_like(slots))]
         fill = const(xp.array(-xp.inf, dtype=dtype))
         best = picked.where(const(valid[..., None]), fill).amax(1)
         return best.where(const(counts[:, None] > 0), const(xp.zeros((), dtype=dtype)))
+    scale = keep.astype(dtype)
+    if mode == "mean":
+        scale = (scale / xp.maximum(counts, 1)[bag]).astype(dtype)
+    rows = rows * const(scale[:, None])
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.unsqueeze(1)
-    matrix = members.astype(dtype)
-    if mode == "mean":
-        matrix = (matrix / xp.maximum(counts, 1)[:, None]).astype(dtype)
-    return const(matrix) @ rows
+    empty = const(xp.zeros((bags, weight.shape[1]), dtype=dtype))
+    return empty.index_add(0, const(bag), rows)
 
 
 def one_hot(tensor, num_classes: int = -1) -> Tensor:
