@@ -143,18 +143,23 @@ def _write(file, data: bytes) -> None:
     file.write(data)
 
 
-def _atomic_write(path: str, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path``, fsync it and rename it over ``path``:
-    a crash leaves either the old file or the new one, never half of one. As opening ``path``
-    for writing would, it writes through a symlink and keeps an existing file's permissions."""
-    path = os.path.realpath(path)
+def _atomic_write(given: str, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside the file ``given`` names, fsync it and rename it
+    over the file: a crash leaves either the old file or the new one, never half of one. As
+    opening the file for writing would, it writes through a symlink and keeps the permissions."""
+    path = os.path.realpath(given)
     directory = os.path.dirname(path)
+    if not os.path.isdir(directory):  # PyTorch's check and words
+        raise RuntimeError(f"Parent directory {os.path.dirname(os.path.abspath(given))} does "
+                           "not exist.")
+    if os.path.isdir(path):
+        raise RuntimeError(f"chainrule.save: cannot write to '{given}': it is a directory")
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
-        with contextlib.suppress(FileNotFoundError):
-            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
         with os.fdopen(fd, "wb") as f:
+            with contextlib.suppress(FileNotFoundError):
+                os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
             _write(f, data)
             f.flush()
             os.fsync(f.fileno())

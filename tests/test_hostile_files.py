@@ -290,3 +290,18 @@ def test_save_writes_through_a_symlink_and_keeps_permissions(tmp_path):
     assert load(target)["w"].tolist() == [1.0, 1.0]
     assert os.stat(target).st_mode & 0o777 == 0o600
     assert sorted(os.listdir(tmp_path)) == ["link.safetensors", "real.safetensors"]
+
+
+def test_save_where_it_cannot_raises_as_torch(tmp_path):
+    import torch
+
+    missing = tmp_path / "absent" / "ckpt.pt"
+    for lib in (torch, chainrule):
+        with pytest.raises(RuntimeError, match=f"^Parent directory {tmp_path / 'absent'} does "
+                                               "not exist.$"):
+            lib.save({"w": lib.ones(2)}, missing)
+        with pytest.raises(RuntimeError):
+            lib.save({"w": lib.ones(2)}, tmp_path)
+    assert os.listdir(tmp_path) == []
+    # Nothing written beside the directory either (a temporary file for it would go there).
+    assert not [n for n in os.listdir(tmp_path.parent) if n.startswith(f".{tmp_path.name}.")]
