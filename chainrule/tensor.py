@@ -11,6 +11,7 @@ from collections.abc import Callable
 from . import _printing
 from ._backend import as_dtype, device, from_np, get_default_dtype, xp
 from ._shapes import normalize_dim, size_tuple
+from ._validation import check_grad
 
 __all__ = ["Tensor", "Size"]
 
@@ -40,7 +41,7 @@ def type_desc(array) -> str:
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it."""
 
-    __slots__ = ("_data", "_requires_grad", "grad", "grad_fn", "_output_nr", "_vc", "_extra",
+    __slots__ = ("_data", "_requires_grad", "_grad", "grad_fn", "_output_nr", "_vc", "_extra",
                  "__weakref__")
     __array_priority__ = 1000  # NumPy defers binary operators to Tensor
 
@@ -53,7 +54,7 @@ class Tensor:
         """Every slot of a new leaf holding ``array`` (the constructors' common part)."""
         self._data = array
         self._requires_grad = False
-        self.grad = None
+        self._grad = None
         self.grad_fn = None
         self._output_nr = 0
         self._vc = vc
@@ -64,7 +65,7 @@ class Tensor:
         t = _new(Tensor)
         t._data = array
         t._requires_grad = grad_fn is not None
-        t.grad = None
+        t._grad = None
         t.grad_fn = grad_fn
         t._output_nr = output_nr
         t._vc = None
@@ -81,13 +82,25 @@ class Tensor:
 
     @data.setter
     def data(self, value) -> None:
-        array = value._data if isinstance(value, Tensor) else xp.asarray(value)
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        array = value._data
         if array.dtype.kind not in "fc" and self._requires_grad:
             raise RuntimeError(f"data set to a tensor that requires gradients must be floating "
                                f"point or complex dtype, got {from_np(array.dtype)}")
         self._data = array
 
     # ---- autograd state ---------------------------------------------------------------------
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient accumulated by backward (None until then)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        check_grad(self, value)
+        self._grad = value
 
     @property
     def requires_grad(self) -> bool:
@@ -195,6 +208,8 @@ class Tensor:
 
     def detach_(self) -> Tensor:
         """Cut this tensor from the graph in place."""
+        if self._extra and "view" in self._extra:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self.grad_fn = None
         self._output_nr = 0
         self._requires_grad = False
