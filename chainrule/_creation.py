@@ -10,6 +10,8 @@ from ._batched import BatchedTensor, batched
 from ._batched import state as vmap_state
 from ._quiet import quiet
 from ._shapes import size_tuple
+from ._validation import arange_steps, nested_data
+from ._validation import size as check_size
 from .tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
@@ -42,7 +44,13 @@ def _infer(data):
     if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
         data = [d._data if isinstance(d, Tensor) else d for d in data] if not any(
             isinstance(d, (list, tuple)) for d in data) else [_infer(d) for d in data]
-    array = xp.asarray(data)
+    try:
+        array = xp.asarray(data)
+    except ValueError:  # ragged: PyTorch's message, not NumPy's "inhomogeneous shape"
+        nested_data(data)
+        raise
+    if array.dtype.kind in "OUS":
+        nested_data(data)
     if array.dtype.kind == "f":
         return array.astype(get_default_dtype().np, copy=False)
     if array.dtype.kind in "iu":
@@ -70,7 +78,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
     _check_device(device)
     with quiet():  # 1e300 as float32 is inf, as in PyTorch, without NumPy's overflow warning
         if dtype is not None and not isinstance(data, (Tensor, xp.ndarray)):
-            array = xp.array(data, dtype=as_dtype(dtype).np)  # no detour through float32
+            try:
+                array = xp.array(data, dtype=as_dtype(dtype).np)  # no detour through float32
+            except (ValueError, TypeError):
+                nested_data(data)
+                raise
         else:
             array = _infer(data)
             array = array.astype(as_dtype(dtype).np) if dtype is not None else array.copy()
@@ -111,18 +123,20 @@ def _dtype(dtype, default=None):
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros."""
     _check_device(device)
-    return _finish(xp.zeros(size_tuple(size), dtype=_dtype(dtype)), requires_grad)
+    shape = check_size("zeros", size, negative="zeros: Dimension size must be non-negative.")
+    return _finish(xp.zeros(shape, dtype=_dtype(dtype)), requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones."""
     _check_device(device)
-    return _finish(xp.ones(size_tuple(size), dtype=_dtype(dtype)), requires_grad)
+    return _finish(xp.ones(check_size("ones", size), dtype=_dtype(dtype)), requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor (zeros here)."""
-    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    _check_device(device)
+    return _finish(xp.zeros(check_size("empty", size), dtype=_dtype(dtype)), requires_grad)
 
 
 def _fill_dtype(value):
@@ -138,7 +152,11 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     _check_device(device)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    array = xp.full(size_tuple((size,)), fill_value, dtype=_dtype(dtype, _fill_dtype(fill_value)))
+    if not isinstance(fill_value, (int, float, complex, xp.number, xp.bool_)):
+        raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not "
+                        f"{type(fill_value).__name__}")
+    array = xp.full(check_size("full", (size,)), fill_value,
+                    dtype=_dtype(dtype, _fill_dtype(fill_value)))
     return _finish(array, requires_grad)
 
 
@@ -149,8 +167,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
     if end is None:
         start, end = 0, start
     values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
-    if step == 0:
-        raise RuntimeError("arange: step must be nonzero")
+    arange_steps(*values)
     integral = all(isinstance(v, int) for v in values)
     dt = _dtype(dtype, xp.dtype(xp.int64) if integral else get_default_dtype().np)
     if dt.kind == "f":
@@ -166,6 +183,8 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from start to end (inclusive)."""
     _check_device(device)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
     return _finish(xp.linspace(start, end, steps, dtype=_dtype(dtype)), requires_grad)
 
 
@@ -173,6 +192,9 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None,
         requires_grad: bool = False) -> Tensor:
     """A 2-D tensor with ones on the diagonal."""
     _check_device(device)
+    for name, k in (("n", n), ("m", m)):
+        if k is not None and k < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {k}")
     return _finish(xp.eye(n, m, dtype=_dtype(dtype)), requires_grad)
 
 
@@ -276,7 +298,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = F
     _require_float(dt, "check_uniform_bounds")
     rng = _rng(generator)
     return _random(lambda s: rng.random(s, dtype=xp.float64 if dt == xp.float16 else dt),
-                   size_tuple(size), dt, requires_grad)
+                   check_size("rand", size), dt, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -286,7 +308,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = 
     _require_float(dt, "normal_kernel_cpu")
     rng = _rng(generator)
     return _random(lambda s: rng.standard_normal(s, dtype=xp.float64 if dt == xp.float16 else dt),
-                   size_tuple(size), dt, requires_grad)
+                   check_size("randn", size), dt, requires_grad)
 
 
 def randint(*args, size=None, generator=None, dtype=None, device=None,
@@ -302,7 +324,7 @@ def randint(*args, size=None, generator=None, dtype=None, device=None,
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
                            f"to={high}")
     rng = _rng(generator)
-    return _random(lambda s: rng.integers(low, high, s), size_tuple((size,)),
+    return _random(lambda s: rng.integers(low, high, s), check_size("randint", (size,)),
                    _dtype(dtype, xp.dtype(xp.int64)), requires_grad)
 
 

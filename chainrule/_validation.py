@@ -14,7 +14,7 @@ from operator import index
 
 from ._backend import as_dtype, xp
 
-__all__ = ["size", "check_grad", "nested_shape", "same_dtype", "arange_steps", "check_expand",
+__all__ = ["size", "check_grad", "nested_data", "same_dtype", "arange_steps", "check_expand",
            "unit_interval", "dtype_name"]
 
 # PyTorch's C++ names for dtypes in some messages ("long int != float").
@@ -41,7 +41,7 @@ def size(name: str, args: tuple, *, negative: str | None = None) -> tuple[int, .
     """
     packed = len(args) == 1 and isinstance(args[0], (tuple, list))
     if len(args) == 1 and not packed and not _is_int(args[0]) and hasattr(args[0], "__iter__") \
-            and not hasattr(args[0], "shape"):
+            and not hasattr(args[0], "shape") and not isinstance(args[0], str):
         args, packed = (tuple(args[0]),), True  # torch.Size, a generator, ...
     items = tuple(args[0]) if packed else args
     out = []
@@ -51,6 +51,10 @@ def size(name: str, args: tuple, *, negative: str | None = None) -> tuple[int, .
             if len(items) == 1 and not packed:
                 raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, "
                                 f"not {kind}")
+            if not packed:
+                raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
+                                f"{pos + 1} with error \"type must be tuple of ints,but got "
+                                f"{kind}\"")
             raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, but "
                             f"found element of type {kind} at pos {pos}")
         out.append(index(s))
@@ -95,9 +99,24 @@ def check_grad(tensor, grad) -> None:
             "size")
 
 
-def nested_shape(data) -> None:
-    """Refuse ragged nested lists as PyTorch does (before NumPy says "inhomogeneous shape")."""
+def nested_data(data) -> None:
+    """Nested lists NumPy could not make an array of: PyTorch's error for the first ragged
+    sequence or element it cannot take."""
     _walk(data, 0, [])
+    for item in _leaves(data):
+        if isinstance(item, str):
+            raise TypeError("new(): invalid data type 'str'")
+        if not isinstance(item, (int, float, complex, xp.number, xp.bool_)) \
+                and not hasattr(item, "__array__"):
+            raise RuntimeError(f"Could not infer dtype of {type(item).__name__}")
+
+
+def _leaves(data):
+    if isinstance(data, (list, tuple)):
+        for d in data:
+            yield from _leaves(d)
+    else:
+        yield data
 
 
 def _walk(data, dim: int, lengths: list) -> None:

@@ -10,8 +10,9 @@ from collections.abc import Callable
 
 from . import _printing
 from ._backend import as_dtype, device, from_np, get_default_dtype, xp
-from ._shapes import normalize_dim, size_tuple
+from ._shapes import normalize_dim
 from ._validation import check_grad
+from ._validation import size as check_size
 
 __all__ = ["Tensor", "Size"]
 
@@ -419,15 +420,15 @@ class Tensor:
 
     def new_zeros(self, *size, dtype=None) -> Tensor:
         dt = as_dtype(dtype).np if dtype is not None else self._data.dtype
-        return Tensor._wrap(xp.zeros(size_tuple(size), dtype=dt), None, 0)
+        return Tensor._wrap(xp.zeros(check_size("new_zeros", size), dtype=dt), None, 0)
 
     def new_ones(self, *size, dtype=None) -> Tensor:
         dt = as_dtype(dtype).np if dtype is not None else self._data.dtype
-        return Tensor._wrap(xp.ones(size_tuple(size), dtype=dt), None, 0)
+        return Tensor._wrap(xp.ones(check_size("new_ones", size), dtype=dt), None, 0)
 
     def new_full(self, size, fill_value, *, dtype=None) -> Tensor:
         dt = as_dtype(dtype).np if dtype is not None else self._data.dtype
-        return Tensor._wrap(xp.full(tuple(size), fill_value, dtype=dt), None, 0)
+        return Tensor._wrap(xp.full(check_size("new_full", (size,)), fill_value, dtype=dt), None, 0)
 
     def new_tensor(self, data, *, dtype=None, requires_grad: bool = False) -> Tensor:
         """A new tensor from ``data`` with this tensor's dtype by default (bound by
