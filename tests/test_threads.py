@@ -375,3 +375,43 @@ def test_profiles_and_gradient_reports_in_threads_at_once(switch_often):
     for (seen, steps), node in zip(results, ops.values()):
         assert seen == {frozenset({"MulBackward0", node, "SumBackward0"})}
         assert steps == ["SumBackward0", node, "AccumulateGrad"]
+
+
+# Each switch and its query (private in both libraries).
+SWITCHES = {
+    "set_multithreading_enabled": "_is_multithreading_enabled",
+    "enforce_grad_layout_policy": "_is_grad_layout_enforcement_enabled",
+}
+
+
+def _switch_state(m, name: str) -> bool:
+    query = SWITCHES[name]
+    return getattr(m._C if m is torch else m.autograd.grad_mode, query)()
+
+
+@BOTH
+@pytest.mark.parametrize("name", SWITCHES)
+def test_backward_switches_are_per_thread_and_undo_as_torch(m, name):
+    switch = getattr(m.autograd, name)
+    seen = []
+    with switch(False):
+        seen.append(_switch_state(m, name))
+        seen.append(in_thread(lambda: _switch_state(m, name)))
+    seen.append(_switch_state(m, name))
+    switch(False)  # as a function: set until set again
+    seen.append(_switch_state(m, name))
+    switch(True)
+
+    @switch(False)
+    def inside():
+        return _switch_state(m, name)
+
+    seen += [_switch_state(m, name), inside(), _switch_state(m, name)]
+    switch(True)
+    x = m.ones(3, requires_grad=True)
+    with switch(False):
+        (x * 2).sum().backward()
+    seen.append(x.grad.tolist())
+    want = {"set_multithreading_enabled": [False, True, True, False, False, False, False],
+            "enforce_grad_layout_policy": [False, True, True, False, True, False, True]}[name]
+    assert seen == want + [[2.0, 2.0, 2.0]]

@@ -13,11 +13,13 @@ from .anomaly_mode import (
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (
     enable_grad,
+    enforce_grad_layout_policy,
     inference_mode,
     is_grad_enabled,
     is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
+    set_multithreading_enabled,
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
@@ -26,7 +28,7 @@ __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable",
            "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "graph",
            "forward_ad", "functional", "detect_anomaly", "set_detect_anomaly",
            "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "anomaly_mode", "profiler",
-           "Variable"]
+           "Variable", "set_multithreading_enabled", "enforce_grad_layout_policy"]
 
 from . import profiler  # noqa: E402  (over chainrule.profiler, which needs the layers above)
 from .variable import Variable  # noqa: E402  (over the factories)

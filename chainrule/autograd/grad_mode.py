@@ -1,4 +1,5 @@
-"""Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode (thread-local)."""
+"""Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode, and the backward
+switches set_multithreading_enabled and enforce_grad_layout_policy (all thread-local)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,17 @@ import inspect
 import threading
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled"]
+           "is_inference_mode_enabled", "set_multithreading_enabled", "enforce_grad_layout_policy"]
 
 
 class _State(threading.local):
     enabled = True
     inference = False
     reverse_levels = 0  # torch.func grad/vjp calls running their function
+    # Recorded only: backward always runs on the calling thread, and a leaf's .grad is always a
+    # new contiguous array or the parameter-shaped buffer it already was.
+    multithreading = True
+    grad_layout = True
 
 
 state = _State()
@@ -131,3 +136,59 @@ class inference_mode(_Mode):
 
     def clone(self):
         return self.__class__(self._inference)
+
+
+class _Switch:
+    """A thread-local switch that is set when made, restored on leaving a ``with`` block, and
+    that decorates a function to run with it set (PyTorch's set_multithreading_enabled form)."""
+
+    _attr = ""
+    _undo_when_decorating = True
+
+    def __init__(self, mode: bool) -> None:
+        self._prev = getattr(state, self._attr)
+        self._mode = bool(mode)
+        setattr(state, self._attr, self._mode)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        setattr(state, self._attr, self._prev)
+
+    def __call__(self, func):
+        if self._undo_when_decorating:
+            setattr(state, self._attr, self._prev)
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self.__class__(self._mode):
+                return func(*args, **kwargs)
+
+        return wrapper
+
+
+class set_multithreading_enabled(_Switch):
+    """Turn multithreaded backward on or off in this thread (chainrule's backward always runs
+    on the calling thread: the switch is recorded)."""
+
+    _attr = "multithreading"
+    _undo_when_decorating = False  # as PyTorch's: decorating leaves the switch set
+
+
+class enforce_grad_layout_policy(_Switch):
+    """Turn the gradient layout contract's enforcement on or off in this thread (recorded:
+    chainrule's gradients are always laid out as their parameters)."""
+
+    _attr = "grad_layout"
+
+    def __init__(self, enable: bool = True) -> None:
+        super().__init__(enable)
+
+
+def _is_multithreading_enabled() -> bool:
+    return state.multithreading
+
+
+def _is_grad_layout_enforcement_enabled() -> bool:
+    return state.grad_layout
