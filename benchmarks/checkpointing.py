@@ -196,11 +196,9 @@ _results: dict[tuple, dict[str, Any]] = {}  # the children's results, by their a
 
 
 def _result(impl_name: str, variant: str, config: Config, key: str) -> dict[str, Any]:
-    """A child's result. Peaks come from children with glibc's default allocator settings (as
-    W5: memory chainrule keeps for reuse would be resident at the baseline); chainrule's time
-    from a child as users run it, with its allocator tuning (the others do not import it)."""
+    """A child's result, with glibc's default allocator settings (as users run it and as W5)."""
     reps = 1 if config.tiny else max(1, min(config.reps, 3))
-    malloc = "default" if key == "peak_mib" or impl_name != "chainrule" else ""
+    malloc = "default"
     args = (impl_name, variant, config.tiny, reps, malloc)
     if args not in _results:
         _results[args] = _spawn(*args)

@@ -127,8 +127,8 @@ def result_type(arrays, scalars=()):
 
 
 def _tune_allocator() -> None:
-    """Keep freed gradient-sized buffers in the process (glibc only; CHAINRULE_MALLOC=default
-    opts out).
+    """Keep freed gradient-sized buffers in the process: opt-in with CHAINRULE_MALLOC=tuned
+    (glibc only). A library must not retune its host's allocator unasked, so the default is off.
 
     Training frees and reallocates the same megabyte-sized arrays every step. glibc returns them
     to the kernel (mmap or heap trimming) and the next step pays a page fault per 4 KiB page:
@@ -139,7 +139,7 @@ def _tune_allocator() -> None:
     import os
     import sys
 
-    if os.environ.get("CHAINRULE_MALLOC") == "default" or not sys.platform.startswith("linux"):
+    if os.environ.get("CHAINRULE_MALLOC") != "tuned" or not sys.platform.startswith("linux"):
         return
     try:
         libc = ctypes.CDLL("libc.so.6")
