@@ -225,8 +225,8 @@ _MAX_HEADER = 100_000_000  # safetensors' own limit on the header's size
 _CHUNK = 1 << 20
 
 
-def _remaining(file) -> int | None:
-    """Bytes from the file's position to its end, when it is a regular file or a buffer."""
+def _position(file) -> tuple[int, int] | None:
+    """(position, bytes from it to the end) of a regular file or a buffer; None for a stream."""
     try:
         if hasattr(file, "fileno") and not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
             return None  # a pipe or a device: no size to trust (/dev/zero never ends)
@@ -236,7 +236,7 @@ def _remaining(file) -> int | None:
         here = file.tell()
         end = file.seek(0, os.SEEK_END)
         file.seek(here)
-        return end - here
+        return here, end - here
     except (AttributeError, OSError, ValueError):
         return None
 
@@ -256,7 +256,8 @@ def _read_at_most(file, n: int) -> bytes:
 def _read(file, name: str) -> tuple[bytes, dict]:
     """The file's bytes and its checked header; what the header claims is checked against the
     file's size before it is read, and nothing is read past what the header describes."""
-    total = _remaining(file)
+    position = _position(file)
+    total = position[1] if position else None
     head = _read_at_most(file, 8)
     if len(head) < 8:
         raise _corrupt(name, f"it has {len(head)} bytes, fewer than the 8-byte header size")
@@ -272,11 +273,16 @@ def _read(file, name: str) -> tuple[bytes, dict]:
     header = _header(text, name)
     need = max((info["data_offsets"][1] for key, info in header.items()
                 if key != "__metadata__"), default=0)
-    if total is not None and total - 8 - size != need:
+    if total is None:  # a stream: one byte more than described, for safetensors to judge
+        return head + text + _read_at_most(file, need + 1), header
+    if total - 8 - size != need:
         raise _corrupt(name, f"its tensors take {need} bytes after the header, but the file has "
                              f"{total - 8 - size}")
-    body = _read_at_most(file, need + 1)  # one more: safetensors says what extra bytes mean
-    return head + text + body, header
+    file.seek(position[0])  # the whole file in one read of the size it was checked to have
+    data = file.read(total)
+    if len(data) != total:
+        raise _corrupt(name, f"it changed while being read ({len(data)} bytes, not {total})")
+    return data, header
 
 
 def _header(text: bytes, name: str) -> dict:
