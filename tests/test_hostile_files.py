@@ -305,3 +305,18 @@ def test_save_where_it_cannot_raises_as_torch(tmp_path):
     assert os.listdir(tmp_path) == []
     # Nothing written beside the directory either (a temporary file for it would go there).
     assert not [n for n in os.listdir(tmp_path.parent) if n.startswith(f".{tmp_path.name}.")]
+
+
+def test_a_valid_file_is_read_once(tmp_path):
+    """The checks cost no copies: loading holds the file's bytes and the tensors, no more."""
+    path = tmp_path / "big.safetensors"
+    save({"w": chainrule.arange(2_000_000, dtype=chainrule.float64)}, path)
+    size = os.path.getsize(path)
+    tracemalloc.start()
+    try:
+        back = load(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert back["w"][-1].item() == 1_999_999.0
+    assert peak < 2.5 * size
