@@ -70,15 +70,21 @@ from ..ops.pooling import (
     max_pool2d,
     max_pool3d,
 )
-from ..ops.sampling import affine_grid, grid_sample
+from ..ops.sampling import (
+    GRID_SAMPLE_INTERPOLATION_MODES,
+    GRID_SAMPLE_PADDING_MODES,
+    affine_grid,
+    grid_sample,
+)
 from ..ops.shape import cat as _cat
 from ..tensor import Tensor
 
 __all__ = [
-    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
-    "adaptive_max_pool2d", "affine_grid", "avg_pool1d", "avg_pool2d", "avg_pool3d", "batch_norm",
-    "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "conv1d",
-    "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_tbc", "conv_transpose3d",
+    "GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES", "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+    "affine_grid", "avg_pool1d", "avg_pool2d", "avg_pool3d", "batch_norm", "bilinear",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "conv1d", "conv2d",
+    "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_tbc", "conv_transpose3d",
     "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "ctc_loss", "dropout",
     "dropout1d", "dropout2d", "dropout3d", "elu", "embedding", "embedding_bag", "fold",
     "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",

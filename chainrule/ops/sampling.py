@@ -18,6 +18,9 @@ from ..tensor import Tensor
 from ._nnutil import const
 from .elementwise import where
 
+GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
+
 _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False "
                   "since 1.3.0. Please specify align_corners=True if the old behavior is desired. "
                   "See the documentation of grid_sample for details.")
@@ -137,10 +140,10 @@ def _cubic_weights(t: Tensor, a: float = -0.75):
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners=None) -> Tensor:
     """input (N, C, *spatial) read at the normalised points of grid (N, *out, nd)."""
-    if mode not in ("bilinear", "nearest", "bicubic"):
+    if mode not in GRID_SAMPLE_INTERPOLATION_MODES:
         raise ValueError("nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' "
                          f"or 'bicubic', but got: '{mode}'")
-    if padding_mode not in ("zeros", "border", "reflection"):
+    if padding_mode not in GRID_SAMPLE_PADDING_MODES:
         raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
     align_corners = _align(align_corners)
