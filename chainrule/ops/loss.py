@@ -571,7 +571,7 @@ def binary_cross_entropy(input, target, weight=None, reduction: str = "mean") ->
 # ---- CTC ---------------------------------------------------------------------------------------
 
 
-def _lengths(value, name: str):
+def _lengths(value):
     """Lengths given as a tensor, a sequence or a number, as an int64 array."""
     data = physical(value) if isinstance(value, Tensor) else value
     return xp.asarray(data, dtype=xp.int64).reshape(-1)
@@ -615,28 +615,28 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
     unbatched = log_probs.ndim == 2
     lp = log_probs.unsqueeze(1) if unbatched else log_probs
     steps, n, classes = lp.shape
-    il, tl = _lengths(input_lengths, "input_lengths"), _lengths(target_lengths, "target_lengths")
+    il, tl = _lengths(input_lengths), _lengths(target_lengths)
     if not 0 <= blank < classes:
         raise RuntimeError("blank must be in label range")
     if il.shape[0] != n:
         raise RuntimeError("input_lengths must be of size batch_size")
     if tl.shape[0] != n:
         raise RuntimeError("target_lengths must be of size batch_size")
-    where_ = "(while checking arguments for ctc_loss_allocate_outputs)"
+    context = "(while checking arguments for ctc_loss_allocate_outputs)"
     if (il > steps).any():
         raise RuntimeError(f"Expected input_lengths to have value at most {steps}, but got value "
-                           f"{int(il.max())} {where_}")
+                           f"{int(il.max())} {context}")
     if (tl < 0).any() or (il < 0).any():
         which, lengths = ("target", tl) if (tl < 0).any() else ("input", il)
         raise RuntimeError(f"Expected {which}_lengths to have value at least 0, but got value "
-                           f"{int(lengths.min())} {where_}")
+                           f"{int(lengths.min())} {context}")
     padded = targets.ndim == (1 if unbatched else 2)
     available = targets.shape[-1] if padded else math.prod(targets.shape)
     needed = int(tl.max()) if padded and n else int(tl.sum())
     if needed > available:
         dim = 0 if unbatched or not padded else 1
         raise RuntimeError(f"Expected tensor to have size at least {needed} at dimension {dim}, "
-                           f"but got size {available} for argument #2 'targets' {where_}")
+                           f"but got size {available} for argument #2 'targets' {context}")
     dtype = lp._data.dtype
     tgt = targets.unsqueeze(0) if unbatched else targets
     ext, skip, impossible = on_values(
@@ -678,6 +678,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
     if reduction == "sum":
         return losses.sum()
     return (losses / const(xp.maximum(tl, 1).astype(dtype)).reshape(losses.shape)).mean()
+
 
 METHODS: dict = {}
 FUNCTIONS: dict = {}
