@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from .ops import _out
 from .ops.fft import FFT as _FFT
 
-globals().update(_FFT)
+globals().update({name: _out.with_out(name, fn) if name in _out.FFT else fn
+                  for name, fn in _FFT.items()})
 
 __all__ = list(_FFT)

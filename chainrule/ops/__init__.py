@@ -22,6 +22,10 @@ from . import (
     padding,
     pooling,
 )
+from . import _out
+
+# isort: split
+from . import extra  # compositions over all the families above
 from ._registry import REGISTRY, Op, defop
 from .elementwise import (
     ADD,
@@ -47,7 +51,7 @@ __all__ = ["REGISTRY", "Op", "defop", "FUNCTIONS"]
 NN_FAMILIES = (activation, linear, convolution, pooling, normalization, dropout, embedding,
                padding, distance, loss, fft)
 FAMILIES = (elementwise, reduction, linalg, shape, indexing, special, complex,
-            decomposition) + NN_FAMILIES
+            decomposition) + NN_FAMILIES + (extra,)
 Tensor._to_dtype = shape.to_dtype
 _batching.ops.update(stack=REGISTRY["stack"], copy=REGISTRY["copy"],
                      view_scatter=REGISTRY["view_scatter"], cat_fn=shape.cat,
@@ -57,6 +61,9 @@ for _family in FAMILIES:
     FUNCTIONS.update(_family.FUNCTIONS)
     for _name, _fn in _family.METHODS.items():
         setattr(Tensor, _name, _fn)
+# torch.<name>(..., out=t) for the names PyTorch gives out= (methods stay as they are)
+FUNCTIONS.update({_name: _out.with_out(_name, FUNCTIONS[_name])
+                  for _name in _out.TORCH & FUNCTIONS.keys()})
 
 
 def _inplace_method(op):
