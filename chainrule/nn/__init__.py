@@ -1,6 +1,6 @@
 """chainrule.nn: modules, parameters, layers, losses, ``init``, ``utils`` and ``functional``."""
 
-from . import functional, init, parallel, utils
+from . import functional, grad, init, parallel, utils
 from .activation import (
     CELU,
     ELU,

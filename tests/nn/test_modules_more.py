@@ -403,6 +403,26 @@ def test_linear_cross_entropy_options_like_torch(kwargs, message) -> None:
             == repr(torch.nn.LinearCrossEntropyOptions(**options)))
 
 
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_nn_grad_conv_gradients_like_torch(nd) -> None:
+    """torch.nn.grad: the convolution's input and weight gradients, and their own gradients."""
+    rng = np.random.default_rng(nd)
+    x, w = rng.standard_normal((2, 4) + (5,) * nd), rng.standard_normal((6, 2) + (3,) * nd)
+    options = {"stride": 2, "padding": 1, "groups": 2}
+    conv = getattr(torch.nn.functional, f"conv{nd}d")
+    g = rng.standard_normal(tuple(conv(torch.tensor(x), torch.tensor(w), **options).shape))
+    results = []
+    for lib in (torch, chainrule):
+        weight, seed, inp = (lib.tensor(a, requires_grad=True) for a in (w, g, x))
+        by_input = getattr(lib.nn.grad, f"conv{nd}d_input")(x.shape, weight, seed, **options)
+        by_weight = getattr(lib.nn.grad, f"conv{nd}d_weight")(inp, w.shape, seed, **options)
+        second = lib.autograd.grad((by_input ** 2).sum() + (by_weight ** 3).sum(),
+                                   [weight, seed, inp])
+        results.append([t.detach().numpy() for t in (by_input, by_weight, *second)])
+    for ours, theirs in zip(results[1], results[0]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-10)
+
+
 def test_nll_loss2d_is_deprecated() -> None:
     with pytest.warns(FutureWarning, match="`NLLLoss2d` has been deprecated"):
         nn.NLLLoss2d()
