@@ -31,6 +31,22 @@ class Size(tuple):
             n *= s
         return n
 
+    # Like torch.Size: concatenation, repetition and slices stay Sizes.
+    def __add__(self, other) -> Size:
+        return Size(tuple(self) + tuple(other)) if isinstance(other, tuple) else NotImplemented
+
+    def __radd__(self, other) -> Size:
+        return Size(tuple(other) + tuple(self)) if isinstance(other, tuple) else NotImplemented
+
+    def __mul__(self, n) -> Size:
+        return Size(tuple(self) * n)
+
+    __rmul__ = __mul__
+
+    def __getitem__(self, index):
+        item = tuple.__getitem__(self, index)
+        return Size(item) if isinstance(index, slice) else item
+
 
 def type_desc(array) -> str:
     """PyTorch's legacy type name and shape, e.g. ``torch.FloatTensor [2, 3]``."""
