@@ -14,6 +14,7 @@ from .._backend import xp
 from .._batched import BatchedTensor
 from .._batching import _pad, fallback, physical
 from .._dispatch import apply, apply_inplace, bump_version
+from .._validation import check_expand
 from ..autograd.forward_ad import get_tangent
 from ..autograd.forward_ad import state as forward_state
 from ..autograd.grad_mode import state
@@ -457,7 +458,12 @@ def setitem(input, key, value) -> None:
         v = value._data if isinstance(value, Tensor) else value
         if advanced is None:
             v = _value_for(value, target.ndim)
-            target[...] = v._data if isinstance(v, Tensor) else v
+            v = v._data if isinstance(v, Tensor) else v
+            try:
+                target[...] = v
+            except ValueError:
+                check_expand(target.shape, xp.shape(v))  # PyTorch's words for NumPy's refusal
+                raise
         else:
             try:
                 target[advanced] = v
@@ -472,7 +478,10 @@ def setitem(input, key, value) -> None:
         return
     target = input if basic is None else apply(view_op, input, index=basic)
     if advanced is None:
-        _copy_(target, _value_for(value, target._data.ndim))
+        value = _value_for(value, target._data.ndim)
+        check_expand(target._data.shape, xp.shape(value._data if isinstance(value, Tensor)
+                                                  else value))
+        _copy_(target, value)
     else:
         apply_inplace(INDEX_PUT, target, value, index=advanced, accumulate=False)
 

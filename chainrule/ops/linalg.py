@@ -19,6 +19,7 @@ import warnings
 from .._backend import xp
 from .._batching import batch_dims, fallback, leading_dims, logical_ndim, pad_leading, physical
 from .._dispatch import apply, apply_inplace
+from .._validation import dtype_name
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..tensor import Tensor
 from ._registry import defop
@@ -190,6 +191,35 @@ VDOT = defop(
 )
 
 
+def _matmul_dtypes(input, other) -> None:
+    """The matmul family multiplies one dtype (no promotion), in the words of PyTorch's kernel
+    for the shapes: dot, addmv (mv), mm, or the batched product."""
+    x, y = input._data.dtype, other._data.dtype
+    if x == y:
+        return
+    a, b = input._data.ndim, other._data.ndim
+    if a == 1 and b == 1:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{dtype_name(x)} and {dtype_name(y)}")
+    if b == 1:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{dtype_name(y)}, {dtype_name(x)}, and {dtype_name(y)}")
+    if b == 2:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{dtype_name(x, 'cpp')} != {dtype_name(y, 'cpp')}")
+    raise RuntimeError(f"expected scalar type {dtype_name(x)} but found {dtype_name(y)}")
+
+
+def _addmm_dtypes(input, mat1, mat2) -> None:
+    i, m1, m2 = input._data.dtype, mat1._data.dtype, mat2._data.dtype
+    if m1 != m2 and i != m1:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {dtype_name(m1)} "
+                           f"and {dtype_name(m2)}")
+    if i != m2:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {dtype_name(i)} and "
+                           f"{dtype_name(m2)}")
+
+
 def matmul(input, other) -> Tensor:
     """Matrix product with NumPy/PyTorch broadcasting of batch dims and 1-D promotion."""
     a, b = input._data.ndim, other._data.ndim
@@ -197,6 +227,7 @@ def matmul(input, other) -> Tensor:
         raise RuntimeError(
             f"matmul: both arguments to matmul need to be at least 1D, but they are {a}D and {b}D"
         )
+    _matmul_dtypes(input, other)
     ka = input._data.shape[-1]
     kb = other._data.shape[-2] if b > 1 else other._data.shape[0]
     if ka != kb:
@@ -236,6 +267,7 @@ def bmm(input, mat2) -> Tensor:
     if mat2._data.shape[:2] != (b, k):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{b}, {k}] but got: {list(mat2._data.shape[:2])}.")
+    _matmul_dtypes(input, mat2)
     return apply(BMM, input, mat2)
 
 
@@ -353,6 +385,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
                            f"({mat1._data.shape[0]}x{mat1._data.shape[1]} and "
                            f"{mat2._data.shape[0]}x{mat2._data.shape[1]})")
+    _addmm_dtypes(input, mat1, mat2)
     return apply(ADDMM, input, mat1, mat2, beta=beta, alpha=alpha)
 
 
@@ -362,6 +395,11 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
             batch1._data.shape[0] != batch2._data.shape[0]
             or batch1._data.shape[2] != batch2._data.shape[1]):
         bmm(batch1, batch2)
+    dtypes = (input._data.dtype, batch1._data.dtype, batch2._data.dtype)
+    if len(set(dtypes)) > 1:
+        i, b1, b2 = (dtype_name(d, "cpp") for d in dtypes)
+        raise RuntimeError(f"Input dtypes must be the same, got: input {i}, batch1: {b1}, "
+                           f"batch2: {b2}")
     return apply(BADDBMM, input, batch1, batch2, beta=beta, alpha=alpha)
 
 
@@ -438,6 +476,7 @@ def _side_by_side(batch1, batch2):
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None) -> Tensor:
     """beta * input + alpha * (the sum of the products batch1[i] @ batch2[i])."""
     mat1, mat2 = _side_by_side(batch1, batch2)
+    _addmm_dtypes(input, mat1, mat2)
     value = apply(ADDMM, input, mat1, mat2, beta=beta, alpha=alpha)
     return value if out is None else _write_out("addbmm", out, value, input, batch1, batch2)
 
@@ -472,6 +511,8 @@ def inner(input, other, *, out=None) -> Tensor:
             raise RuntimeError(f"inner() the last dimension must match on both input tensors "
                                f"but got shapes {list(input._data.shape)} and "
                                f"{list(other._data.shape)}")
+        if input._data.dtype != other._data.dtype:
+            raise RuntimeError("both inputs should have same dtype")
         value = tensordot(input, other, ([-1], [-1]))
     return value if out is None else _write_out("inner", out, value, input, other)
 
@@ -703,6 +744,8 @@ def tensordot(a, b, dims=2, out=None) -> Tensor:
     dims_b = [normalize_dim(d, b._data.ndim, "tensordot") for d in dims_b]
     if len(dims_a) != len(dims_b):
         raise RuntimeError("both dimension lists should have same length")
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError("both inputs should have same dtype")
     for da, db in zip(dims_a, dims_b):
         if a._data.shape[da] != b._data.shape[db]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
