@@ -51,6 +51,9 @@ def _infer(data):
         raise
     if array.dtype.kind in "OUS":
         nested_data(data)
+    if isinstance(data, (list, tuple)) and array.dtype.kind in "iufc" and any(
+            isinstance(d, xp.generic) for d in _flat(data)):
+        return array.astype(_element_dtype(data), copy=False)
     if array.dtype.kind == "f":
         return array.astype(get_default_dtype().np, copy=False)
     if array.dtype.kind in "iu":
@@ -62,6 +65,36 @@ def _infer(data):
         return array
     raise TypeError(f"tensor: could not infer dtype of {type(data).__name__}; pass numbers, "
                     "nested lists of numbers or a NumPy array")
+
+
+_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
+
+
+def _element_dtype(data):
+    """PyTorch's dtype for a list holding NumPy scalars: each element's own dtype (a Python
+    number's is the default one of its kind), promoted pairwise as torch.promote_types."""
+    default = get_default_dtype().np
+    result = None
+    for d in _flat(data):
+        if isinstance(d, xp.generic):
+            dtype = d.dtype
+        elif isinstance(d, bool):
+            dtype = xp.dtype(xp.bool_)
+        elif isinstance(d, int):
+            dtype = xp.dtype(xp.int64)
+        elif isinstance(d, float):
+            dtype = default
+        else:
+            dtype = xp.dtype(xp.complex128 if default == xp.float64 else xp.complex64)
+        if result is None:
+            result = dtype
+            continue
+        a, b = _CATEGORY[result.kind], _CATEGORY[dtype.kind]
+        if a == b or {a, b} == {2, 3}:
+            result = xp.promote_types(result, dtype)
+        elif b > a:
+            result = dtype
+    return result
 
 
 def _flat(data):
