@@ -5,14 +5,14 @@ Adding an op adds a row to its family's ROWS (see ``_spec.OpRow``), not a test f
 
 from __future__ import annotations
 
-from . import complex, elementwise, fft, indexing, linalg, nn, reduction, shape, special
+from . import complex, elementwise, extra, fft, indexing, linalg, nn, reduction, shape, special
 from ._spec import REAL, Const, Domain, OpRow, S, T
 
 __all__ = ["ROWS", "INTERNAL", "OpRow", "S", "T", "Const", "Domain", "REAL"]
 
 ROWS: list[OpRow] = (
     elementwise.ROWS + reduction.ROWS + linalg.ROWS + shape.ROWS + indexing.ROWS + nn.ROWS
-    + special.ROWS + complex.ROWS + fft.ROWS
+    + special.ROWS + complex.ROWS + fft.ROWS + extra.ROWS
 )
 
 # Registry records no user calls by name, each with why it exists and the rows (by name) whose

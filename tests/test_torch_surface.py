@@ -1,0 +1,99 @@
+"""The non-differentiable parts of torch's remaining surface (integer and bool results,
+predicates, utilities) against torch: values, dtypes and errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import chainrule
+
+
+def _both(value, dtype=None):
+    array = np.array(value, dtype=dtype)
+    return chainrule.from_numpy(array.copy()), torch.from_numpy(array.copy())
+
+
+def _same(ours, theirs) -> None:
+    if isinstance(theirs, (tuple, list)):
+        assert type(ours) in (tuple, list) or isinstance(ours, tuple)
+        assert len(ours) == len(theirs)
+        for a, b in zip(ours, theirs):
+            _same(a, b)
+        return
+    if not isinstance(theirs, torch.Tensor):
+        assert ours == theirs
+        return
+    assert str(ours.dtype) == str(theirs.dtype)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_array_equal(np.asarray(ours.detach().numpy()), theirs.detach().numpy())
+
+
+def _raises_alike(call, same_message: bool = True) -> None:
+    """call(lib) raises the same exception type (and message) on both libraries."""
+    with pytest.raises(Exception) as theirs:
+        call(torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        call(chainrule)
+    assert str(ours.value) == str(theirs.value) or not same_message
+
+
+INTS_A = [[12, -18, 0, 7], [5, 0, -4, 9]]
+INTS_B = [[8, 27, 5, 0], [-15, 0, 6, 3]]
+
+
+@pytest.mark.parametrize("name", ["gcd", "lcm"])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8"])
+def test_gcd_lcm(name, dtype):
+    a, ta = _both(np.abs(INTS_A) if dtype == "uint8" else INTS_A, dtype)
+    b, tb = _both(np.abs(INTS_B) if dtype == "uint8" else INTS_B, dtype)
+    _same(getattr(chainrule, name)(a, b), getattr(torch, name)(ta, tb))
+    _same(getattr(a.clone(), name + "_")(b), getattr(ta.clone(), name + "_")(tb))
+    _raises_alike(lambda m: getattr(m, name)(m.ones(2), m.ones(2)))
+
+
+def test_heaviside():
+    x, tx = _both([-1.5, 0.0, 2.0, -0.0, np.inf])
+    v, tv = _both([0.5, 0.25, 0.5, 0.75, 0.5])
+    _same(chainrule.heaviside(x, v), torch.heaviside(tx, tv))
+    _same(x.clone().heaviside_(v[:1]), tx.clone().heaviside_(tv[:1]))
+    i, ti = _both([-2, 0, 3])
+    _same(chainrule.heaviside(i, chainrule.tensor(7)), torch.heaviside(ti, torch.tensor(7)))
+    _raises_alike(lambda m: m.heaviside(m.ones(2), m.ones(2, dtype=m.float64)))
+
+
+def test_nextafter_and_signbit():
+    x, tx = _both([1.0, -0.0, 0.0, 3.5], "float32")
+    y, ty = _both([2.0, 1.0, -1.0, 3.5], "float64")
+    _same(chainrule.nextafter(x, y), torch.nextafter(tx, ty))
+    _same(chainrule.nextafter(y, y[:1]), torch.nextafter(ty, ty[:1]))
+    _raises_alike(lambda m: m.nextafter(m.tensor([1]), m.tensor([2])))
+    for values, dtype in (([-0.0, 0.0, -2.5, np.nan, -np.inf], "float64"),
+                          ([-3, 0, 4], "int64"), ([0, 255], "uint8"), ([True, False], "bool")):
+        v, tv = _both(values, dtype)
+        _same(chainrule.signbit(v), torch.signbit(tv))
+        _same(v.signbit(), tv.signbit())
+
+
+def test_frexp_exponent_and_errors():
+    x, tx = _both([0.0, 1.0, -3.0, 1e-30, 5e30, np.inf], "float32")
+    _same(chainrule.frexp(x), torch.frexp(tx))
+    assert repr(chainrule.frexp(x)).startswith("torch.return_types.frexp(")
+    _raises_alike(lambda m: m.frexp(m.tensor([1, 2])))
+
+
+def test_elementwise_dtypes_and_errors():
+    i, ti = _both([1, -2, 3])
+    for name in ("copysign", "ldexp", "float_power"):
+        _same(getattr(chainrule, name)(i, i), getattr(torch, name)(ti, ti))
+    for name in ("deg2rad", "rad2deg", "positive"):
+        _same(getattr(chainrule, name)(i), getattr(torch, name)(ti))
+    _raises_alike(lambda m: m.positive(m.tensor([True])))
+    _raises_alike(lambda m: m.tensor([1.0]).float_power_(2))
+    # (chainrule's in-place dispatcher words the cast error its own way)
+    _raises_alike(lambda m: m.tensor([1, 2]).copysign_(m.tensor([1.0, -1.0])), False)
+    _raises_alike(lambda m: m.tensor([1, 2]).ldexp_(m.tensor([1, 2])), False)
+    _raises_alike(lambda m: m.tensor([1, 2]).deg2rad_())
+    x = chainrule.tensor([1.0, 2.0])
+    assert chainrule.positive(x) is x
