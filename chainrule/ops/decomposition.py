@@ -16,20 +16,28 @@ import math
 from .._backend import xp
 from .._batching import pad_leading, physical
 from .._dispatch import apply
+from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
+from ._nnutil import on_values
 from ._registry import defop
+from .elementwise import maximum, where
 from .linalg import (
     LinAlgError,
     _check_matrix,
+    _const,
     _eye,
     _type_name,
     _warn_once,
     _write_out,
     cholesky,
+    eigvalsh,
     inv,
+    matrix_norm,
+    qr,
     solve,
+    svdvals,
 )
-from .reduction import result
+from .reduction import amax, amin, result
 from .shape import cat as _cat
 
 # ---- triangular solves --------------------------------------------------------------------------
@@ -357,8 +365,12 @@ def _lu_factor_ex(A, pivot: bool, name: str) -> tuple:
 
 
 def _batch_message(info, text: str) -> str:
-    """PyTorch's prefix naming the first failing batch element (none for a single matrix)."""
-    return text if info.ndim == 0 else f"(Batch element {int(xp.flatnonzero(info)[0])}): {text}"
+    """``text`` ('name: message') naming the first failing batch element after the name, as
+    PyTorch does (nothing for a single matrix)."""
+    if info.ndim == 0:
+        return text
+    name, message = text.split(": ", 1)
+    return f"{name}: (Batch element {int(xp.flatnonzero(info)[0])}): {message}"
 
 
 def _first_failure(info):
@@ -370,13 +382,13 @@ def _first_failure(info):
 def lu_factor_ex(A, *, pivot: bool = True, check_errors: bool = False, out=None) -> tuple:
     """(LU, pivots, info): the packed LU factorization with partial pivoting (batched)."""
     LU, pivots, info = _lu_factor_ex(A, pivot, "linalg.lu_factor_ex")
-    if check_errors and _first_failure(physical(info)):
-        i = _first_failure(physical(info))
-        raise LinAlgError(_batch_message(physical(info), f"linalg.lu_factor_ex: U[{i},{i}] is "
-                                         "zero and using it on lu_solve would result in a "
-                                         "division by zero. If you still want to perform the "
-                                         "factorization, consider calling linalg.lu(A, pivot) "
-                                         "or linalg.lu_factor_ex(A, pivot)"))
+    i = _first_failure(physical(info)) if check_errors else 0
+    if i:
+        raise RuntimeError(_batch_message(
+            physical(info), f"torch.linalg.lu_factor_ex: U[{i},{i}] is zero and using it on "
+            "lu_solve would result in a division by zero. If you still want to perform the "
+            "factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, "
+            "pivot)"))
     value = result("linalg_lu_factor_ex", "LU pivots info", (LU, pivots, info))
     return value if out is None else _write_out("linalg_lu_factor_ex", out, value, A)
 
@@ -472,9 +484,197 @@ def torch_lu_solve(b, LU_data, LU_pivots, *, out=None) -> Tensor:
     return value if out is None else _write_out("lu_solve", out, value, b, LU_data, LU_pivots)
 
 
+# ---- solvers and inverses with info, cholesky_ex ---------------------------------------------
+
+
+def _no_failures(A) -> Tensor:
+    """info = 0 for every matrix of A."""
+    return _const(xp.zeros(A._data.shape[:-2], dtype=xp.int32))
+
+
+def _raise_info(info, text: str) -> None:
+    """PyTorch's check_errors: LinAlgError naming the first failing matrix."""
+    values = physical(info)
+    i = _first_failure(values)
+    if i:
+        raise LinAlgError(_batch_message(values, text.format(i=i)))
+
+
+def inv_ex(A, *, check_errors: bool = False, out=None) -> tuple:
+    """(inverse, info): the inverse of a square matrix and LAPACK's info (0: invertible; k: the
+    k-th diagonal element of U is zero), without raising unless check_errors (batched)."""
+    _check_matrix(A, "linalg.inv_ex")
+    try:
+        inverse, info = inv(A), _no_failures(A)
+    except LinAlgError:  # a singular matrix in the batch: PyTorch's inf/nan from the LU solve
+        LU, pivots, info = apply(LINALG_LU_FACTOR_EX, A)
+        n = A._data.shape[-1]
+        inverse = lu_solve(LU, pivots, _eye(n, dtype=A._data.dtype).expand(A.shape))
+    if check_errors:
+        _raise_info(info, "linalg.inv_ex: The diagonal element {i} is zero, the inversion could "
+                          "not be completed because the input matrix is singular.")
+    value = result("linalg_inv_ex", "inverse info", (inverse, info))
+    return value if out is None else _write_out("linalg_inv_ex", out, value, A)
+
+
+def solve_ex(A, B, *, left: bool = True, check_errors: bool = False, out=None) -> tuple:
+    """(result, info): the solution of A X = B (X A = B with left=False) and LAPACK's info,
+    without raising unless check_errors (batched)."""
+    try:
+        X, info = solve(A, B, left=left), _no_failures(A)
+    except LinAlgError:
+        LU, pivots, info = apply(LINALG_LU_FACTOR_EX, A)
+        vector = B._data.ndim == 1 or (B._data.ndim == A._data.ndim - 1
+                                      and B._data.shape == A._data.shape[:-1])
+        rhs = B.unsqueeze(-1 if left else -2) if vector else B
+        X = lu_solve(LU, pivots, rhs, left=left)
+        X = X.squeeze(-1 if left else -2) if vector else X
+    if check_errors:
+        _raise_info(info, "torch.linalg.solve_ex: The solver failed because the input matrix is "
+                          "singular.")
+    value = result("linalg_solve_ex", "result info", (X, info))
+    return value if out is None else _write_out("linalg_solve_ex", out, value, A, B)
+
+
+def _cholesky_partial(A):
+    """LAPACK potf2 (lower) on every matrix, stopping where a leading minor is not positive:
+    (L with the failing diagonal value, the rest of the lower triangle as given), info."""
+    *batch, n, _ = A.shape
+    L = xp.tril(A).reshape(-1, n, n).copy()
+    info = xp.zeros(L.shape[0], dtype=xp.int32)
+    for j in range(n):
+        d = L[:, j, j] - (L[:, j, :j] ** 2).sum(-1)
+        failed = (info == 0) & ~(d > 0)
+        L[failed, j, j] = d[failed]
+        info[failed] = j + 1
+        ok = info == 0
+        root = xp.sqrt(d[ok])
+        L[ok, j, j] = root
+        below = L[ok, j + 1 :, j] - (L[ok, j + 1 :, :j] @ L[ok, j, :j, None])[..., 0]
+        L[ok, j + 1 :, j] = below / root[:, None]
+    return L.reshape(A.shape), info.reshape(batch)
+
+
+def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False, out=None) -> tuple:
+    """(L, info): the Cholesky factor and LAPACK's info (0: positive-definite; k: the leading
+    minor of order k is not), without raising unless check_errors (batched)."""
+    _check_matrix(A, "linalg.cholesky_ex")
+    try:
+        L, info = cholesky(A, upper=upper), _no_failures(A)
+    except LinAlgError:  # PyTorch's partial factor; not differentiable (see differences.md)
+        L, info = on_values(lambda array, lead: _cholesky_partial(array), A)
+        if upper:
+            L = L.mT.contiguous()
+    if check_errors:
+        _raise_info(info, "linalg.cholesky_ex: The factorization could not be completed because "
+                          "the input is not positive-definite (the leading minor of order {i} is "
+                          "not positive-definite).")
+    value = result("linalg_cholesky_ex", "L info", (L, info))
+    return value if out is None else _write_out("linalg_cholesky_ex", out, value, A)
+
+
+# ---- condition number, rank, tensor inverses, Vandermonde -------------------------------------
+
+_COND_ORDERS = ("fro", "nuc", math.inf, -math.inf, 1, -1)
+
+
+def cond(A, p=None, *, out=None) -> Tensor:
+    """The condition number of A in the norm p (2 by default: largest over smallest singular
+    value; other norms: norm(A) * norm(A^{-1}), inf for a singular A)."""
+    if A._data.ndim < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    if p in (None, 2, -2):
+        s = svdvals(A)
+        top, bottom = amax(s, -1), amin(s, -1)
+        value = bottom / top if p == -2 else top / bottom
+    elif p in _COND_ORDERS:
+        _check_matrix(A, f"linalg.cond(ord={p})")
+        inverse, info = inv_ex(A)
+        ratio = matrix_norm(A, p) * matrix_norm(inverse, p)
+        value = where(info > 0, math.inf, ratio) if (physical(info) != 0).any() else ratio
+    else:
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    return value if out is None else _write_out("linalg_cond", out, value, A)
+
+
+def matrix_rank(A, tol=None, hermitian: bool = False, *, atol=None, rtol=None,
+                out=None) -> Tensor:
+    """The number of singular values (eigenvalue magnitudes, if hermitian) above
+    max(atol, rtol * the largest); ``tol`` is the older name of atol (batched)."""
+    if A._data.ndim < 2:
+        raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least "
+                           "2 dimensions.")
+    if tol is not None:
+        atol, rtol = tol, 0.0 if rtol is None else rtol
+    with no_grad():
+        s = eigvalsh(A).abs() if hermitian else svdvals(A)
+        top = amax(s, -1, keepdim=True) if s.shape[-1] else s.new_zeros(s.shape[:-1] + (1,))
+        if rtol is None:
+            given = atol is not None and not (not isinstance(atol, Tensor) and atol <= 0)
+            rtol = 0.0 if given else xp.finfo(A._data.dtype).eps * max(A._data.shape[-2:])
+        atol = 0.0 if atol is None else atol
+        atol, rtol = (x.unsqueeze(-1) if isinstance(x, Tensor) else x for x in (atol, rtol))
+        cutoff = maximum(top * rtol, atol if isinstance(atol, Tensor) else top.new_full((), atol))
+        value = (s > cutoff).sum(-1)
+    return value if out is None else _write_out("linalg_matrix_rank", out, value, A)
+
+
+def tensorinv(A, ind: int = 2, *, out=None) -> Tensor:
+    """The inverse of A for tensordot over its first ``ind`` dims."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    shape = tuple(A._data.shape)
+    rows, cols = math.prod(shape[:ind]), math.prod(shape[ind:])
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {cols} != {rows}")
+    value = inv(A.reshape(rows, cols)).reshape(shape[ind:] + shape[:ind])
+    return value if out is None else _write_out("linalg_tensorinv", out, value, A)
+
+
+def tensorsolve(A, B, dims=None, *, out=None) -> Tensor:
+    """X with tensordot(A, X, X.ndim) = B; ``dims`` of A are moved to the end first."""
+    if dims is not None:
+        dims = [dims] if isinstance(dims, int) else list(dims)
+        A = A.movedim(dims, list(range(A._data.ndim - len(dims), A._data.ndim)))
+    k = B._data.ndim
+    shape = tuple(A._data.shape)
+    rows, cols = math.prod(shape[:k]), math.prod(shape[k:])
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:])"
+                           f" == prod(self.shape[:other.ndim]), but got {cols} != {rows}")
+    value = solve(A.reshape(rows, cols), B.reshape(rows)).reshape(shape[k:])
+    return value if out is None else _write_out("linalg_tensorsolve", out, value, A, B)
+
+
+def vander(x, N: int | None = None) -> Tensor:
+    """The Vandermonde matrix of x: powers 0, 1, ..., N-1 of x in the last dim."""
+    if x._data.ndim == 0:  # a scalar is one point
+        x = x.reshape(1)
+    N = x._data.shape[-1] if N is None else N
+    if N <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    column = x.unsqueeze(-1)
+    powers = column.expand(tuple(column.shape[:-1]) + (N - 1,)).cumprod(-1)
+    return _cat((column.new_ones(()).expand(tuple(column.shape)), powers), -1)
+
+
+def torch_qr(input, some: bool = True, *, out=None) -> tuple:
+    """(Q, R) (deprecated: linalg.qr)."""
+    _warn_once("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a "
+               "future PyTorch release.\nThe boolean parameter 'some' has been replaced with a "
+               "string parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\nQ, R "
+               "= torch.linalg.qr(A, 'reduced' if some else 'complete')")
+    _check_matrix(input, "linalg.qr", square=False)
+    Q, R = qr(input, "reduced" if some else "complete")
+    value = result("qr", "Q R", (Q, R))
+    return value if out is None else _write_out("qr", out, value, input)
+
+
 # ---- public tables ------------------------------------------------------------------------------
 
 FUNCTIONS = {
+    "qr": torch_qr,
     "lu": torch_lu,
     "lu_solve": torch_lu_solve,
     "lu_unpack": lu_unpack,
@@ -492,4 +692,12 @@ LINALG = {
     "lu_factor": lu_factor,
     "lu": lu,
     "lu_solve": lu_solve,
+    "inv_ex": inv_ex,
+    "solve_ex": solve_ex,
+    "cholesky_ex": cholesky_ex,
+    "cond": cond,
+    "matrix_rank": matrix_rank,
+    "tensorinv": tensorinv,
+    "tensorsolve": tensorsolve,
+    "vander": vander,
 }

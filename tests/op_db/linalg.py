@@ -8,7 +8,7 @@ import numpy as np
 
 import chainrule.linalg  # noqa: F401  (until chainrule/__init__.py imports it)
 
-from ._spec import Const, Domain, OpRow, S, method, op
+from ._spec import Const, Domain, OpRow, S, T, method, op
 
 # torch's grad_fn for the other forms names the last step of its decomposition
 # (SqueezeBackward4, UnsafeViewBackward0, CloneBackward0), not the product: not comparable.
@@ -1019,6 +1019,153 @@ LU_ROWS = [
     ),
 ]
 
+EX_ROWS = [
+    _lin("inv_ex", lambda m, x: m.linalg.inv_ex(_wellcond(m, x)), (S((3, 3)), S((2, 2, 2))),
+         records=("linalg_inv",)),
+    _lin(
+        "inv_ex",
+        lambda m, x: m.linalg.inv_ex(x * m.tensor([[1.0], [2.0], [0.0]], dtype=x.dtype)),
+        (S((3, 3)), S((2, 3, 3))),
+        "singular",
+        orders=(),
+        records=LU_RECORDS,
+        grad_fn=False,
+    ),
+    _lin(
+        "solve_ex",
+        lambda m, a, b: m.linalg.solve_ex(_wellcond(m, a), b),
+        (S((3, 3), (3,)), S((3, 3), (3, 2)), S((2, 3, 3), (3, 1))),
+        records=("linalg_solve",),
+        grad_fn=False,
+    ),
+    _lin(
+        "solve_ex",
+        lambda m, a, b: m.linalg.solve_ex(_wellcond(m, a), b, left=False),
+        (S((3, 3), (2, 3)),),
+        "left=False",
+        records=("linalg_solve",),
+        grad_fn=False,
+    ),
+    _lin(
+        "solve_ex",
+        lambda m, a, b: m.linalg.solve_ex(a * m.tensor([[1.0], [0.0]], dtype=a.dtype), b),
+        (S((2, 2), (2,)), S((2, 2), (2, 3))),
+        "singular",
+        orders=(),
+        records=LU_RECORDS,
+        grad_fn=False,
+    ),
+    _lin(
+        "cholesky_ex",
+        lambda m, x: m.linalg.cholesky_ex(_spd(m, x)),
+        (S((3, 3)), S((2, 2, 2))),
+        records=("linalg_cholesky",),
+        grad_fn=False,
+    ),
+    _lin(
+        "cholesky_ex",
+        lambda m, x: m.linalg.cholesky_ex(_spd(m, x), upper=True),
+        (S((3, 3)),),
+        "upper",
+        records=("linalg_cholesky",),
+        grad_fn=False,
+    ),
+    _lin(
+        "cholesky_ex",
+        lambda m, x: m.linalg.cholesky_ex(x - 3 * m.eye(3, dtype=x.dtype)),
+        # the partial factor is not differentiable here (docs/differences.md)
+        (S(T((3, 3), grad=False)), S(T((2, 3, 3), grad=False))),
+        "not positive-definite",
+        orders=(),
+    ),
+    _lin("cond", lambda m, x: m.linalg.cond(_distinct(m, x)), (S((3, 3)), S((2, 3)), S((2, 4, 3))),
+         records=("linalg_svd",), grad_fn=False),
+    *[
+        _lin(
+            "cond",
+            lambda m, x, p=p: m.linalg.cond(_wellcond(m, x), p),
+            (S((3, 3)), S((2, 2, 2))),
+            f"p={p}",
+            records=("linalg_inv",),
+            grad_fn=False,
+            # PyTorch cannot differentiate these (it overwrites its inverse in place):
+            # tests/test_linalg_more.py gradchecks ours
+            orders=(),
+        )
+        for p in ("fro", 1, float("inf"))
+    ],
+    _lin("cond", lambda m, x: m.linalg.cond(_distinct(m, x), -2), (S((3, 3)), S((2, 2, 3))),
+         "p=-2", records=("linalg_svd",), grad_fn=False),
+    _lin("cond", lambda m, x: m.linalg.cond(_distinct(m, x) + m.eye(3, dtype=x.dtype), "nuc"),
+         (S((3, 3)),), "p=nuc", records=("linalg_inv", "linalg_svd"), grad_fn=False,
+         orders=()),
+    _lin(
+        "cond",
+        lambda m, x: m.linalg.cond(x * m.tensor([[1.0], [0.0]], dtype=x.dtype), 1),
+        (S((2, 2)),),
+        "singular",
+        orders=(),
+        grad_fn=False,
+    ),
+    _lin(
+        "matrix_rank",
+        lambda m, x: m.linalg.matrix_rank(x[..., :2] @ x[..., :2, :]),
+        (S((3, 3)), S((2, 4, 4)), S((3, 4))),
+        orders=(),
+    ),
+    _lin(
+        "matrix_rank",
+        lambda m, x: m.linalg.matrix_rank(x, atol=1.0, rtol=0.2),
+        (S((4, 4)), S((2, 3, 5))),
+        "atol,rtol",
+        orders=(),
+    ),
+    _lin("matrix_rank", lambda m, x: m.linalg.matrix_rank(_sym(m, x), 0.5, True), (S((4, 4)),),
+         "tol,hermitian", orders=()),
+    _lin(
+        "tensorinv",
+        lambda m, x: m.linalg.tensorinv(x + 3 * m.eye(6, dtype=x.dtype).reshape(2, 3, 6)),
+        (S((2, 3, 6)),),
+        records=("linalg_inv",),
+        grad_fn=False,
+    ),
+    _lin(
+        "tensorinv",
+        lambda m, x: m.linalg.tensorinv(x + 3 * m.eye(4, dtype=x.dtype).reshape(4, 2, 2), ind=1),
+        (S((4, 2, 2)),),
+        "ind=1",
+        records=("linalg_inv",),
+        grad_fn=False,
+    ),
+    _lin(
+        "tensorsolve",
+        lambda m, a, b: m.linalg.tensorsolve(a + 3 * m.eye(6, dtype=a.dtype).reshape(2, 3, 6), b),
+        (S((2, 3, 6), (2, 3)),),
+        records=("linalg_solve",),
+        grad_fn=False,
+    ),
+    _lin(
+        "tensorsolve",
+        lambda m, a, b: m.linalg.tensorsolve(
+            a + 3 * m.eye(6, dtype=a.dtype).reshape(6, 3, 2), b, dims=(0,)),
+        (S((6, 3, 2), (3, 2)),),
+        "dims",
+        records=("linalg_solve",),
+        grad_fn=False,
+    ),
+    _lin("vander", lambda m, x: m.linalg.vander(x), (S((3,)), S((2, 4))), records=("cumprod",),
+         grad_fn=False),
+    _lin("vander", lambda m, x: m.linalg.vander(x, N=5), (S((3,)), S(())), "N=5",
+         records=("cumprod",), grad_fn=False),
+    _lin("vander", lambda m, x: m.linalg.vander(x), (S(Const([0, 2, -3])),), "integers",
+         orders=()),
+    _row("qr", lambda m, x: m.qr(x), (S((3, 2)), S((2, 3)), S((2, 3, 3))), records=("linalg_qr",),
+         grad_fn=False),
+    _row("qr", lambda m, x: m.qr(x, some=False), (S((2, 3)),), "some=False",
+         records=("linalg_qr",), grad_fn=False),
+    method("Tensor.qr", lambda x: x.qr(), (S((3, 2)),), records=("linalg_qr",), grad_fn=False),
+]
+
 
 def _factor(m, x):
     """A lower-triangular factor with a diagonal well away from zero."""
@@ -1061,4 +1208,5 @@ ROWS = [
     *LINALG,
     *SOLVERS,
     *LU_ROWS,
+    *EX_ROWS,
 ]
