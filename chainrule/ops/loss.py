@@ -14,6 +14,7 @@ from .._backend import xp
 from .._batched import BatchedTensor
 from .._batching import elementwise, fallback, materialize, physical
 from .._dispatch import apply
+from .._validation import unit_interval
 from ..tensor import Tensor
 from ._nnutil import check_float, const, on_values, sum_terms, type_name
 from ._registry import defop
@@ -561,9 +562,8 @@ def binary_cross_entropy(input, target, weight=None, reduction: str = "mean") ->
         raise ValueError(f"Using a target size ({target.shape!r}) that is different to the "
                          f"input size ({input.shape!r}) is deprecated. Please ensure they have "
                          "the same size.")
-    data = physical(input)
-    if data.size and ((data < 0) | (data > 1)).any():
-        raise RuntimeError("all elements of input should be between 0 and 1")
+    unit_interval("input", physical(input))  # NaN is outside too, as in PyTorch
+    unit_interval("target", physical(target))
     return apply(BINARY_CROSS_ENTROPY, input, target, weight, reduction=reduction)
 
 

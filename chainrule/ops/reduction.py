@@ -401,10 +401,24 @@ def _whole_ties_jvp(t_input, input, out):
     return _ties_jvp(t_input, input, out, tuple(range(input.ndim)), False)
 
 
-def _check_nonempty(input, name: str) -> None:
+def _check_nonempty(input, name: str, error=RuntimeError) -> None:
     if input._data.size == 0:
-        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
-                           "input.numel() == 0. Specify the reduction dim with the 'dim' argument.")
+        raise error(f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+                    + (" Specify the reduction dim with the 'dim' argument."
+                       if error is RuntimeError else ""))
+
+
+def _check_dims_nonempty(input, dims, name: str) -> None:
+    """A maximum or minimum over an empty dim has no value (an IndexError, as PyTorch's)."""
+    shape = input._data.shape
+    if not shape:
+        return
+    dims = (dims,) if isinstance(dims, int) else dims
+    if not dims and input._data.size == 0:
+        _check_nonempty(input, name)
+    for d in dims:
+        if shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
 AMAX = defop(
@@ -455,12 +469,16 @@ MIN_DIM = defop("min_dim", _min_dim, ("input",), (_select_grad,), backward_name=
 
 def amax(input, dim=(), keepdim: bool = False) -> Tensor:
     """Maximum over ``dim`` (all dims for ``()``); the gradient is split evenly among ties."""
-    return apply(AMAX, input, dim=_dims(input, dim, "amax"), keepdim=keepdim)
+    dims = _dims(input, dim, "amax")
+    _check_dims_nonempty(input, dims if dim not in ((), None, []) else (), "amax")
+    return apply(AMAX, input, dim=dims, keepdim=keepdim)
 
 
 def amin(input, dim=(), keepdim: bool = False) -> Tensor:
     """Minimum over ``dim`` (all dims for ``()``); the gradient is split evenly among ties."""
-    return apply(AMIN, input, dim=_dims(input, dim, "amin"), keepdim=keepdim)
+    dims = _dims(input, dim, "amin")
+    _check_dims_nonempty(input, dims if dim not in ((), None, []) else (), "amin")
+    return apply(AMIN, input, dim=dims, keepdim=keepdim)
 
 
 def _extreme(name: str, whole, over_dim, binary: str):
@@ -472,7 +490,9 @@ def _extreme(name: str, whole, over_dim, binary: str):
         if dim is None:
             _check_nonempty(input, name)
             return apply(whole, input)
-        values, indices = apply(over_dim, input, dim=_dim(input, dim, name), keepdim=keepdim)
+        dim = _dim(input, dim, name)
+        _check_dims_nonempty(input, dim, name)
+        values, indices = apply(over_dim, input, dim=dim, keepdim=keepdim)
         return result(name, "values indices", (values, indices))
 
     extreme.__name__ = name
@@ -515,6 +535,9 @@ def argmax(input, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the largest element (of the flattened tensor when ``dim`` is None)."""
     if dim is not None:
         dim = _dim(input, dim, "argmax")
+        _check_dims_nonempty(input, dim, "argmax")
+    else:
+        _check_nonempty(input, "argmax", IndexError)
     return apply(ARGMAX, input, dim=dim, keepdim=keepdim)
 
 
@@ -522,6 +545,9 @@ def argmin(input, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the smallest element (of the flattened tensor when ``dim`` is None)."""
     if dim is not None:
         dim = _dim(input, dim, "argmin")
+        _check_dims_nonempty(input, dim, "argmin")
+    else:
+        _check_nonempty(input, "argmin", IndexError)
     return apply(ARGMIN, input, dim=dim, keepdim=keepdim)
 
 
