@@ -302,17 +302,23 @@ def _reduction(b: _Builder) -> bool:
         "torch.logsumexp({a}, {d}, keepdim={k})", "{a}.var({d}, keepdim={k})",
         "{a}.std({d})", "torch.cumsum({a}, {d})", "{a}.cumprod({d})", "torch.softmax({a}, {d})",
         "F.log_softmax({a}, dim={d})", "{a}.norm(dim={d})", "{a}.sum(({d},), keepdim={k})",
+        "{a}.sort({d}).values", "torch.topk({a}, 1, {d}).values", "{a}.median({d}).values",
+        "torch.cummax({a}, {d}).values", "{a}.kthvalue(1, {d}, keepdim={k}).values",
+        "torch.linalg.vector_norm({a}, 3, {d})",
     ]
     expr = b.choice(full if d is None else full + along)
     if ("var" in expr or "std" in expr) and b.shape(a)[d] < 2:
         return False  # one element: no variance (nan), as an op_db domain would avoid
     # Near-ties of a maximum, and (near) zeros of a norm or standard deviation: kinks.
-    if "amax()" in expr and b.near(f"{a}.flatten().sort().values.diff()"):
-        return False
-    elif ("max(" in expr or "min(" in expr) and b.near(f"{a}.sort({d}).values.diff(dim={d})"):
-        return False
+    if "amax()" in expr:
+        if b.near(f"{a}.flatten().sort().values.diff()"):
+            return False
+    elif any(s in expr for s in ("max(", "min(", "sort", "topk", "median", "kthvalue")):
+        if b.near(f"{a}.sort({d}).values.diff(dim={d})"):
+            return False
     if "norm" in expr or "std" in expr:
         call = "norm()" if "norm()" in expr else "norm(dim={d})" if "norm" in expr else "std({d})"
+        call = call.replace("norm", "abs().amax") if "vector_norm" in expr else call
         if float(eval(f"{a}.{call.format(d=d)}", b.ns).min()) < 1e-3:
             return False
     return b.add(expr.format(a=a, d=d, k=keep), (a,))
@@ -331,19 +337,24 @@ def _view(b: _Builder) -> bool:
             "{a}[::2]", "{a}.select({d}, {i})", "{a}.narrow({d}, {i}, 1)", "{a}.squeeze()",
             "{a}.squeeze({d})", "{a}.flatten()", "{a}.movedim({d}, 0)",
             "{a}.expand(2, *{a}.shape)", "{a}.unbind({d})[{i}]",
-            "{a}.split(1, {d})[{i}]", "{a}.chunk(2, {d})[0]",
+            "{a}.split(1, {d})[{i}]", "{a}.chunk(2, {d})[0]", "{a}.tensor_split(2, {d})[0]",
+            "{a}.unflatten({d}, ({s}, 1))", "{a}.detach()",
         ]
     if n >= 2:
         perm = b.draw(st.permutations(range(n)))
         exprs += ["{a}.transpose({d}, {e})", "{a}.mT", "{a}.permute({p})", "{a}.diagonal()",
-                  "{a}[1:, :1]", "{a}.reshape({r})", "{a}.view({r})"]
+                  "{a}[1:, :1]", "{a}.reshape({r})", "{a}.view({r})", "{a}.diagonal(1, 0, -1)"]
+    if n == 2:
+        exprs += ["{a}.t()", "{a}.T"]
     else:
         perm = ()
     expr = b.choice(exprs)
     fmt = dict(a=a, u=b.integer(-n - 1, n), d=d, e=e, p=tuple(perm),
                i=b.integer(0, shape[d] - 1) if n else 0, j=b.integer(1, 3),
+               s=shape[d] if n else 1,
                r=(shape[0] * shape[1], *shape[2:]) if n >= 2 else ())
-    kind = "multiview" if any(s in expr for s in ("unbind", "split", "chunk")) else "view"
+    multi = ("unbind", "split", "chunk", "detach")  # no in-place writes through these
+    kind = "multiview" if any(s in expr for s in multi) else "view"
     return b.add(expr.format(**fmt), (a,), kind)
 
 
@@ -358,6 +369,9 @@ def _shape_op(b: _Builder) -> bool:
         "torch.flip({a}, ({d},))", "{a}.roll(1, {d})", "{a}.repeat({reps})", "{a}.contiguous()",
         "torch.tril({a})" if n >= 2 else "{a}.flip(0)", "{a}.triu(1)" if n >= 2 else "{a} + 0",
         "torch.cat([{a}, {b}], {d})", "torch.stack([{a}, {b}], {d})",
+        "{a}.repeat_interleave(2, {d})", "torch.diag_embed({a})", "F.pad({a}, (1, 2))",
+        "torch.rot90({a}, 1, (0, 1))" if n >= 2 else "{a}.roll(-1, 0)",
+        "torch.cumsum({a}, {d}).flip({d})", "{a}.narrow({d}, 0, 1).clone()",
     ])
     reads = (a,)
     other = None
@@ -378,12 +392,19 @@ def _indexing(b: _Builder) -> bool:
     shape = b.shape(a)
     d = b.integer(0, len(shape) - 1)
     idx = _index(b, shape[d], unique=False)
+    uidx = _index(b, shape[d], unique=True)
+    mask = _mask(b, shape)
     lead = ":, " * d
     expr = b.choice([
         f"{a}[{lead}{idx}]", f"{a}.index_select({d}, {idx})", f"{a}[{_mask(b, shape)}]",
         f"{a}.masked_fill({_mask(b, shape)}, 0.25)", f"torch.take({a}, {idx})",
         f"torch.where({_mask(b, shape)}, {a}, -{a})",
         f"torch.gather({a}, {d}, {_gather_index(b, shape, d)})",
+        f"{a}.scatter_add({d}, {_gather_index(b, shape, d)}, {a}.cos())",
+        f"{a}.index_add({d}, {uidx}, {a}.index_select({d}, {uidx}).sin())",
+        f"{a}.index_copy({d}, {uidx}, {a}.index_select({d}, {uidx}) * 2)",
+        f"{a}.index_fill({d}, {idx}, -0.5)", f"{a}.masked_scatter({mask}, {a}.flip(0) * 3)",
+        f"{a}.index_put(({idx},), {a}[{idx}].exp(), accumulate=True)",
     ])
     return b.add(expr, (a,))
 
@@ -401,7 +422,15 @@ def _matmul(b: _Builder) -> bool:
     k = shape[-1]
     kind = b.choice(["matmul", "self", "linear", "mv"])
     if kind == "self":
-        expr = f"{a} @ {a}.mT" if len(shape) >= 2 else f"torch.dot({a}, {a})"
+        exprs = [f"{a} @ {a}.mT", f"{a}.mT @ {a}", f"torch.einsum('...ij,...kj->...ik', {a}, {a})"]
+        if len(shape) == 3:
+            exprs += [f"torch.bmm({a}, {a}.mT)", f"torch.baddbmm({a} @ {a}.mT, {a}, {a}.mT)"]
+        if len(shape) == 2:
+            exprs += [f"torch.addmm({a}, {a}, {a}.mT @ {a})", f"torch.trace({a} @ {a}.mT)"]
+        if len(shape) < 2:
+            exprs = [f"torch.dot({a}, {a})", f"torch.einsum('...i,...i->...', {a}, {a})",
+                     f"torch.outer({a}, {a})"]
+        expr = b.choice(exprs)
         return b.add(expr, (a,))
     m = b.integer(1, 3)
     want = {"matmul": (k, m) if b.flip() else (k,), "linear": (m, k), "mv": (k,)}
@@ -428,7 +457,21 @@ def _nn(b: _Builder) -> bool:
         f"F.layer_norm({a}, ({shape[-1]},))", f"F.normalize({a}, dim=-1)",
         f"F.softmax({a}, dim=-1)", f"F.mse_loss({a}, {a}.tanh())",
         f"F.hardtanh({a}, -0.5, 0.5)", f"F.mse_loss({a}, {a}.flip(-1), reduction='sum')",
+        f"F.softmin({a}, -1)", f"F.glu({a}, -1)", f"F.avg_pool1d({a}, 2)" if len(shape) in (2, 3)
+        else f"F.tanhshrink({a})", f"F.cross_entropy({a}, target)"
+        if len(shape) == 2 else f"F.log_softmax({a}, 0)",
+        f"F.conv1d({a}, weight)" if len(shape) == 3 else f"F.softsign({a})",
+        f"F.huber_loss({a}, {a}.sin(), reduction='sum')", f"F.mish({a})",
     ])
+    if "target" in expr:
+        expr = expr.replace("target", _target(b, shape))
+    if "weight" in expr:
+        weight = _weight(b, shape)
+        if weight is None:
+            return False
+        expr = expr.replace("weight", weight)
+    if "huber" in expr and b.near(f"{a} - {a}.sin()", (-1.0, 1.0)):
+        return False
     if "layer_norm" in expr and (shape[-1] < 2 or float(b.ns[a].std(-1).min()) < 1e-3):
         return False  # (nearly) constant rows: their gradient is eps-dominated
     if "normalize" in expr and float(b.ns[a].norm(dim=-1).min()) < 1e-3:
@@ -436,6 +479,30 @@ def _nn(b: _Builder) -> bool:
     if "hardtanh" in expr and b.near(a, (-0.5, 0.5)):
         return False
     return b.add(expr, (a,))
+
+
+def _target(b: _Builder, shape: tuple[int, ...]) -> str:
+    return f"torch.tensor({b.rng.integers(0, shape[1], shape[0]).tolist()})"
+
+
+def _weight(b: _Builder, shape: tuple[int, ...]) -> str | None:
+    """A new input: a conv1d weight of 2 output channels and kernel 1 or 2 for ``shape``."""
+    return b.new_input((2, shape[1], min(shape[2], 1 + b.integer(0, 1))))
+
+
+def _no_grad(b: _Builder) -> bool:
+    a = b.value()
+    expr = b.choice(["{a} * 2", "{a}.sin()", "{a}[..., :1].clone()"])
+    name = f"v{next(b.counter)}"
+    line = f"with torch.no_grad(): {name} = {expr.format(a=a)}"
+    if b._try(line, name) is None:
+        return False
+    out = b.ns[name]
+    b.values[name] = _Value(tuple(out.shape), out.untyped_storage().data_ptr(), False)
+    b.read.add(a)
+    b.frozen.add(b.values[a].storage)
+    b.lines.append(line)
+    return True
 
 
 def _clone(b: _Builder) -> bool:
@@ -458,7 +525,9 @@ def _inplace(b: _Builder) -> bool:
         if other is None:
             return False
         line = {
-            "add_": f"{t}.add_({other})", "mul_": f"{t}.mul_({other})",
+            "add_": b.choice([f"{t}.add_({other})", f"{t}.addcmul_({other}, {other}, value=2)",
+                              f"{t}.lerp_({other}, 0.25)"]),
+            "mul_": f"{t}.mul_({other})",
             "sub_": f"{t}.sub_({other}, alpha=0.5)", "iadd": f"{t} += {other}",
             "copy_": f"{t}.copy_({other})",
             "setitem_all": f"{t}[{', '.join([':'] * n) or '...'}] = {other}",
@@ -466,8 +535,11 @@ def _inplace(b: _Builder) -> bool:
         return b.add_inplace(line, t, (other,))
     if kind == "unary_":
         line = b.choice([f"{t}.sin_()", f"{t}.mul_(2)", f"{t}.clamp_(-1, 1)", f"{t}.zero_()",
-                         f"{t}.tanh_()", f"{t}.add_(1.5)", f"{t}.exp_()", f"{t}.neg_()"])
-        if "clamp" in line and b.near(t, (-1.0, 1.0)):
+                         f"{t}.tanh_()", f"{t}.add_(1.5)", f"{t}.exp_()", f"{t}.neg_()",
+                         f"{t}.sigmoid_()", f"{t}.pow_(2)", f"{t}.fill_(0.25)", f"{t}.relu_()",
+                         f"{t}.abs_()", f"{t}.div_({t}.detach().square() + 1)"])
+        if ("clamp" in line and b.near(t, (-1.0, 1.0))
+                or ("relu" in line or "abs" in line) and b.near(t)):
             return False
         return b.add_inplace(line, t, ())
     if not n:
@@ -475,7 +547,10 @@ def _inplace(b: _Builder) -> bool:
     d = b.integer(0, n - 1)
     lead = ":, " * d
     if kind == "masked_fill_":
-        return b.add_inplace(f"{t}.masked_fill_({_mask(b, shape)}, -0.5)", t, ())
+        line = b.choice([f"{t}.masked_fill_({_mask(b, shape)}, -0.5)",
+                         f"{t}[{_mask(b, shape)}] = 0.5",
+                         f"{t}.index_fill_({d}, torch.tensor([0]), 1.5)"])
+        return b.add_inplace(line, t, ())
     if kind == "slice_op":
         i = b.integer(0, shape[d] - 1)
         line = b.choice([f"{t}[{lead}{i}] *= 2", f"{t}[{lead}{i}:] += 1",
@@ -510,6 +585,7 @@ OPS = (
     ("unary", _unary, 4), ("binary", _binary, 4), ("reduction", _reduction, 2),
     ("view", _view, 3), ("shape", _shape_op, 1), ("indexing", _indexing, 1),
     ("matmul", _matmul, 1), ("nn", _nn, 1), ("clone", _clone, 1), ("inplace", _inplace, 3),
+    ("no_grad", _no_grad, 1),
 )
 _WEIGHTED = tuple(name for name, _, w in OPS for _ in range(w))
 _BY_NAME = {name: fn for name, fn, _ in OPS}
