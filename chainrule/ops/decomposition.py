@@ -19,7 +19,7 @@ from .._dispatch import apply
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from ._nnutil import on_values
-from ._registry import defop
+from ._registry import defop, not_implemented
 from .elementwise import maximum, where
 from .linalg import (
     LinAlgError,
@@ -671,10 +671,115 @@ def torch_qr(input, some: bool = True, *, out=None) -> tuple:
     return value if out is None else _write_out("qr", out, value, input)
 
 
+# ---- Householder reflectors: geqrf, householder_product, orgqr, ormqr ---------------------------
+
+
+def _geqrf(input):
+    h, tau = xp.linalg.qr(input, mode="raw")  # LAPACK's geqrf, h in Fortran order (transposed)
+    return xp.ascontiguousarray(xp.swapaxes(h, -1, -2)), tau.astype(input.dtype, copy=False)
+
+
+GEQRF = defop(
+    "geqrf",
+    _geqrf,
+    ("input",),
+    (not_implemented("geqrf"),),
+    n_outputs=2,
+    batch=lambda op, args, flags, size, params: apply(op, args[0], **params),
+)
+
+
+def geqrf(input, *, out=None) -> tuple:
+    """(a, tau): the QR factorization as LAPACK's geqrf stores it (R on and above the diagonal,
+    the Householder vectors below it, their scales in tau)."""
+    if input._data.ndim < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    _check_float("geqrf_cpu", input)
+    value = result("geqrf", "a tau", apply(GEQRF, input))
+    return value if out is None else _write_out("geqrf", out, value, input)
+
+
+def _reflectors(A, k: int):
+    """The Householder vectors (unit first entry) in the columns of an m x k matrix."""
+    m = A._data.shape[-2]
+    return A[..., :, :k].tril(-1) + _eye(m, k, dtype=A._data.dtype)
+
+
+def _reflect(C, V, tau, order, left: bool):
+    """C with the reflectors H_i = I - tau_i v_i v_i^T applied in ``order`` (from the left:
+    H C; from the right: C H)."""
+    for i in order:
+        v, t = V[..., :, i : i + 1], tau[..., i : i + 1].unsqueeze(-1)
+        C = C - (t * v) @ (v.mT @ C) if left else C - ((C @ v) * t) @ v.mT
+    return C
+
+
+def householder_product(A, tau, *, out=None) -> Tensor:
+    """The first n columns of H_1 ... H_k, the product of the Householder reflectors stored in
+    the columns of A (m x n) and tau (k)."""
+    name = "torch.linalg.householder_product"
+    if A._data.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    m, n = A._data.shape[-2:]
+    if m < n:
+        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to "
+                           "input.shape[-1]")
+    if n < tau._data.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to "
+                           "tau.shape[-1]")
+    if tau._data.ndim != A._data.ndim - 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but got "
+                           f"tau.ndim equal to {tau._data.ndim} and input.ndim is equal to "
+                           f"{A._data.ndim}")
+    if tau._data.shape[:-1] != A._data.shape[:-2]:
+        raise RuntimeError(f"{name}: Expected batch dimensions of tau to be equal to "
+                           f"input.shape[:-2], but got {list(tau._data.shape[:-1])}")
+    if tau._data.dtype != A._data.dtype:
+        raise RuntimeError(f"{name}: tau dtype {_type_name(tau).capitalize()} does not match "
+                           f"input dtype {_type_name(A).capitalize()}")
+    k = tau._data.shape[-1]
+    columns = _eye(m, n, dtype=A._data.dtype).expand(A.shape)
+    value = _reflect(columns, _reflectors(A, k), tau, range(k - 1, -1, -1), True)
+    return value if out is None else _write_out("linalg_householder_product", out, value, A, tau)
+
+
+def orgqr(input, tau) -> Tensor:
+    """The Q of a QR factorization stored as geqrf stores it (linalg.householder_product)."""
+    return householder_product(input, tau)
+
+
+def ormqr(input, tau, other, left: bool = True, transpose: bool = False, *, out=None) -> Tensor:
+    """other multiplied by the Q (Q^T with transpose) of a QR factorization stored as geqrf
+    stores it: Q other with left, other Q without."""
+    name = "torch.ormqr"
+    if input._data.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if other._data.ndim < 2:
+        raise RuntimeError(f"{name}: other must have at least 2 dimensions.")
+    m = input._data.shape[-2]
+    side = other._data.shape[-2] if left else other._data.shape[-1]
+    if side != m:
+        which = "other.shape[-2]" if left else "other.shape[-1]"
+        raise RuntimeError(f"{name}: {which} must be equal to input.shape[-2]")
+    k = tau._data.shape[-1]
+    if k > min(side, input._data.shape[-1]):
+        raise RuntimeError(f"{name}: tau.shape[-1] must be equal to min(other.shape[-2], "
+                           "input.shape[-1])")
+    V = _reflectors(input, k)
+    # Q = H_1 ... H_k: Q C applies H_k first, Q^T C applies H_1 first (and the mirror on the right)
+    forward = left == transpose
+    order = range(k) if forward else range(k - 1, -1, -1)
+    value = _reflect(other, V, tau, order, left)
+    return value if out is None else _write_out("ormqr", out, value, input, tau, other)
+
+
 # ---- public tables ------------------------------------------------------------------------------
 
 FUNCTIONS = {
     "qr": torch_qr,
+    "geqrf": geqrf,
+    "orgqr": orgqr,
+    "ormqr": ormqr,
     "lu": torch_lu,
     "lu_solve": torch_lu_solve,
     "lu_unpack": lu_unpack,
@@ -700,4 +805,5 @@ LINALG = {
     "tensorinv": tensorinv,
     "tensorsolve": tensorsolve,
     "vander": vander,
+    "householder_product": householder_product,
 }

@@ -1166,6 +1166,39 @@ EX_ROWS = [
     method("Tensor.qr", lambda x: x.qr(), (S((3, 2)),), records=("linalg_qr",), grad_fn=False),
 ]
 
+# Reflector products grow fast with their entries: float32 agrees to 1e-5 on smaller ones.
+SMALL = Domain(-0.8, 0.8)
+HOUSEHOLDER = [
+    op("geqrf", (S((4, 3)), S((2, 3, 3)), S((2, 4))), orders=()),
+    method("Tensor.geqrf", lambda x: x.geqrf(), (S((3, 2)),), orders=(), records=("geqrf",)),
+    _lin(
+        "householder_product",
+        lambda m, x, tau: m.linalg.householder_product(x, tau),
+        (S((3, 3), (3,)), S((4, 2), (2,)), S((4, 3), (1,)), S((2, 3, 2), (2, 2))),
+        records=("mm", "matmul"),
+        grad_fn=False, domain=SMALL,
+    ),
+    op("orgqr", (S((3, 2), (2,)),), records=("mm",), grad_fn=False, domain=SMALL),
+    method("Tensor.orgqr", lambda x, tau: x.orgqr(tau), (S((3, 3), (2,)),), records=("mm",),
+           grad_fn=False, domain=SMALL),
+    op("ormqr", (S((3, 2), (2,), (3, 2)), S((2, 3, 3), (2, 3), (2, 3, 1))), records=("mm",),
+       grad_fn=False, domain=SMALL),
+    *[
+        _row(
+            "ormqr",
+            lambda m, x, tau, c, left=left, transpose=transpose: m.ormqr(x, tau, c, left,
+                                                                         transpose),
+            (S((3, 2), (2,), (3, 2) if left else (2, 3)),),
+            f"left={left},transpose={transpose}",
+            records=("mm",),
+            grad_fn=False, domain=SMALL,
+        )
+        for left, transpose in ((True, True), (False, False), (False, True))
+    ],
+    method("Tensor.ormqr", lambda x, tau, c: x.ormqr(tau, c, transpose=True),
+           (S((3, 3), (3,), (3, 1)),), records=("mm",), grad_fn=False, domain=SMALL),
+]
+
 
 def _factor(m, x):
     """A lower-triangular factor with a diagonal well away from zero."""
@@ -1209,4 +1242,5 @@ ROWS = [
     *SOLVERS,
     *LU_ROWS,
     *EX_ROWS,
+    *HOUSEHOLDER,
 ]
