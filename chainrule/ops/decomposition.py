@@ -15,6 +15,7 @@ import math
 
 from .._backend import xp
 from .._batching import pad_leading, physical
+from .._creation import randn
 from .._dispatch import apply
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
@@ -35,6 +36,7 @@ from .linalg import (
     matrix_norm,
     qr,
     solve,
+    svd,
     svdvals,
 )
 from .reduction import amax, amin, result
@@ -773,10 +775,64 @@ def ormqr(input, tau, other, left: bool = True, transpose: bool = False, *, out=
     return value if out is None else _write_out("ormqr", out, value, input, tau, other)
 
 
+# ---- randomized low-rank SVD and PCA ------------------------------------------------------------
+
+
+def _range_basis(A, q: int, niter: int, M=None):
+    """q orthonormal columns whose span approximates the range of A - M, by randomized subspace
+    iteration (N. Halko, P.-G. Martinsson and J. Tropp, "Finding structure with randomness",
+    2011, Algorithm 4.4): M is subtracted from each product, never formed into A - M."""
+
+    def times(X, transposed: bool):
+        if transposed:
+            return A.mT @ X if M is None else A.mT @ X - M.mT @ X
+        return A @ X if M is None else A @ X - M @ X
+
+    sketch = randn(A._data.shape[-1], q, dtype=A.dtype)
+    Q = qr(times(sketch, False))[0]
+    for _ in range(niter):
+        Q = qr(times(Q, True))[0]
+        Q = qr(times(Q, False))[0]
+    return Q
+
+
+def svd_lowrank(A, q: int | None = 6, niter: int | None = 2, M=None) -> tuple:
+    """(U, S, V): an approximate rank-q SVD of A (or A - M) by randomized subspace iteration;
+    draws from the global generator."""
+    q = 6 if q is None else q
+    niter = 2 if niter is None else niter
+    m, n = A._data.shape[-2:]
+    if M is not None:
+        M = M.expand(A.shape)
+    if m < n:  # work on the transpose, whose range is the smaller space
+        V, S, U = svd_lowrank(A.mT, q, niter, None if M is None else M.mT)
+        return U, S, V
+    Q = _range_basis(A, q, niter, M)
+    B = Q.mT @ A if M is None else Q.mT @ A - Q.mT @ M
+    U, S, Vh = svd(B, full_matrices=False)
+    return Q @ U, S, Vh.mT
+
+
+def pca_lowrank(A, q: int | None = None, center: bool = True, niter: int = 2) -> tuple:
+    """(U, S, V) of the (column-centered) data A by svd_lowrank; q defaults to min(6, m, n)."""
+    m, n = A._data.shape[-2:]
+    q = min(6, m, n) if q is None else q
+    if not 0 <= q <= min(m, n):
+        raise ValueError(f"q(={q}) must be non-negative integer and not greater than min(m, n)="
+                         f"{min(m, n)}")
+    if niter < 0:
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    if not center:
+        return svd_lowrank(A, q, niter)
+    return svd_lowrank(A, q, niter, A.mean(-2, keepdim=True))
+
+
 # ---- public tables ------------------------------------------------------------------------------
 
 FUNCTIONS = {
     "qr": torch_qr,
+    "svd_lowrank": svd_lowrank,
+    "pca_lowrank": pca_lowrank,
     "geqrf": geqrf,
     "orgqr": orgqr,
     "ormqr": ormqr,
@@ -788,7 +844,8 @@ FUNCTIONS = {
     "cholesky_inverse": cholesky_inverse,
     "cholesky": torch_cholesky,
 }
-METHODS = {name: f for name, f in FUNCTIONS.items() if name != "lu_unpack"}
+METHODS = {name: f for name, f in FUNCTIONS.items()
+           if name not in ("lu_unpack", "svd_lowrank", "pca_lowrank")}
 
 # torch.linalg (re-exported by chainrule.linalg)
 LINALG = {

@@ -1199,6 +1199,60 @@ HOUSEHOLDER = [
            (S((3, 3), (3,), (3, 1)),), records=("mm",), grad_fn=False, domain=SMALL),
 ]
 
+# With q = min(m, n) the randomized range is the whole column space: the result is the exact SVD
+# whatever the draws (compared through sign-free functions of it); draws are seeded per call.
+RANDOM_IN_VMAP = "vmap: called random operation while in randomness error mode"
+LOWRANK = [
+    OpRow(
+        "svd_lowrank",
+        lambda m, x: _seeded(m, lambda: _svd_invariants(
+            m, _as_vh(m.svd_lowrank(_distinct(m, x), q=min(x.shape[-2:]))))),
+        (S((4, 3)), S((2, 4)), S((2, 3, 2))),
+        records=("linalg_qr", "linalg_svd"),
+        grad_fn=False,
+        vmap_error=RANDOM_IN_VMAP,
+    ),
+    OpRow(
+        "svd_lowrank",
+        lambda m, x, mean: _seeded(m, lambda: _svd_invariants(
+            m, _as_vh(m.svd_lowrank(_distinct(m, x), q=3, niter=1, M=mean)))),
+        (S((4, 3), (1, 3)),),
+        variant="M,niter",
+        records=("linalg_qr", "linalg_svd"),
+        grad_fn=False,
+        vmap_error=RANDOM_IN_VMAP,
+    ),
+    OpRow(
+        "pca_lowrank",
+        lambda m, x: _seeded(m, lambda: _svd_invariants(
+            m, _as_vh(m.pca_lowrank(_distinct(m, x), q=3)))),
+        (S((5, 3)),),
+        records=("linalg_qr", "linalg_svd"),
+        grad_fn=False,
+        vmap_error=RANDOM_IN_VMAP,
+    ),
+    OpRow(
+        "pca_lowrank",
+        lambda m, x: _seeded(m, lambda: _svd_invariants(
+            m, _as_vh(m.pca_lowrank(_distinct(m, x), center=False)))),
+        (S((3, 4)),),
+        variant="center=False",
+        records=("linalg_qr", "linalg_svd"),
+        grad_fn=False,
+        vmap_error=RANDOM_IN_VMAP,
+    ),
+]
+
+
+def _seeded(m, fn):
+    m.manual_seed(0)
+    return fn()
+
+
+def _as_vh(usv):
+    U, S, V = usv
+    return U, S, V.mT
+
 
 def _factor(m, x):
     """A lower-triangular factor with a diagonal well away from zero."""
@@ -1243,4 +1297,5 @@ ROWS = [
     *LU_ROWS,
     *EX_ROWS,
     *HOUSEHOLDER,
+    *LOWRANK,
 ]
