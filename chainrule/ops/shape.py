@@ -16,6 +16,7 @@ from .._backend import as_dtype, dtype, xp
 from .._batched import BatchedTensor, batched
 from .._batching import _pad, batch_dims, elementwise, fallback, materialize
 from .._dispatch import _check_inplace, _link_view, apply, apply_inplace, bump_version
+from .._validation import dtype_name
 from ..autograd.forward_ad import get_tangent, set_tangent
 from ..autograd.forward_ad import state as forward_state
 from ..autograd.grad_mode import state
@@ -668,6 +669,12 @@ def _view_dtype(input, to) -> Tensor:
             f"self.stride(-1) must be 1 to view {input.dtype} as {to} (different element sizes), "
             "or self.dim() must be 0 for the same size"
         )
+    if to.itemsize > data.itemsize and data.ndim and data.shape[-1] % (to.itemsize
+                                                                       // data.itemsize):
+        raise RuntimeError(
+            f"self.size(-1) must be divisible by {to.itemsize // data.itemsize} to view "
+            f"{dtype_name(data.dtype)} as {dtype_name(to.np)} (different element sizes), but got "
+            f"{data.shape[-1]}")
     out = Tensor._wrap(data.view(to.np), None, 0)
     if input._vc is None:
         input._vc = [0]
