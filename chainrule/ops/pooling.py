@@ -66,16 +66,17 @@ def max_pool_indices(x, kernel, stride, padding, dilation, out):
     ties, the last NaN if any (PyTorch's scan order)."""
     nd = len(kernel)
     offsets, views, best = _window_max(x, kernel, stride, padding, dilation, out)
-    # The offset of the first view equal to the maximum, as a small integer code.
-    code_type = xp.int8 if len(views) < 128 else xp.int32
-    code = xp.full(best.shape, len(views) - 1, dtype=code_type)
+    # The offset of the first view equal to the maximum, as a small integer code: counted down
+    # from the last offset by arithmetic (no data-dependent branches, which ties from relu's zeros
+    # make costly in `where`), in best's memory layout.
+    code_type = xp.uint8 if len(views) < 256 else xp.int32
+    code = xp.full_like(best, len(views) - 1, dtype=code_type)
     for k in range(len(views) - 2, -1, -1):
-        code = xp.where(views[k] == best, code_type(k), code)
-    if x.dtype.kind == "f":
-        nan = xp.isnan(best)
-        if nan.any():  # no view equals a NaN maximum: take the last NaN
-            for k, view in enumerate(views):
-                code = xp.where(nan & xp.isnan(view), code_type(k), code)
+        code -= (views[k] == best).view(xp.uint8) * (code - code_type(k))
+    if x.dtype.kind == "f" and xp.isnan(best.min()):  # min propagates NaN: one pass to see
+        nan = xp.isnan(best)  # no view equals a NaN maximum: take the last NaN
+        for k, view in enumerate(views):
+            code = xp.where(nan & xp.isnan(view), code_type(k), code)
     size = x.shape[x.ndim - nd:]
     place = [math.prod(size[i + 1:]) for i in range(nd)]
     delta = xp.array([sum(o * d * p for o, d, p in zip(off, dilation, place))
