@@ -525,6 +525,18 @@ def test_advanced_indexing_result_is_contiguous(key, like_torch):
     like_torch(*run(scenario))
 
 
+@pytest.mark.parametrize("equation", ["...ij,...kj->...ik", "bij,bkj->bki", "bij,bjk->bik"])
+def test_einsum_of_two_operands_is_contiguous(equation, like_torch):
+    # Found by tests/test_random_programs.py: NumPy's result was a transpose, so view(-1) raised.
+    def scenario(m):
+        a = m.arange(24.0, dtype=m.float64).reshape(2, 3, 4)
+        b = a if equation != "bij,bjk->bik" else a.mT
+        out = m.einsum(equation, a, b)
+        return out.is_contiguous(), out.view(-1)
+
+    like_torch(*run(scenario))
+
+
 def test_write_through_a_view_with_a_broadcast_gradient(like_torch):
     # Found by tests/test_random_programs.py: the gradient reaching the write, broadcast along
     # dim 0 by sum(0), was copied in Fortran order, where view(-1) is no view: RuntimeError.

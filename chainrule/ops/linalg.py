@@ -617,9 +617,15 @@ def _einsum_batch(op, args, flags, size, params):
     return apply(op, *args, equation=f"{a},{b}->{z}{out}")
 
 
+def _einsum_pair(input, other, equation):
+    out = xp.asarray(xp.einsum(equation, input, other, optimize=True))
+    # PyTorch's result of two operands is contiguous; NumPy's may be a transpose.
+    return out if out.flags.c_contiguous else out.copy(order="C")
+
+
 EINSUM = defop(
     "einsum",
-    lambda input, other, equation: xp.einsum(equation, input, other, optimize=True),
+    _einsum_pair,
     ("input", "other"),
     (
         lambda g, other, equation: apply(EINSUM, g, other, equation=_swap_equation(equation, 0)),
