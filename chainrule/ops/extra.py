@@ -7,12 +7,17 @@ from __future__ import annotations
 import math
 
 from .._backend import _category, as_dtype, get_default_dtype, result_type, xp
+from .._batched import BatchedTensor
+from .._batching import fallback
 from .._dispatch import apply, apply_inplace
+from .._shapes import normalize_dim
 from ..tensor import Tensor
 from . import elementwise as ew
-from ._registry import ZERO, defop
-from .elementwise import _KERNEL_NAMES, _dtype, _require_tensor, _unsupported
-from .reduction import result
+from . import indexing as ix
+from . import reduction as red
+from ._registry import ZERO, defop, not_implemented
+from .elementwise import _KERNEL_NAMES, _NO_DERIVATIVE, _dtype, _require_tensor, _unsupported
+from .reduction import _QUANTILE_POSITIONS, result
 
 _DEG = math.pi / 180.0
 
@@ -75,8 +80,10 @@ def _heaviside(input, values):
     return xp.where(input == 0, values, input > 0).astype(input.dtype)
 
 
-HEAVISIDE = defop("heaviside", _heaviside, ("input", "values"), (None, None),
-                  differentiable=False, batch="elementwise")
+# heaviside and nextafter have no derivative in PyTorch: backward raises.
+HEAVISIDE = defop("heaviside", _heaviside, ("input", "values"),
+                  (not_implemented("heaviside"), not_implemented("heaviside")),
+                  backward_name=_NO_DERIVATIVE, batch="elementwise")
 
 
 def _nextafter(input, other):
@@ -85,8 +92,9 @@ def _nextafter(input, other):
     return xp.nextafter(input, other)
 
 
-NEXTAFTER = defop("nextafter", _nextafter, ("input", "other"), (None, None), promote=True,
-                  differentiable=False, batch="elementwise")
+NEXTAFTER = defop("nextafter", _nextafter, ("input", "other"),
+                  (not_implemented("nextafter"), not_implemented("nextafter")), promote=True,
+                  batch="elementwise")
 
 
 def _signbit(input):
@@ -237,8 +245,388 @@ ELEMENTWISE_INPLACE = {
 }
 
 
+# ---- reductions and statistics ----------------------------------------------------------------
+
+
+def _const(array) -> Tensor:
+    return Tensor._wrap(xp.asarray(array), None, 0)
+
+
+def _dims(input: Tensor, dim) -> tuple[int, ...]:
+    """``dim`` (None: all dims) as a tuple of non-negative dims of input."""
+    n = input.dim()
+    if dim is None:
+        return tuple(range(n))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    return tuple(normalize_dim(d, n) for d in dims)
+
+
+def count_nonzero(input, dim=None) -> Tensor:
+    """The number of non-zero elements (along ``dim``)."""
+    nonzero = input != 0
+    return nonzero.sum() if dim is None else nonzero.sum(dim)
+
+
+def nansum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """The sum treating NaN as zero."""
+    if input._data.dtype.kind == "c":
+        raise RuntimeError("nansum does not support complex inputs")
+    clean = ew.where(ew.isnan(input), 0, input) if input._data.dtype.kind == "f" else input
+    if dim is None and not keepdim:
+        return red.sum(clean, dtype=dtype)
+    return red.sum(clean, () if dim is None else dim, keepdim, dtype=dtype)
+
+
+def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """The mean of the elements that are not NaN."""
+    if input._data.dtype.kind not in "fc":
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {_kernel_name(input._data.dtype)}")
+    count = nansum(~ew.isnan(input), dim, keepdim)
+    return nansum(input, dim, keepdim, dtype=dtype) / count
+
+
+def _ordered(input: Tensor, dim):
+    """input sorted along ``dim`` (all elements flattened when None) with NaN last, moved to the
+    last dim: (values, indices, the number of non-NaN elements per slice, keepdim)."""
+    x = input.reshape(-1) if dim is None or input.dim() == 0 else input.movedim(dim, -1)
+    ordered = red.sort(x, -1)
+    count = (~ew.isnan(x)).sum(-1, keepdim=True)
+    return ordered.values, ordered.indices, count
+
+
+def nanmedian(input, dim=None, keepdim: bool = False):
+    """The lower median ignoring NaN; with ``dim``, (values, indices) along it."""
+    if dim is None:
+        if input._data.size == 0:
+            return input.new_full((), float("nan"))
+        values, _, count = _ordered(input, None)
+        k = ew.clamp(ew.floor_divide(count - 1, 2), min=0)
+        return values.gather(-1, k).reshape(())
+    d = _dims(input, dim)[0]
+    if input.dim() and input.shape[d] == 0:
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+    values, indices, count = _ordered(input, d)
+    k = ew.clamp(ew.floor_divide(count - 1, 2), min=0)
+    values, indices = values.gather(-1, k), indices.gather(-1, k)
+    if input.dim():
+        values, indices = values.movedim(-1, d), indices.movedim(-1, d)
+        if not keepdim:
+            values, indices = values.squeeze(d), indices.squeeze(d)
+    else:
+        values, indices = values.reshape(()), indices.reshape(())
+    return result("nanmedian", "values indices", (values, indices))
+
+
+def nanquantile(input, q, dim: int | None = None, keepdim: bool = False, *,
+                interpolation: str = "linear") -> Tensor:
+    """The ``q``-quantiles ignoring NaN along ``dim`` (of all elements when None)."""
+    if input._data.dtype.kind != "f":
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if interpolation not in _QUANTILE_POSITIONS:
+        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest. Got {interpolation}")
+    qs = xp.asarray(q._data if isinstance(q, Tensor) else q, dtype=xp.float64)
+    if qs.ndim > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if qs.size and (qs.min() < 0 or qs.max() > 1):
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
+    if input._data.size == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    d = None if dim is None else _dims(input, dim)[0]
+    values, _, count = _ordered(input, d)
+    pos = _const(qs.reshape((-1,) + (1,) * values.dim()).astype(input._data.dtype)) * (
+        count - 1).to(input.dtype)  # (q, ..., 1)
+    if interpolation == "lower":
+        pos = ew.floor(pos)
+    elif interpolation == "higher":
+        pos = ew.ceil(pos)
+    elif interpolation == "nearest":
+        pos = ew.round(pos)
+    elif interpolation == "midpoint":
+        pos = (ew.floor(pos) + ew.ceil(pos)) / 2
+    pos = ew.clamp(pos, min=0)  # an all-NaN slice takes its first (NaN) element
+    low, high = ew.floor(pos), ew.ceil(pos)
+    values = values.expand((qs.size,) + tuple(values.shape))
+    below = values.gather(-1, low.long())
+    above = values.gather(-1, high.long())
+    out = below + (pos - low) * (above - below)  # (q, ..., 1)
+    if d is None:
+        out = out.reshape((qs.size,) + ((1,) * input.dim() if keepdim else ()))
+    elif input.dim():
+        out = out.movedim(-1, d + 1)
+        if not keepdim:
+            out = out.squeeze(d + 1)
+    else:
+        out = out.reshape((qs.size,))
+    return out[0] if qs.ndim == 0 else out
+
+
+def logcumsumexp(input, dim: int) -> Tensor:
+    """log(cumsum(exp(input))) along ``dim``, computed stably."""
+    if input._data.dtype.kind not in "fc":
+        raise _unsupported("logcumsumexp_out_cpu", input._data.dtype)
+    d = _dims(input, dim)[0]
+    shift = red.amax(input, d, keepdim=True).detach() if input.dim() else input.detach()
+    shift = ew.where(ew.isfinite(shift), shift, 0.0)
+    return ew.log(red.cumsum(ew.exp(input - shift), d)) + shift
+
+
+def aminmax(input, *, dim: int | None = None, keepdim: bool = False) -> tuple:
+    """(min, max) of input (along ``dim``)."""
+    dims = () if dim is None else dim
+    return result("aminmax", "min max", (red.amin(input, dims, keepdim),
+                                         red.amax(input, dims, keepdim)))
+
+
+def msort(input) -> Tensor:
+    """input sorted along its first dim."""
+    return red.sort(input, 0).values
+
+
+def cov(input, *, correction: int = 1, fweights=None, aweights=None) -> Tensor:
+    """The covariance matrix of the variables in input's rows (observations in its columns)."""
+    if input.dim() > 2:
+        raise RuntimeError(
+            "cov(): expected input to have two or fewer dimensions but got an input with "
+            f"{input.dim()} dimensions")
+    x = input if input.dim() == 2 else input.reshape(1, -1)
+    if x._data.dtype.kind not in "fc":
+        x = x.to(get_default_dtype())
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        if fweights._data.dtype.kind not in "iu":
+            raise RuntimeError("cov(): expected fweights to have integral dtype but got fweights "
+                               f"with {_kernel_name(fweights._data.dtype)} dtype")
+        w = fweights
+    if aweights is not None:
+        if aweights._data.dtype.kind != "f":
+            raise RuntimeError("cov(): expected aweights to have floating point dtype but got "
+                               f"aweights with {_kernel_name(aweights._data.dtype)} dtype")
+        w = aweights if w is None else w * aweights
+    if w is None:
+        mean = x.mean(1, keepdim=True)
+        norm = n - correction
+    else:
+        w = w.to(x.dtype)
+        w_sum = w.sum()
+        mean = (x * w).sum(1, keepdim=True) / w_sum
+        if aweights is None or correction == 0:
+            norm = w_sum - correction
+        else:
+            norm = w_sum - correction * (w * aweights).sum() / w_sum
+    norm = ew.clamp(norm if isinstance(norm, Tensor) else x.new_full((), float(norm)), min=0)
+    centered = x - mean
+    weighted = centered if w is None else centered * w
+    c = weighted.matmul(centered.mT.conj()) / norm
+    return c.squeeze()
+
+
+def corrcoef(input) -> Tensor:
+    """The Pearson correlation coefficients of the variables in input's rows."""
+    c = cov(input)
+    if c.dim() == 0:
+        return c / c
+    d = c.diagonal()
+    std = ew.sqrt(d.real if d._data.dtype.kind == "c" else d)
+    c = c / std.unsqueeze(1) / std.unsqueeze(0)
+    return ew.clamp(c, -1, 1) if c._data.dtype.kind != "c" else c
+
+
+def _range(data, range_, name: str) -> tuple[float, float]:
+    if range_ is None:
+        low, high = (float(data.min()), float(data.max())) if data.size else (0.0, 0.0)
+    else:
+        low, high = float(range_[0]), float(range_[1])
+    if low > high:
+        raise RuntimeError(f"torch.{name}(): min should not exceed max, but got min {low} max "
+                           f"{high}")
+    if low == high:
+        low, high = low - 1, high + 1  # as PyTorch: a degenerate range widens by one each side
+    return low, high
+
+
+def _histc(input, bins, min, max):
+    low, high = _range(input, None if min == max else (min, max), "histc")
+    data = input.reshape(-1)
+    counts, _ = xp.histogram(data[(data >= low) & (data <= high)], bins, (low, high))
+    return counts.astype(input.dtype)
+
+
+def _histogram(input, weight=None, *, bins, range, density):
+    if type(bins) is int:
+        low, high = _range(input, range, "histogram")
+        edges = xp.linspace(low, high, bins + 1).astype(input.dtype)
+    else:
+        edges = xp.asarray(bins, dtype=input.dtype)
+    hist, _ = xp.histogram(input.reshape(-1), edges, density=density,
+                           weights=None if weight is None else weight.reshape(-1))
+    return hist.astype(input.dtype), edges
+
+
+def _bincount(input, weights=None, *, minlength):
+    if input.size and input.min() < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is None:
+        return xp.bincount(input, minlength=minlength).astype(xp.int64)
+    if weights.shape != input.shape:
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    dtype = weights.dtype if weights.dtype.kind == "f" else xp.float64
+    return xp.bincount(input, weights.astype(xp.float64), minlength=minlength).astype(dtype)
+
+
+# Counting reads values: under vmap each example runs on its own (as PyTorch's fallback).
+HISTC = defop("histc", _histc, ("input",), (None,), differentiable=False, batch=fallback)
+HISTOGRAM = defop("histogram", _histogram, ("input",), (None,), differentiable=False,
+                  n_outputs=2, batch=fallback)
+HISTOGRAM_WEIGHTED = defop("histogram_weighted", _histogram, ("input", "weight"), (None, None),
+                           differentiable=False, n_outputs=2, batch=fallback)
+BINCOUNT = defop("bincount", _bincount, ("input",), (None,), differentiable=False,
+                 batch=fallback)
+BINCOUNT_WEIGHTED = defop("bincount_weighted", _bincount, ("input", "weights"), (None, None),
+                          differentiable=False, batch=fallback)
+ISIN = defop("isin", lambda elements, test_elements, invert: xp.isin(elements, test_elements,
+                                                                      invert=invert),
+             ("elements", "test_elements"), (None, None), differentiable=False, batch=fallback)
+
+
+def _require_float_kernel(input, kernel: str) -> None:
+    if input._data.dtype.kind != "f":
+        raise _unsupported(kernel, input._data.dtype)
+
+
+def histc(input, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
+    """Counts of input's elements in ``bins`` equal bins over [min, max] (the data's range
+    when both are 0)."""
+    _require_float_kernel(input, "histogram_cpu")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histc(): bins must be > 0, but got {bins} for dimension 0")
+    return apply(HISTC, input, bins=int(bins), min=float(min), max=float(max))
+
+
+def histogram(input, bins, *, range=None, weight=None, density: bool = False) -> tuple:
+    """(hist, bin_edges): input's histogram over ``bins`` (a count or the edges)."""
+    _require_float_kernel(input, "histogram_cpu")
+    edges = tuple(bins._data.tolist()) if isinstance(bins, Tensor) else int(bins)
+    params = dict(bins=edges, range=None if range is None else tuple(range), density=density)
+    if weight is None:
+        hist, bin_edges = apply(HISTOGRAM, input, **params)
+    else:
+        hist, bin_edges = apply(HISTOGRAM_WEIGHTED, input, weight, **params)
+    return result("histogram", "hist bin_edges", (hist, bin_edges))
+
+
+def histogramdd(input, bins, *, range=None, weight=None, density: bool = False) -> tuple:
+    """(hist, bin_edges): the histogram of the points in input's rows (last dim: coordinates)."""
+    if type(input) is BatchedTensor:
+        raise RuntimeError("Batching rule not implemented for aten::histogramdd. We could not "
+                           "generate a fallback.")
+    _require_float_kernel(input, "histogramdd_cpu")
+    points = input._data.reshape(-1, input.shape[-1])
+    if isinstance(bins, int):
+        bins = [bins] * points.shape[1]
+    edges = []
+    for i, b in enumerate(bins):
+        if isinstance(b, Tensor):
+            edges.append(b._data.astype(input._data.dtype))
+            continue
+        span = None if range is None else (range[2 * i], range[2 * i + 1])
+        low, high = _range(points[:, i], span, "histogramdd")
+        edges.append(xp.linspace(low, high, int(b) + 1).astype(input._data.dtype))
+    hist, _ = xp.histogramdd(points, edges, density=density,
+                             weights=None if weight is None else weight._data.reshape(-1))
+    return result("histogramdd", "hist bin_edges",
+                  (_const(hist.astype(input._data.dtype)), tuple(_const(e) for e in edges)))
+
+
+def bincount(input, weights=None, minlength: int = 0) -> Tensor:
+    """The number of occurrences of each value in a 1-D tensor of non-negative integers."""
+    if input.dim() != 1 or input._data.dtype.kind not in "iub":
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is None:
+        return apply(BINCOUNT, input, minlength=minlength)
+    return apply(BINCOUNT_WEIGHTED, input, weights, minlength=minlength)
+
+
+def bucketize(input, boundaries, *, out_int32: bool = False, right: bool = False) -> Tensor:
+    """For each element, the index of the bucket of ``boundaries`` it falls in."""
+    if boundaries.dim() != 1:
+        raise RuntimeError("boundaries tensor must be 1 dimension, but got dim(" +
+                           f"{boundaries.dim()})")
+    if not isinstance(input, Tensor):
+        input = boundaries.new_full((), input)
+    return ix.searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+    """True where an element of ``elements`` is in ``test_elements``."""
+    if not isinstance(elements, Tensor):
+        elements = test_elements.new_full((), elements)
+    if not isinstance(test_elements, Tensor):
+        test_elements = elements.new_full((), test_elements)
+    return apply(ISIN, elements, test_elements, invert=invert)
+
+
+def _pieces(y, x, dx, dim):
+    """The trapezoids' areas along ``dim`` (``dx`` a number or, from ``x``, the spacings)."""
+    n = y.shape[dim] if y.dim() else 1
+    if x is not None:
+        spacing = ix.diff(x, dim=dim if x.dim() == y.dim() else -1)
+        if x.dim() == 1 and y.dim() > 1:
+            shape = [1] * y.dim()
+            shape[dim] = -1
+            spacing = spacing.reshape(shape)
+    else:
+        spacing = 1 if dx is None else dx
+    if n < 2:
+        return None, n
+    ends = y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)
+    return ends * spacing / 2, n
+
+
+def trapezoid(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """The integral of y along ``dim`` by the trapezoid rule (at x, or with spacing dx)."""
+    if x is not None and not isinstance(x, Tensor):
+        dx, x = x, None
+    if y.dim() == 0:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got "
+                         f"{dim})")
+    d = _dims(y, dim)[0]
+    if x is not None and x.dim() != 1 and x.dim() != y.dim():
+        raise RuntimeError("trapezoid: There must be one `x` value for each sample point")
+    pieces, n = _pieces(y, x, dx, d)
+    if pieces is None:
+        return red.sum(y.narrow(d, 0, 0), d)
+    return red.sum(pieces, d)
+
+
+def trapz(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """trapezoid under its older name."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """The running integral of y along ``dim`` by the trapezoid rule."""
+    if x is not None and not isinstance(x, Tensor):
+        dx, x = x, None
+    d = _dims(y, dim)[0]
+    pieces, n = _pieces(y, x, dx, d)
+    if pieces is None:
+        return y.narrow(d, 0, 0) * 1
+    return red.cumsum(pieces, d)
+
+
+REDUCTIONS = (count_nonzero, nansum, nanmean, nanmedian, nanquantile, logcumsumexp, aminmax,
+              msort, cov, corrcoef, histc, histogram, histogramdd, bincount, bucketize, isin,
+              trapezoid, trapz, cumulative_trapezoid)
+
+
 # ---- tables ------------------------------------------------------------------------------------
 
-FUNCTIONS = {f.__name__: f for f in ELEMENTWISE}
-METHODS = dict(FUNCTIONS)
+FUNCTIONS = {f.__name__: f for f in ELEMENTWISE + REDUCTIONS}
+_NOT_METHODS = ("histogramdd", "bucketize", "isin", "trapezoid", "trapz", "cumulative_trapezoid")
+METHODS = {name: f for name, f in FUNCTIONS.items() if name not in _NOT_METHODS}
 METHODS.update(ELEMENTWISE_INPLACE)

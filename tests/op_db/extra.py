@@ -33,4 +33,90 @@ ELEMENTWISE = [
     op("positive", UNARY, grad_fn=False),
 ]
 
-ROWS: list[OpRow] = ELEMENTWISE
+NAN_MASK = Const([[True, False, False, True], [False, False, False, False],
+                  [True, True, True, True]])  # the last row all NaN
+
+
+def _nans(m, x, mask):
+    return m.where(mask, float("nan"), x)
+
+
+REDUCTIONS = [
+    OpRow("nansum", lambda m, x, mask: m.nansum(_nans(m, x, mask), 1), (S((3, 4), NAN_MASK),),
+          grad_fn=False),
+    OpRow("nansum", lambda m, x: m.nansum(x, (0, 1), keepdim=True), (S((3, 4)),),
+          variant="dims", grad_fn=False),
+    OpRow("nanmean", lambda m, x, mask: m.nanmean(_nans(m, x, mask)), (S((3, 4), NAN_MASK),),
+          grad_fn=False),
+    OpRow("nanmean", lambda m, x: m.nanmean(x, 0), (S((3, 4)),), variant="dim", grad_fn=False),
+    OpRow("nanmedian", lambda m, x, mask: m.nanmedian(_nans(m, x, mask)),
+          (S((3, 4), NAN_MASK),), grad_fn=False, orders=(1,)),
+    OpRow("nanmedian", lambda m, x, mask: m.nanmedian(_nans(m, x, mask)[:2], 1).values,
+          (S((3, 4), NAN_MASK),), variant="dim", grad_fn=False, orders=(1,)),
+    OpRow("nanmedian", lambda m, x: m.nanmedian(x, 0, keepdim=True).values, (S((3, 4)), S(())),
+          variant="keepdim", grad_fn=False, orders=(1,)),
+    OpRow("nanquantile", lambda m, x, mask: m.nanquantile(_nans(m, x, mask)[:2], 0.3, dim=1),
+          (S((3, 4), NAN_MASK),), grad_fn=False),
+    OpRow("nanquantile",
+          lambda m, x: m.nanquantile(x, m.tensor([0.25, 0.5, 1.0], dtype=x.dtype), 0,
+                                     keepdim=True),
+          (S((4, 3)),), variant="q tensor", grad_fn=False),
+    OpRow("nanquantile", lambda m, x: m.nanquantile(x, 0.4, interpolation="midpoint"),
+          (S((3, 4)),), variant="midpoint", grad_fn=False),
+    OpRow("logcumsumexp", lambda m, x: m.logcumsumexp(x, 1), (S((3, 4)),), grad_fn=False),
+    OpRow("logcumsumexp", lambda m, x: m.logcumsumexp(x, 0), (S(()), S((5,))), variant="dim 0",
+          grad_fn=False),
+    OpRow("aminmax", lambda m, x: m.aminmax(x, dim=1), (S((3, 4)),), grad_fn=False),
+    OpRow("aminmax", lambda m, x: m.aminmax(x, keepdim=True), (S((3, 4)),), variant="all",
+          grad_fn=False),
+    op("msort", (S((4, 3)), S((5,))), grad_fn=False),
+    op("cov", (S((3, 5)), S((5,))), grad_fn=False),
+    OpRow("cov", lambda m, x, w: m.cov(x, correction=0, aweights=w),
+          (S((3, 5), T((5,), POSITIVE)),), variant="aweights", grad_fn=False),
+    OpRow("cov", lambda m, x, f, w: m.cov(x, fweights=f, aweights=w),
+          (S((2, 4), Const([1, 3, 2, 1]), T((4,), POSITIVE)),), variant="fweights",
+          grad_fn=False),
+    op("corrcoef", (S((3, 5)),), grad_fn=False),
+    op("trapezoid", (S((3, 4)), S((3, 4), (4,))), grad_fn=False),
+    OpRow("trapezoid", lambda m, y, x: m.trapezoid(y, x, dim=0), (S((3, 4), (3, 4)),),
+          variant="x like y", grad_fn=False),
+    OpRow("trapezoid", lambda m, y: m.trapezoid(y, dx=0.5, dim=0), (S((3, 4)),),
+          variant="dx", grad_fn=False),
+    OpRow("trapz", lambda m, y, x: m.trapz(y, x), (S((3, 4), (4,)),), grad_fn=False),
+    op("cumulative_trapezoid", (S((3, 4)), S((3, 4), (4,))), grad_fn=False),
+]
+
+INTS_A = Const([[12, -18, 0, 7], [5, 0, -4, 9]])
+INTS_B = Const([[8, 27, 5, 0], [-15, 0, 6, 3]])
+STEPS = Const([[-1.5, 0.0, 2.0], [-0.0, 3.0, 0.0]])
+VALUES = Const([0.5, 0.25, 0.75])
+COUNTS = Const([0, 1, 1, 3, 7])
+
+# No gradient (integer or bool results, or none in PyTorch); values also in test_torch_surface.
+NO_GRAD = [
+    op("gcd", (S(INTS_A, INTS_B),), orders=(), inplace=("gcd_",)),
+    op("lcm", (S(INTS_A, INTS_B),), orders=(), inplace=("lcm_",)),
+    op("heaviside", (S(STEPS, VALUES),), orders=(), inplace=("heaviside_",)),
+    op("nextafter", (S(STEPS, VALUES), S((2, 3), (3,))), orders=(), inplace=("nextafter_",)),
+    op("signbit", (S(STEPS), S(INTS_A), S((3, 4))), orders=()),
+    op("count_nonzero", (S(INTS_A), S(STEPS)), orders=()),
+    # (PyTorch gives histograms of a tensor that requires grad a grad_fn that raises; chainrule's
+    # do not require grad: see docs/differences.md)
+    OpRow("histc", lambda m, x: m.histc(x, bins=4), (S(T((3, 5), grad=False)),), orders=()),
+    OpRow("histogram", lambda m, x: m.histogram(x, 3, range=(-1.0, 1.0)),
+          (S(T((3, 5), grad=False)),), orders=()),
+    OpRow("histogram", lambda m, x, w: m.histogram(x, 3, weight=w),
+          (S(T((3, 5), grad=False), T((3, 5), grad=False)),), variant="weight", orders=(),
+          records=("histogram_weighted",)),
+    OpRow("histogramdd", lambda m, x: m.histogramdd(x, [2, 3]).hist, (S(T((5, 2), grad=False)),),
+          orders=(), vmap_error="Batching rule not implemented for aten::histogramdd"),
+    op("bincount", (S(COUNTS),), orders=()),
+    OpRow("bincount", lambda m, x, w: m.bincount(x, w, minlength=9),
+          (S(COUNTS, T((5,), grad=False)),), variant="weights", orders=(),
+          records=("bincount_weighted",)),
+    OpRow("bucketize", lambda m, x: m.bucketize(x, m.tensor([-1.0, 0.0, 1.0], dtype=x.dtype)),
+          (S((3, 4)),), orders=()),
+    op("isin", (S(INTS_A, INTS_B),), orders=()),
+]
+
+ROWS: list[OpRow] = ELEMENTWISE + REDUCTIONS + NO_GRAD
