@@ -32,7 +32,7 @@ TORCH = frozenset("""
     greater_equal gt heaviside histc histogram hstack hypot i0 igamma igammac index_add
     index_copy index_reduce index_select inner inverse isin isneginf isposinf kron kthvalue
     lcm ldexp le lerp less less_equal lgamma log log10 log1p log2 logaddexp logaddexp2
-    logcumsumexp logical_and logical_not logical_or logical_xor logit logsumexp lt lu_solve
+    logcumsumexp logical_and logical_not logical_or logical_xor logit logsumexp lt lu lu_solve
     lu_unpack masked_select matmul matrix_power max maximum mean median min minimum mode
     msort mul multinomial multiply mv mvlgamma nan_to_num nanmean nanmedian nanquantile
     narrow_copy ne neg negative nextafter nonzero norm not_equal nuclear_norm ormqr outer
@@ -43,7 +43,7 @@ TORCH = frozenset("""
 """.split())
 LINALG = frozenset("""
     cholesky cholesky_ex cond cross det eig eigh eigvals eigvalsh householder_product inv
-    inv_ex ldl_factor ldl_factor_ex ldl_solve lu lu_factor_ex lu_solve matmul matrix_norm
+    inv_ex ldl_factor ldl_factor_ex ldl_solve lu lu_factor lu_factor_ex lu_solve matmul matrix_norm
     matrix_power matrix_rank multi_dot norm pinv qr slogdet solve solve_ex solve_triangular
     svd svdvals tensorinv tensorsolve vecdot vector_norm
 """.split())

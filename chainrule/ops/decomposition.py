@@ -29,7 +29,6 @@ from .linalg import (
     _eye,
     _type_name,
     _warn_once,
-    _write_out,
     cholesky,
     eigvalsh,
     inv,
@@ -110,8 +109,8 @@ def _check_float(name: str, *tensors) -> None:
                                       f"'{_type_name(t).capitalize()}'")
 
 
-def solve_triangular(A, B, *, upper: bool, left: bool = True, unitriangular: bool = False,
-                     out=None) -> Tensor:
+def solve_triangular(A, B, *, upper: bool, left: bool = True,
+                     unitriangular: bool = False) -> Tensor:
     """The solution X of A X = B (X A = B with left=False) for triangular A (batched)."""
     name = "linalg.solve_triangular"
     _check_matrix(A, name)
@@ -126,7 +125,7 @@ def solve_triangular(A, B, *, upper: bool, left: bool = True, unitriangular: boo
     _batch_shape(A, B)
     value = (_tri_solve(A, B, upper, unitriangular) if left
              else _tri_solve_right(B, A, upper, unitriangular))
-    return value if out is None else _write_out("linalg_solve_triangular", out, value, A, B)
+    return value
 
 
 def _batch_shape(A, B) -> tuple:
@@ -143,7 +142,7 @@ def _batch_shape(A, B) -> tuple:
 
 
 def triangular_solve(b, A, upper: bool = True, transpose: bool = False,
-                     unitriangular: bool = False, *, out=None) -> tuple:
+                     unitriangular: bool = False) -> tuple:
     """(solution of A X = b, a copy of A) for triangular A (deprecated: solve_triangular)."""
     _warn_once("torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand "
                "will be removed in a future PyTorch release.\ntorch.linalg.solve_triangular has "
@@ -165,7 +164,7 @@ def triangular_solve(b, A, upper: bool = True, transpose: bool = False,
     system = A.mT if transpose else A
     value = (_tri_solve(system, b, upper != transpose, unitriangular), coefficient)
     value = result("triangular_solve", "solution cloned_coefficient", value)
-    return value if out is None else _write_out("triangular_solve", out, value, b, A)
+    return value
 
 
 def _as_triangular(L, upper: bool):
@@ -180,7 +179,7 @@ def _gram(L, upper: bool):
     return L.mT @ L if upper else L @ L.mT
 
 
-def cholesky_solve(B, L, upper: bool = False, *, out=None) -> Tensor:
+def cholesky_solve(B, L, upper: bool = False) -> Tensor:
     """The solution X of A X = B from the Cholesky factor of A (L L^T, or U^T U if upper)."""
     if B._data.ndim < 2:
         raise RuntimeError(f"b should have at least 2 dimensions, but has {B._data.ndim} "
@@ -193,17 +192,17 @@ def cholesky_solve(B, L, upper: bool = False, *, out=None) -> Tensor:
                            f"{B._data.shape[-1]}")
     _batch_shape(L, B)
     value = solve(_gram(L, upper), B)
-    return value if out is None else _write_out("cholesky_solve", out, value, B, L)
+    return value
 
 
-def cholesky_inverse(L, upper: bool = False, *, out=None) -> Tensor:
+def cholesky_inverse(L, upper: bool = False) -> Tensor:
     """The inverse of A = L L^T (U^T U with upper=True) from its Cholesky factor."""
     _check_matrix(L, "cholesky_inverse")
     value = inv(_gram(L, upper))
-    return value if out is None else _write_out("cholesky_inverse", out, value, L)
+    return value
 
 
-def torch_cholesky(input, upper: bool = False, *, out=None) -> Tensor:
+def torch_cholesky(input, upper: bool = False) -> Tensor:
     """The Cholesky factor (deprecated: linalg.cholesky)."""
     _warn_once("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be "
                "removed in a future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced "
@@ -212,7 +211,7 @@ def torch_cholesky(input, upper: bool = False, *, out=None) -> Tensor:
                "produce equivalent results for all valid (symmetric positive definite) inputs.")
     _check_matrix(input, "cholesky")
     value = cholesky(input, upper=upper)
-    return value if out is None else _write_out("cholesky", out, value, input)
+    return value
 
 
 # ---- LU -----------------------------------------------------------------------------------------
@@ -381,7 +380,7 @@ def _first_failure(info):
     return int(info.reshape(-1)[bad[0]]) if bad.size else 0
 
 
-def lu_factor_ex(A, *, pivot: bool = True, check_errors: bool = False, out=None) -> tuple:
+def lu_factor_ex(A, *, pivot: bool = True, check_errors: bool = False) -> tuple:
     """(LU, pivots, info): the packed LU factorization with partial pivoting (batched)."""
     LU, pivots, info = _lu_factor_ex(A, pivot, "linalg.lu_factor_ex")
     i = _first_failure(physical(info)) if check_errors else 0
@@ -392,10 +391,10 @@ def lu_factor_ex(A, *, pivot: bool = True, check_errors: bool = False, out=None)
             "factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, "
             "pivot)"))
     value = result("linalg_lu_factor_ex", "LU pivots info", (LU, pivots, info))
-    return value if out is None else _write_out("linalg_lu_factor_ex", out, value, A)
+    return value
 
 
-def lu_factor(A, *, pivot: bool = True, out=None) -> tuple:
+def lu_factor(A, *, pivot: bool = True) -> tuple:
     """(LU, pivots): the packed LU factorization with partial pivoting (batched)."""
     LU, pivots, info = _lu_factor_ex(A, pivot, "linalg.lu_factor")
     i = _first_failure(physical(info))
@@ -406,18 +405,17 @@ def lu_factor(A, *, pivot: bool = True, out=None) -> tuple:
             "factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, "
             "pivot)"))
     value = result("linalg_lu_factor", "LU pivots", (LU, pivots))
-    return value if out is None else _write_out("linalg_lu_factor", out, value, A)
+    return value
 
 
-def lu(A, *, pivot: bool = True, out=None) -> tuple:
+def lu(A, *, pivot: bool = True) -> tuple:
     """(P, L, U) with A = P L U, L unit lower triangular, U upper triangular (batched)."""
     LU, pivots, _ = _lu_factor_ex(A, pivot, "linalg.lu")
     value = result("linalg_lu", "P L U", _unpack(LU, pivots))
-    return value if out is None else _write_out("linalg_lu", out, value, A)
+    return value
 
 
-def lu_unpack(LU_data, LU_pivots, unpack_data: bool = True, unpack_pivots: bool = True, *,
-              out=None) -> tuple:
+def lu_unpack(LU_data, LU_pivots, unpack_data: bool = True, unpack_pivots: bool = True) -> tuple:
     """(P, L, U) from a packed LU factorization and its pivots."""
     if LU_data._data.ndim < 2:
         raise RuntimeError(f"torch.lu_unpack: Expected tensor with 2 or more dimensions. Got "
@@ -431,10 +429,10 @@ def lu_unpack(LU_data, LU_pivots, unpack_data: bool = True, unpack_pivots: bool 
     value = (P if unpack_pivots else empty, L if unpack_data else empty,
              U if unpack_data else empty)
     value = result("lu_unpack", "P L U", value)
-    return value if out is None else _write_out("lu_unpack", out, value, LU_data, LU_pivots)
+    return value
 
 
-def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False, out=None) -> Tensor:
+def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False) -> Tensor:
     """The solution X of A X = B (X A = B with left=False; A^T with adjoint) from A's LU
     factorization (batched)."""
     name = "linalg.lu_solve"
@@ -459,10 +457,10 @@ def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False, out=Non
     else:  # X = U^{-1} L^{-1} P^T B
         X = _tri_solve(U, _tri_solve(L, P.mT @ B, False, True), True)
     value = X if left else X.mT
-    return value if out is None else _write_out("linalg_lu_solve", out, value, LU, pivots, B)
+    return value
 
 
-def torch_lu(A, pivot: bool = True, get_infos: bool = False, out=None) -> tuple:
+def torch_lu(A, pivot: bool = True, get_infos: bool = False) -> tuple:
     """(LU, pivots[, infos]) (deprecated: linalg.lu_factor / linalg.lu_factor_ex)."""
     _warn_once("torch.lu is deprecated in favor of torch.linalg.lu_factor / "
                "torch.linalg.lu_factor_ex and will be removed in a future PyTorch release.\nLU, "
@@ -473,17 +471,17 @@ def torch_lu(A, pivot: bool = True, get_infos: bool = False, out=None) -> tuple:
     LU, pivots, info = _lu_factor_ex(A, pivot, "torch.lu")
     value = result("_lu_with_info", "LU pivots info", (LU, pivots, info)) if get_infos else (
         LU, pivots)
-    return value if out is None else _write_out("lu", out, value, A)
+    return value
 
 
-def torch_lu_solve(b, LU_data, LU_pivots, *, out=None) -> Tensor:
+def torch_lu_solve(b, LU_data, LU_pivots) -> Tensor:
     """The solution of A X = b from A's LU factorization (deprecated: linalg.lu_solve)."""
     _warn_once("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed "
                "in a future PyTorch release.\nNote that torch.linalg.lu_solve has its arguments "
                "reversed.\nX = torch.lu_solve(B, LU, pivots)\nshould be replaced with\nX = "
                "torch.linalg.lu_solve(LU, pivots, B)")
     value = lu_solve(LU_data, LU_pivots, b)
-    return value if out is None else _write_out("lu_solve", out, value, b, LU_data, LU_pivots)
+    return value
 
 
 # ---- solvers and inverses with info, cholesky_ex ---------------------------------------------
@@ -502,7 +500,7 @@ def _raise_info(info, text: str) -> None:
         raise LinAlgError(_batch_message(values, text.format(i=i)))
 
 
-def inv_ex(A, *, check_errors: bool = False, out=None) -> tuple:
+def inv_ex(A, *, check_errors: bool = False) -> tuple:
     """(inverse, info): the inverse of a square matrix and LAPACK's info (0: invertible; k: the
     k-th diagonal element of U is zero), without raising unless check_errors (batched)."""
     _check_matrix(A, "linalg.inv_ex")
@@ -516,10 +514,10 @@ def inv_ex(A, *, check_errors: bool = False, out=None) -> tuple:
         _raise_info(info, "linalg.inv_ex: The diagonal element {i} is zero, the inversion could "
                           "not be completed because the input matrix is singular.")
     value = result("linalg_inv_ex", "inverse info", (inverse, info))
-    return value if out is None else _write_out("linalg_inv_ex", out, value, A)
+    return value
 
 
-def solve_ex(A, B, *, left: bool = True, check_errors: bool = False, out=None) -> tuple:
+def solve_ex(A, B, *, left: bool = True, check_errors: bool = False) -> tuple:
     """(result, info): the solution of A X = B (X A = B with left=False) and LAPACK's info,
     without raising unless check_errors (batched)."""
     try:
@@ -535,7 +533,7 @@ def solve_ex(A, B, *, left: bool = True, check_errors: bool = False, out=None) -
         _raise_info(info, "torch.linalg.solve_ex: The solver failed because the input matrix is "
                           "singular.")
     value = result("linalg_solve_ex", "result info", (X, info))
-    return value if out is None else _write_out("linalg_solve_ex", out, value, A, B)
+    return value
 
 
 def _cholesky_partial(A):
@@ -557,7 +555,7 @@ def _cholesky_partial(A):
     return L.reshape(A.shape), info.reshape(batch)
 
 
-def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False, out=None) -> tuple:
+def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False) -> tuple:
     """(L, info): the Cholesky factor and LAPACK's info (0: positive-definite; k: the leading
     minor of order k is not), without raising unless check_errors (batched)."""
     _check_matrix(A, "linalg.cholesky_ex")
@@ -572,7 +570,7 @@ def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False, out=None)
                           "the input is not positive-definite (the leading minor of order {i} is "
                           "not positive-definite).")
     value = result("linalg_cholesky_ex", "L info", (L, info))
-    return value if out is None else _write_out("linalg_cholesky_ex", out, value, A)
+    return value
 
 
 # ---- condition number, rank, tensor inverses, Vandermonde -------------------------------------
@@ -580,7 +578,7 @@ def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False, out=None)
 _COND_ORDERS = ("fro", "nuc", math.inf, -math.inf, 1, -1)
 
 
-def cond(A, p=None, *, out=None) -> Tensor:
+def cond(A, p=None) -> Tensor:
     """The condition number of A in the norm p (2 by default: largest over smallest singular
     value; other norms: norm(A) * norm(A^{-1}), inf for a singular A)."""
     if A._data.ndim < 2:
@@ -596,11 +594,10 @@ def cond(A, p=None, *, out=None) -> Tensor:
         value = where(info > 0, math.inf, ratio) if (physical(info) != 0).any() else ratio
     else:
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
-    return value if out is None else _write_out("linalg_cond", out, value, A)
+    return value
 
 
-def matrix_rank(A, tol=None, hermitian: bool = False, *, atol=None, rtol=None,
-                out=None) -> Tensor:
+def matrix_rank(A, tol=None, hermitian: bool = False, *, atol=None, rtol=None) -> Tensor:
     """The number of singular values (eigenvalue magnitudes, if hermitian) above
     max(atol, rtol * the largest); ``tol`` is the older name of atol (batched)."""
     if A._data.ndim < 2:
@@ -618,10 +615,10 @@ def matrix_rank(A, tol=None, hermitian: bool = False, *, atol=None, rtol=None,
         atol, rtol = (x.unsqueeze(-1) if isinstance(x, Tensor) else x for x in (atol, rtol))
         cutoff = maximum(top * rtol, atol if isinstance(atol, Tensor) else top.new_full((), atol))
         value = (s > cutoff).sum(-1)
-    return value if out is None else _write_out("linalg_matrix_rank", out, value, A)
+    return value
 
 
-def tensorinv(A, ind: int = 2, *, out=None) -> Tensor:
+def tensorinv(A, ind: int = 2) -> Tensor:
     """The inverse of A for tensordot over its first ``ind`` dims."""
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
@@ -631,10 +628,10 @@ def tensorinv(A, ind: int = 2, *, out=None) -> Tensor:
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
                            f"prod(self.shape[:ind]), but got {cols} != {rows}")
     value = inv(A.reshape(rows, cols)).reshape(shape[ind:] + shape[:ind])
-    return value if out is None else _write_out("linalg_tensorinv", out, value, A)
+    return value
 
 
-def tensorsolve(A, B, dims=None, *, out=None) -> Tensor:
+def tensorsolve(A, B, dims=None) -> Tensor:
     """X with tensordot(A, X, X.ndim) = B; ``dims`` of A are moved to the end first."""
     if dims is not None:
         dims = [dims] if isinstance(dims, int) else list(dims)
@@ -646,7 +643,7 @@ def tensorsolve(A, B, dims=None, *, out=None) -> Tensor:
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:])"
                            f" == prod(self.shape[:other.ndim]), but got {cols} != {rows}")
     value = solve(A.reshape(rows, cols), B.reshape(rows)).reshape(shape[k:])
-    return value if out is None else _write_out("linalg_tensorsolve", out, value, A, B)
+    return value
 
 
 def vander(x, N: int | None = None) -> Tensor:
@@ -661,7 +658,7 @@ def vander(x, N: int | None = None) -> Tensor:
     return _cat((column.new_ones(()).expand(tuple(column.shape)), powers), -1)
 
 
-def torch_qr(input, some: bool = True, *, out=None) -> tuple:
+def torch_qr(input, some: bool = True) -> tuple:
     """(Q, R) (deprecated: linalg.qr)."""
     _warn_once("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a "
                "future PyTorch release.\nThe boolean parameter 'some' has been replaced with a "
@@ -670,7 +667,7 @@ def torch_qr(input, some: bool = True, *, out=None) -> tuple:
     _check_matrix(input, "linalg.qr", square=False)
     Q, R = qr(input, "reduced" if some else "complete")
     value = result("qr", "Q R", (Q, R))
-    return value if out is None else _write_out("qr", out, value, input)
+    return value
 
 
 # ---- Householder reflectors: geqrf, householder_product, orgqr, ormqr ---------------------------
@@ -691,14 +688,14 @@ GEQRF = defop(
 )
 
 
-def geqrf(input, *, out=None) -> tuple:
+def geqrf(input) -> tuple:
     """(a, tau): the QR factorization as LAPACK's geqrf stores it (R on and above the diagonal,
     the Householder vectors below it, their scales in tau)."""
     if input._data.ndim < 2:
         raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
     _check_float("geqrf_cpu", input)
     value = result("geqrf", "a tau", apply(GEQRF, input))
-    return value if out is None else _write_out("geqrf", out, value, input)
+    return value
 
 
 def _reflectors(A, k: int):
@@ -716,7 +713,7 @@ def _reflect(C, V, tau, order, left: bool):
     return C
 
 
-def householder_product(A, tau, *, out=None) -> Tensor:
+def householder_product(A, tau) -> Tensor:
     """The first n columns of H_1 ... H_k, the product of the Householder reflectors stored in
     the columns of A (m x n) and tau (k)."""
     name = "torch.linalg.householder_product"
@@ -742,7 +739,7 @@ def householder_product(A, tau, *, out=None) -> Tensor:
     k = tau._data.shape[-1]
     columns = _eye(m, n, dtype=A._data.dtype).expand(A.shape)
     value = _reflect(columns, _reflectors(A, k), tau, range(k - 1, -1, -1), True)
-    return value if out is None else _write_out("linalg_householder_product", out, value, A, tau)
+    return value
 
 
 def orgqr(input, tau) -> Tensor:
@@ -750,7 +747,7 @@ def orgqr(input, tau) -> Tensor:
     return householder_product(input, tau)
 
 
-def ormqr(input, tau, other, left: bool = True, transpose: bool = False, *, out=None) -> Tensor:
+def ormqr(input, tau, other, left: bool = True, transpose: bool = False) -> Tensor:
     """other multiplied by the Q (Q^T with transpose) of a QR factorization stored as geqrf
     stores it: Q other with left, other Q without."""
     name = "torch.ormqr"
@@ -772,7 +769,7 @@ def ormqr(input, tau, other, left: bool = True, transpose: bool = False, *, out=
     forward = left == transpose
     order = range(k) if forward else range(k - 1, -1, -1)
     value = _reflect(other, V, tau, order, left)
-    return value if out is None else _write_out("ormqr", out, value, input, tau, other)
+    return value
 
 
 # ---- randomized low-rank SVD and PCA ------------------------------------------------------------

@@ -20,7 +20,6 @@ from .._backend import xp
 from .._batching import batch_dims, fallback, leading_dims, logical_ndim, pad_leading, physical
 from .._dispatch import apply, apply_inplace
 from .._validation import dtype_name
-from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..tensor import Tensor
 from ._registry import defop
 from ._shapes import normalize_dim
@@ -433,13 +432,13 @@ def _check_dtypes(name: str, *tensors) -> None:
                            f"{', '.join(names[:-1])}, and {names[-1]}")
 
 
-def addmv(input, mat, vec, *, beta=1, alpha=1, out=None) -> Tensor:
+def addmv(input, mat, vec, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * (mat @ vec)."""
     _check_addmv(input, mat, vec)
     _check_dtypes("addmv", input, mat, vec)
     value = apply(ADDMM, input.unsqueeze(-1) if input._data.ndim else input, mat,
                   vec.unsqueeze(-1), beta=beta, alpha=alpha).squeeze(-1)
-    return value if out is None else _write_out("addmv", out, value, input, mat, vec)
+    return value
 
 
 def _check_addr(input, vec1, vec2, inplace: bool) -> None:
@@ -452,11 +451,11 @@ def _check_addr(input, vec1, vec2, inplace: bool) -> None:
                            f"{list(vec1._data.shape)}, v2: {list(vec2._data.shape)}")
 
 
-def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None) -> Tensor:
+def addr(input, vec1, vec2, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * outer(vec1, vec2)."""
     _check_addr(input, vec1, vec2, False)
     value = apply(ADDMM, input, vec1.unsqueeze(-1), vec2.unsqueeze(0), beta=beta, alpha=alpha)
-    return value if out is None else _write_out("addr", out, value, input, vec1, vec2)
+    return value
 
 
 def _side_by_side(batch1, batch2):
@@ -473,12 +472,12 @@ def _side_by_side(batch1, batch2):
     return batch1.permute(1, 0, 2).reshape(n, b * k), batch2.reshape(b * k, -1)
 
 
-def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None) -> Tensor:
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * (the sum of the products batch1[i] @ batch2[i])."""
     mat1, mat2 = _side_by_side(batch1, batch2)
     _addmm_dtypes(input, mat1, mat2)
     value = apply(ADDMM, input, mat1, mat2, beta=beta, alpha=alpha)
-    return value if out is None else _write_out("addbmm", out, value, input, batch1, batch2)
+    return value
 
 
 def _inplace_result(self, value) -> Tensor:
@@ -502,7 +501,7 @@ def _addbmm_(self, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
     return _inplace_result(self, addbmm(self, batch1, batch2, beta=beta, alpha=alpha))
 
 
-def inner(input, other, *, out=None) -> Tensor:
+def inner(input, other) -> Tensor:
     """Sum of products over the last dims (a scalar operand multiplies)."""
     if input._data.ndim == 0 or other._data.ndim == 0:
         value = input * other
@@ -514,7 +513,7 @@ def inner(input, other, *, out=None) -> Tensor:
         if input._data.dtype != other._data.dtype:
             raise RuntimeError("both inputs should have same dtype")
         value = tensordot(input, other, ([-1], [-1]))
-    return value if out is None else _write_out("inner", out, value, input, other)
+    return value
 
 
 def adjoint(input) -> Tensor:
@@ -537,7 +536,7 @@ def dist(input, other, p=2) -> Tensor:
     return vector_norm(input - other, p)
 
 
-def chain_matmul(*matrices, out=None) -> Tensor:
+def chain_matmul(*matrices) -> Tensor:
     """The product of a chain of matrices (deprecated: use linalg.multi_dot)."""
     _warn_once("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
                "release. Use torch.linalg.multi_dot instead, which accepts a list of two or more "
@@ -548,15 +547,11 @@ def chain_matmul(*matrices, out=None) -> Tensor:
         if m._data.ndim != 2:
             raise RuntimeError(f"Tensor dimension is {m._data.ndim}, expected 2 instead.")
     value = matrices[0].clone() if len(matrices) == 1 else multi_dot(list(matrices))
-    return value if out is None else _write_out("chain_matmul", out, value, *matrices)
+    return value
 
 
-# ---- out= and once-only warnings -----------------------------------------------------------------
+# ---- once-only warnings --------------------------------------------------------------------------
 
-_C_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-            "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
-            "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
-            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 _WARNED: set = set()
 
 
@@ -566,33 +561,6 @@ def _warn_once(message: str) -> None:
         _WARNED.add(message)
         warnings.warn(message, UserWarning, stacklevel=3)
 
-
-def _write_out(name: str, out, value, *inputs):
-    """PyTorch's ``out=``: ``value`` (a tensor or a tuple) written into ``out``, which is
-    resized (with PyTorch's warning when it had elements) if its shape differs."""
-    outs, values = (out, value) if isinstance(value, tuple) else ((out,), (value,))
-    if is_grad_enabled() and any(isinstance(t, Tensor) and t.requires_grad
-                                 for t in (*inputs, *outs)):
-        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
-                           "differentiation, but one of the arguments requires grad.")
-    for o, v in zip(outs, values):
-        have, want = o._data.dtype, v._data.dtype
-        if have != want:
-            raise RuntimeError(f"Expected out tensor to have dtype {_C_TYPES.get(want.name, want)}"
-                               f", but got {_C_TYPES.get(have.name, have)} instead")
-        if o._data.shape != v._data.shape:
-            if o._data.size:
-                warnings.warn(
-                    f"An output with one or more elements was resized since it had shape "
-                    f"{list(o._data.shape)}, which does not match the required output shape "
-                    f"{list(v._data.shape)}. This behavior is deprecated, and in a future PyTorch "
-                    "release outputs will not be resized unless they have zero elements. You can "
-                    "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
-                    "with t.resize_(0).", UserWarning, stacklevel=3)
-            o._data = xp.empty(v._data.shape, dtype=have)
-        with no_grad():
-            o.copy_(v)
-    return out
 
 
 # ---- einsum, tensordot, kron ------------------------------------------------------------------
@@ -735,7 +703,7 @@ def einsum(equation: str, *operands) -> Tensor:
     return x.permute(tuple(t.index(c) for c in out))
 
 
-def tensordot(a, b, dims=2, out=None) -> Tensor:
+def tensordot(a, b, dims=2) -> Tensor:
     """Contract the last ``dims`` dims of a with the first of b, or the dims listed in ``dims``."""
     if isinstance(dims, Tensor):
         dims = dims.tolist()
@@ -1676,12 +1644,6 @@ def matrix_power(A, n: int) -> Tensor:
     return out
 
 
-def torch_matrix_power(input, n: int, *, out=None) -> Tensor:
-    """input to the integer power n (n < 0: of the inverse)."""
-    value = matrix_power(input, n)
-    return value if out is None else _write_out("matrix_power", out, value, input)
-
-
 def torch_norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """``torch.norm``: a vector norm (``p`` a number or 'fro') or the nuclear norm ('nuc')."""
     if p == "nuc":
@@ -1704,7 +1666,7 @@ FUNCTIONS = {
               cross, addmv, addr, addbmm, inner, adjoint, dist, chain_matmul)
 }
 FUNCTIONS.update(ger=outer, det=det, slogdet=slogdet, inverse=inv, matrix_exp=matrix_exp,
-                 svd=torch_svd, norm=torch_norm, matrix_power=torch_matrix_power)
+                 svd=torch_svd, norm=torch_norm, matrix_power=matrix_power)
 
 METHODS = {
     name: FUNCTIONS[name]
@@ -1715,7 +1677,7 @@ METHODS = {
 }
 METHODS.update(addmm_=_addmm_, baddbmm_=_baddbmm_, tril_=_tril_, triu_=_triu_, addmv=addmv,
                addr=addr, addbmm=addbmm, inner=inner, adjoint=adjoint, dist=dist,
-               addmv_=_addmv_, addr_=_addr_, addbmm_=_addbmm_, matrix_power=torch_matrix_power)
+               addmv_=_addmv_, addr_=_addr_, addbmm_=_addbmm_, matrix_power=matrix_power)
 
 # torch.linalg (re-exported by chainrule.linalg)
 LINALG = {
