@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from .. import _creation
 from ..tensor import Tensor
 from . import functional as F
@@ -39,10 +41,18 @@ class ReLU(_Inplace):
 class Hardtanh(_Inplace):
     """x clamped to [min_val, max_val]."""
 
-    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
+                 min_value: float | None = None, max_value: float | None = None) -> None:
         super().__init__(inplace)
+        for old, new, value in (("min_value", "min_val", min_value),
+                                ("max_value", "max_val", max_value)):
+            if value is not None:
+                warnings.warn(f"keyword argument `{old}` is deprecated and renamed to `{new}`",
+                              FutureWarning, stacklevel=2)
+        min_val = min_val if min_value is None else min_value
+        max_val = max_val if max_value is None else max_value
         if max_val <= min_val:
-            raise ValueError(f"max_val ({max_val}) must be greater than min_val ({min_val})")
+            raise AssertionError(f"max_val ({max_val}) must be greater than min_val ({min_val})")
         self.min_val, self.max_val = min_val, max_val
 
     def forward(self, input: Tensor) -> Tensor:

@@ -1263,3 +1263,9 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
     classes = const(xp.arange(soft.shape[dim]).reshape(
         (-1,) + (1,) * (soft.ndim - 1 - dim % soft.ndim)))
     return (index == classes).to(soft.dtype) - soft.detach() + soft
+
+
+def assert_int_or_pair(arg, arg_name: str, message: str) -> None:
+    """Raise AssertionError(message.format(arg_name)) unless arg is an int or a pair."""
+    if not (isinstance(arg, int) or len(arg) == 2):
+        raise AssertionError(message.format(arg_name))
