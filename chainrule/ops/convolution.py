@@ -65,9 +65,16 @@ def _windows(x, kernel, stride, dilation, out, channel_minor=False):
 def _im2col(x, kernel, stride, dilation, out, channel_minor=False):
     """Columns (N * prod(out), C * prod(kernel)) of the padded x: one row per output position.
     The columns run over (C, *kernel), or (*kernel, C) with channel_minor: a copy whose inner
-    loop runs over the channels, several times faster in NumPy unless C is tiny."""
+    loop runs over the channels, several times faster in NumPy unless C is tiny. With fewer than
+    4 channels (an image's colours) the copy's inner loop runs over the positions instead, and
+    the columns come back transposed (Fortran order), as BLAS takes them."""
     windows = _windows(x, kernel, stride, dilation, out, channel_minor)
-    return windows.reshape(windows.shape[0] * math.prod(out), -1)
+    rows = windows.shape[0] * math.prod(out)
+    if channel_minor and x.shape[1] < 4:
+        nd = len(kernel)
+        order = tuple(range(1 + nd, 2 + 2 * nd)) + tuple(range(1 + nd))  # (*kernel, C, N, *out)
+        return xp.ascontiguousarray(windows.transpose(order)).reshape(-1, rows).T
+    return windows.reshape(rows, -1)
 
 
 def _kernel_major(w):
