@@ -144,3 +144,36 @@ def test_statistics_errors():
     _raises_alike(lambda m: m.histc(m.tensor([1, 2])))
     _raises_alike(lambda m: m.cov(m.ones(2, 2, 2)))
     _raises_alike(lambda m: m.nanmedian(m.ones(2, 0), 1))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.hsplit(m.ones(2, 3), 2),
+    lambda m: m.hsplit(m.tensor(1.0), 2),
+    lambda m: m.dsplit(m.ones(2, 3), 2),
+    lambda m: m.vsplit(m.ones(3), [1]),
+    lambda m: m.split_with_sizes(m.ones(5), [2, 2]),
+    lambda m: m.diagonal_scatter(m.ones(2, 3), m.ones(3)),
+    lambda m: m.select_scatter(m.ones(2, 3), m.ones(2), 0, 0),
+    lambda m: m.ones(2, 3).unfold(1, 4, 1),
+    lambda m: m.ones(2, 3).unfold(1, 2, 0),
+    lambda m: m.combinations(m.ones(2, 2)),
+    lambda m: m.ones(3).fill_diagonal_(1.0),
+    lambda m: m.ones(2, 2, 3).fill_diagonal_(1.0),
+    lambda m: m.block_diag(m.ones(1, 1, 1)),
+])
+def test_shape_errors(call):
+    _raises_alike(call)
+
+
+def test_integer_shapes():
+    i, ti = _both([3, 1, 4, 1, 5])
+    _same(chainrule.combinations(i, 2), torch.combinations(ti, 2))
+    _same(chainrule.combinations(i, r=0), torch.combinations(ti, r=0))
+    _same(chainrule.combinations(i[:2], r=3), torch.combinations(ti[:2], r=3))
+    _same(chainrule.cartesian_prod(i[:2], i), torch.cartesian_prod(ti[:2], ti))
+    _same(chainrule.block_diag(i, i[:2].double()), torch.block_diag(ti, ti[:2].double()))
+    _same(chainrule.block_diag(), torch.block_diag())
+    _same(chainrule.diagflat(i), torch.diagflat(ti))
+    _same(i.unfold(0, 2, 2), ti.unfold(0, 2, 2))
+    m, tm = _both(np.zeros((3, 3), dtype=np.int64))
+    _same(m.fill_diagonal_(7), tm.fill_diagonal_(7))

@@ -4,6 +4,7 @@ nextafter, signbit, frexp's exponent) where none fits."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from .._backend import _category, as_dtype, get_default_dtype, result_type, xp
@@ -12,9 +13,12 @@ from .._batching import fallback
 from .._dispatch import apply, apply_inplace
 from .._shapes import normalize_dim
 from ..tensor import Tensor
+from . import complex as cx
 from . import elementwise as ew
 from . import indexing as ix
+from . import linalg as la
 from . import reduction as red
+from . import shape as sh
 from ._registry import ZERO, defop, not_implemented
 from .elementwise import _KERNEL_NAMES, _NO_DERIVATIVE, _dtype, _require_tensor, _unsupported
 from .reduction import _QUANTILE_POSITIONS, result
@@ -624,9 +628,343 @@ REDUCTIONS = (count_nonzero, nansum, nanmean, nanmedian, nanquantile, logcumsume
               trapezoid, trapz, cumulative_trapezoid)
 
 
+# ---- shapes, joins, splits and scatters --------------------------------------------------------
+
+
+def diagflat(input, offset: int = 0) -> Tensor:
+    """A matrix with input's elements (flattened) on its ``offset``-th diagonal."""
+    return la.diag(input.reshape(-1), offset)
+
+
+def block_diag(*tensors) -> Tensor:
+    """The block diagonal matrix of ``tensors`` (0-d and 1-d ones as a row)."""
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
+        if t.dim() > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. "
+                               f"Input {i} has {t.dim()} dimensions")
+    blocks = [t.reshape(1, -1) if t.dim() < 2 else t for t in tensors]
+    if not blocks:
+        return Tensor._wrap(xp.zeros((1, 0), dtype=get_default_dtype().np), None, 0)
+    dtype = as_dtype(result_type([b._data for b in blocks]))
+    width = sum(b.shape[1] for b in blocks)
+    rows, left = [], 0
+    for b in blocks:
+        r, c = b.shape
+        rows.append(sh.cat([b.new_zeros((r, left), dtype=dtype), b.to(dtype),
+                            b.new_zeros((r, width - left - c), dtype=dtype)], 1))
+        left += c
+    return sh.cat(rows, 0)
+
+
+def cartesian_prod(*tensors) -> Tensor:
+    """The Cartesian product of 1-D tensors, one combination per row."""
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = sh.meshgrid(*tensors, indexing="ij")
+    return sh.stack([g.reshape(-1) for g in grids], 1)
+
+
+def combinations(input, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """The length-``r`` combinations of a 1-D tensor's elements, one per row."""
+    if input.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return input.new_zeros((0,))
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    index = xp.array(list(pick(range(input.shape[0]), r)), dtype=xp.int64).reshape(-1, r)
+    return input[_const(index)]
+
+
+def _check_slice(src: Tensor, view: Tensor) -> None:
+    if tuple(src.shape) != tuple(view.shape):
+        raise RuntimeError("expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(view.shape)}")
+
+
+def _scatter_into(input: Tensor, src: Tensor, view) -> Tensor:
+    """A copy of input with ``view(copy)`` replaced by src (the write is recorded, so both get
+    gradients)."""
+    out = input.clone()
+    target = view(out)
+    _check_slice(src, target)
+    target.copy_(src)
+    return out
+
+
+def diagonal_scatter(input, src, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """input with its ``offset``-th diagonal (over dim1, dim2) replaced by src."""
+    return _scatter_into(input, src, lambda t: t.diagonal(offset, dim1, dim2))
+
+
+def select_scatter(input, src, dim: int, index: int) -> Tensor:
+    """input with ``input.select(dim, index)`` replaced by src."""
+    return _scatter_into(input, src, lambda t: t.select(dim, index))
+
+
+def _slice(t: Tensor, dim: int, start, end, step: int) -> Tensor:
+    d = normalize_dim(dim, t.dim())
+    return t[(slice(None),) * d + (slice(start, end, step),)]
+
+
+def slice_scatter(input, src, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
+    """input with the slice ``start:end:step`` along ``dim`` replaced by src."""
+    return _scatter_into(input, src, lambda t: _slice(t, dim, start, end, step))
+
+
+def _split_along(name: str, min_dims: int, dim: int):
+    def split(input, indices_or_sections) -> tuple:
+        if input.dim() < min_dims:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} "
+                               f"dimension, but got a tensor with {input.dim()} dimensions!")
+        d = dim if input.dim() > 1 or name != "hsplit" else 0
+        if isinstance(indices_or_sections, int):
+            size = input.shape[d]
+            if indices_or_sections == 0 or size % indices_or_sections:
+                raise RuntimeError(
+                    f"torch.{name} attempted to split along dimension {d}, but the size of the "
+                    f"dimension {size} is not divisible by the split_size "
+                    f"{indices_or_sections}!")
+        return ix.tensor_split(input, indices_or_sections, d)
+
+    split.__name__ = name
+    split.__doc__ = f"input split along dim {dim} into equal parts or at the given indices."
+    return split
+
+
+dsplit = _split_along("dsplit", 3, 2)
+hsplit = _split_along("hsplit", 1, 1)
+vsplit = _split_along("vsplit", 2, 0)
+
+
+def split_with_sizes(input, split_sizes, dim: int = 0) -> tuple:
+    """input split along ``dim`` into parts of the given sizes."""
+    d = normalize_dim(dim, input.dim())
+    if sum(split_sizes) != input.shape[d]:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
+                           f"{input.shape[d]} (input tensor's size at dimension {d}), but got "
+                           f"split_sizes={list(split_sizes)}")
+    return sh.split(input, list(split_sizes), dim)
+
+
+def unsafe_chunk(input, chunks: int, dim: int = 0) -> tuple:
+    """chunk (chainrule's parts are never unsafe to modify)."""
+    return sh.chunk(input, chunks, dim)
+
+
+def unsafe_split(input, split_size, dim: int = 0) -> tuple:
+    """split (chainrule's parts are never unsafe to modify)."""
+    return sh.split(input, split_size, dim)
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim: int = 0) -> tuple:
+    """split_with_sizes (chainrule's parts are never unsafe to modify)."""
+    return split_with_sizes(input, split_sizes, dim)
+
+
+def unfold(input, dimension: int, size: int, step: int) -> Tensor:
+    """All windows of length ``size`` every ``step`` along ``dimension``, in a new last dim."""
+    d = normalize_dim(dimension, input.dim())
+    length = input.shape[d] if input.dim() else 1
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is "
+                           f"{size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    x = input.reshape(1) if input.dim() == 0 else input
+    n = (length - size) // step + 1
+    index = (xp.arange(n)[:, None] * step + xp.arange(size)[None, :]).reshape(-1)
+    picked = x.index_select(d, _const(index.astype(xp.int64)))
+    shape = tuple(x.shape[:d]) + (n, size) + tuple(x.shape[d + 1:])
+    out = picked.reshape(shape).movedim(d + 1, -1)
+    return out.reshape(size) if input.dim() == 0 else out
+
+
+_INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
+
+
+def index_reduce(input, dim: int, index, source, reduce: str, *,
+                 include_self: bool = True) -> Tensor:
+    """input with source's slices reduced (prod, mean, amax, amin) into the positions ``index``
+    gives along ``dim``."""
+    if reduce not in _INDEX_REDUCTIONS:
+        raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    d = normalize_dim(dim, input.dim())
+    shape = [1] * max(source.dim(), 1)
+    shape[d] = -1
+    expanded = index.reshape(shape).expand(tuple(source.shape) or (1,))
+    return ix.scatter_reduce(input, d, expanded, source.reshape(expanded.shape), reduce,
+                             include_self=include_self)
+
+
+def _index_reduce_(self, dim: int, index, source, reduce: str, *,
+                   include_self: bool = True) -> Tensor:
+    return _write_back("index_reduce_", self, index_reduce, dim, index, source, reduce,
+                       include_self=include_self)
+
+
+def renorm(input, p, dim: int, maxnorm) -> Tensor:
+    """input with each slice along ``dim`` rescaled to p-norm at most maxnorm."""
+    if input._data.dtype.kind == "c":
+        raise RuntimeError("renorm: Complex tensors are not supported")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    d = normalize_dim(dim, input.dim())
+    others = tuple(i for i in range(input.dim()) if i != d)
+    norm = red.vector_norm(input, p, others, True)
+    # as PyTorch: slices above maxnorm scale by maxnorm / (norm + 1e-7)
+    factor = ew.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    return input * factor
+
+
+def _renorm_(self, p, dim: int, maxnorm) -> Tensor:
+    return _write_back("renorm_", self, renorm, p, dim, maxnorm)
+
+
+def _fill_diagonal_(self, fill_value, wrap: bool = False) -> Tensor:
+    """Fill the main diagonal (of an at least 2-D tensor with equal sizes beyond 2-D)."""
+    shape = tuple(self.shape)
+    if len(shape) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    mask = xp.zeros(shape, dtype=bool)
+    if len(shape) == 2:
+        rows, cols = shape
+        flat = mask.reshape(-1)
+        stop = rows * cols if wrap else min(rows, cols) * cols
+        flat[:stop:cols + 1] = True
+    else:
+        mask[(xp.arange(shape[0]),) * len(shape)] = True
+    return self.masked_fill_(_const(mask), fill_value)
+
+
+def alias_copy(input) -> Tensor:
+    """A copy of input."""
+    return input.clone()
+
+
+def detach_copy(input) -> Tensor:
+    """A copy of input outside the graph."""
+    return input.detach().clone()
+
+
+def expand_copy(input, size, *, implicit: bool = False) -> Tensor:
+    """input.expand(size), copied."""
+    return input.expand(size).clone()
+
+
+def narrow_copy(input, dim: int, start: int, length: int) -> Tensor:
+    """input.narrow(dim, start, length), copied."""
+    return input.narrow(dim, start, length).clone()
+
+
+def permute_copy(input, dims) -> Tensor:
+    """input.permute(dims), copied."""
+    return input.permute(dims).clone()
+
+
+def select_copy(input, dim: int, index: int) -> Tensor:
+    """input.select(dim, index), copied."""
+    return input.select(dim, index).clone()
+
+
+def slice_copy(input, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
+    """The slice start:end:step along dim, copied."""
+    return _slice(input, dim, start, end, step).clone()
+
+
+def split_copy(input, split_size, dim: int = 0) -> tuple:
+    """split, each part copied."""
+    return tuple(t.clone() for t in sh.split(input, split_size, dim))
+
+
+def split_with_sizes_copy(input, split_sizes, dim: int = 0) -> tuple:
+    """split_with_sizes, each part copied."""
+    return tuple(t.clone() for t in split_with_sizes(input, split_sizes, dim))
+
+
+def squeeze_copy(input, dim=None) -> Tensor:
+    """input.squeeze(dim), copied."""
+    return sh.squeeze(input, dim).clone()
+
+
+def t_copy(input) -> Tensor:
+    """input.t(), copied."""
+    return input.t().clone()
+
+
+def transpose_copy(input, dim0: int, dim1: int) -> Tensor:
+    """input.transpose(dim0, dim1), copied."""
+    return input.transpose(dim0, dim1).clone()
+
+
+def unbind_copy(input, dim: int = 0) -> tuple:
+    """unbind, each slice copied."""
+    return tuple(t.clone() for t in input.unbind(dim))
+
+
+def unfold_copy(input, dimension: int, size: int, step: int) -> Tensor:
+    """input.unfold(dimension, size, step), copied."""
+    return unfold(input, dimension, size, step).clone()
+
+
+def unsqueeze_copy(input, dim: int) -> Tensor:
+    """input.unsqueeze(dim), copied."""
+    return input.unsqueeze(dim).clone()
+
+
+def view_copy(input, size=None, *, dtype=None) -> Tensor:
+    """input.view(size) (or the bytes read as dtype), copied."""
+    if dtype is None and size is not None and not isinstance(size, (tuple, list, int)):
+        size, dtype = None, size
+    return (input.view(dtype) if dtype is not None else input.view(size)).clone()
+
+
+def view_as_real_copy(input) -> Tensor:
+    """view_as_real, copied."""
+    return cx.view_as_real(input).clone()
+
+
+def view_as_complex_copy(input) -> Tensor:
+    """view_as_complex, copied."""
+    return cx.view_as_complex(input).clone()
+
+
+def detach(input) -> Tensor:
+    """input cut from the graph (sharing its values)."""
+    return input.detach()
+
+
+SHAPES = (diagflat, block_diag, cartesian_prod, combinations, diagonal_scatter, select_scatter,
+          slice_scatter, dsplit, hsplit, vsplit, split_with_sizes, unsafe_chunk, unsafe_split,
+          unsafe_split_with_sizes, index_reduce, renorm, alias_copy, detach_copy, expand_copy,
+          narrow_copy, permute_copy, select_copy, slice_copy, split_copy, split_with_sizes_copy,
+          squeeze_copy, t_copy, transpose_copy, unbind_copy, unfold_copy, unsqueeze_copy,
+          view_copy, view_as_real_copy, view_as_complex_copy, detach)
+SHAPE_METHODS = {"unfold": unfold, "index_reduce_": _index_reduce_, "renorm_": _renorm_,
+                 "fill_diagonal_": _fill_diagonal_}
+
+
 # ---- tables ------------------------------------------------------------------------------------
 
-FUNCTIONS = {f.__name__: f for f in ELEMENTWISE + REDUCTIONS}
-_NOT_METHODS = ("histogramdd", "bucketize", "isin", "trapezoid", "trapz", "cumulative_trapezoid")
+FUNCTIONS = {f.__name__: f for f in ELEMENTWISE + REDUCTIONS + SHAPES}
+_NOT_METHODS = ("histogramdd", "bucketize", "isin", "trapezoid", "trapz", "cumulative_trapezoid",
+                "block_diag", "cartesian_prod", "combinations", "detach") + tuple(
+                    name for name in FUNCTIONS if name.endswith("_copy") and name != "narrow_copy")
 METHODS = {name: f for name, f in FUNCTIONS.items() if name not in _NOT_METHODS}
+METHODS.update(SHAPE_METHODS)
 METHODS.update(ELEMENTWISE_INPLACE)

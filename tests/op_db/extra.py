@@ -119,4 +119,85 @@ NO_GRAD = [
     op("isin", (S(INTS_A, INTS_B),), orders=()),
 ]
 
-ROWS: list[OpRow] = ELEMENTWISE + REDUCTIONS + NO_GRAD
+INDEX = Const([0, 2, 0, 1])
+
+
+def _copy(name: str, samples, call=None, **kwargs) -> OpRow:
+    return OpRow(name, call or (lambda m, *a: getattr(m, name)(*a)), samples, grad_fn=False,
+                 **kwargs)
+
+
+SHAPES = [
+    OpRow("diagflat", lambda m, x: m.diagflat(x, 1), (S((3,)), S((2, 2))), grad_fn=False),
+    OpRow("block_diag", lambda m, a, b, c: m.block_diag(a, b, c), (S((), (3,), (2, 2)),),
+          grad_fn=False),
+    OpRow("cartesian_prod", lambda m, a, b: m.cartesian_prod(a, b), (S((2,), (3,)),),
+          grad_fn=False),
+    OpRow("combinations", lambda m, x: m.combinations(x, 3, with_replacement=True), (S((4,)),),
+          grad_fn=False),
+    op("combinations", (S((4,)),), grad_fn=False, variant="r=2"),
+    op("diagonal_scatter", (S((3, 5), (3,)),), grad_fn=False),
+    OpRow("diagonal_scatter", lambda m, x, y: m.diagonal_scatter(x, y, -1, 1, 0),
+          (S((3, 4), (3,)),), variant="offset", grad_fn=False),
+    OpRow("select_scatter", lambda m, x, y: m.select_scatter(x, y, 1, -1), (S((3, 4), (3,)),),
+          grad_fn=False),
+    OpRow("slice_scatter", lambda m, x, y: m.slice_scatter(x, y, 1, 1, 5, 2),
+          (S((3, 5), (3, 2)),), grad_fn=False),
+    OpRow("slice_scatter", lambda m, x, y: m.slice_scatter(x, y), (S((3, 2), (3, 2)),),
+          variant="whole", grad_fn=False),
+    OpRow("hsplit", lambda m, x: m.hsplit(x, [1, 3]), (S((3, 5)), S((4,))), grad_fn=False),
+    OpRow("vsplit", lambda m, x: m.vsplit(x, 3), (S((3, 5)),), grad_fn=False),
+    OpRow("dsplit", lambda m, x: m.dsplit(x, 2), (S((2, 1, 4)),), grad_fn=False),
+    OpRow("split_with_sizes", lambda m, x: m.split_with_sizes(x, [2, 3], 1), (S((3, 5)),),
+          grad_fn=False),
+    OpRow("unsafe_split_with_sizes", lambda m, x: m.unsafe_split_with_sizes(x, [1, 2]),
+          (S((3, 5)),), grad_fn=False),
+    OpRow("unsafe_split", lambda m, x: m.unsafe_split(x, 2, 1), (S((3, 5)),), grad_fn=False),
+    OpRow("unsafe_chunk", lambda m, x: m.unsafe_chunk(x, 2), (S((3, 5)),), grad_fn=False),
+    method("Tensor.unfold", lambda x: x.unfold(1, 2, 2), (S((3, 5)),), grad_fn=False),
+    method("Tensor.unfold", lambda x: x.unfold(0, 1, 1), (S(()),), variant="0-d",
+           grad_fn=False),
+    OpRow("index_reduce", lambda m, x, i, y: m.index_reduce(x, 0, i, y, "prod"),
+          (S((3, 5), INDEX, (4, 5)),), grad_fn=False),
+    method("Tensor.index_reduce_", lambda x, i, y: (x * 1).index_reduce_(0, i, y, "amin"),
+           (S((3, 5), INDEX, (4, 5)),), grad_fn=False),
+    OpRow("index_reduce", lambda m, x, i, y: m.index_reduce(x, 0, i, y, "mean",
+                                                            include_self=False),
+          (S((3, 5), INDEX, (4, 5)),), variant="mean", grad_fn=False),
+    OpRow("index_reduce", lambda m, x, i, y: m.index_reduce(x, 1, i, y, "amax"),
+          (S((2, 3), INDEX, (2, 4)),), variant="amax", grad_fn=False),
+    OpRow("renorm", lambda m, x: m.renorm(x, 2, 0, 1.5), (S((3, 5)),), grad_fn=False,
+          inplace={"renorm_": lambda x: x.renorm_(2, 0, 1.5)}),
+    OpRow("renorm", lambda m, x: m.renorm(x, 1, 1, 1.0), (S((3, 4)),), variant="p=1",
+          grad_fn=False),
+    method("Tensor.fill_diagonal_", lambda x: (x * 1).fill_diagonal_(2.5), (S((4, 3)),),
+           grad_fn=False),
+    method("Tensor.fill_diagonal_", lambda x: (x * 1).fill_diagonal_(2.5, wrap=True),
+           (S((7, 3)), S((2, 2, 2))), variant="wrap", grad_fn=False),
+    _copy("alias_copy", (S((3, 4)),)),
+    # (PyTorch's detach_copy of a tensor that requires grad has a grad_fn that raises; chainrule's
+    # is detached: docs/differences.md)
+    _copy("detach_copy", (S(T((3, 4), grad=False)),), orders=()),
+    _copy("detach", (S((3, 4)),), orders=()),
+    _copy("expand_copy", (S((1, 4)),), lambda m, x: m.expand_copy(x, (2, 3, 4))),
+    _copy("narrow_copy", (S((3, 4)),), lambda m, x: m.narrow_copy(x, 1, 1, 2)),
+    method("Tensor.narrow_copy", lambda x: x.narrow_copy(0, 1, 2), (S((3, 4)),), grad_fn=False),
+    _copy("permute_copy", (S((2, 3, 4)),), lambda m, x: m.permute_copy(x, (2, 0, 1))),
+    _copy("select_copy", (S((3, 4)),), lambda m, x: m.select_copy(x, 1, 2)),
+    _copy("slice_copy", (S((3, 5)),), lambda m, x: m.slice_copy(x, 1, 1, None, 2)),
+    _copy("split_copy", (S((3, 5)),), lambda m, x: m.split_copy(x, 2, 1)),
+    _copy("split_with_sizes_copy", (S((3, 5)),),
+          lambda m, x: m.split_with_sizes_copy(x, [1, 2])),
+    _copy("squeeze_copy", (S((3, 1, 4)),), lambda m, x: m.squeeze_copy(x, 1)),
+    _copy("t_copy", (S((3, 4)),)),
+    _copy("transpose_copy", (S((2, 3, 4)),), lambda m, x: m.transpose_copy(x, 0, 2)),
+    _copy("unbind_copy", (S((3, 4)),), lambda m, x: m.unbind_copy(x, 1)),
+    _copy("unfold_copy", (S((3, 5)),), lambda m, x: m.unfold_copy(x, 1, 2, 1)),
+    _copy("unsqueeze_copy", (S((3, 4)),), lambda m, x: m.unsqueeze_copy(x, 1)),
+    _copy("view_copy", (S((3, 4)),), lambda m, x: m.view_copy(x, (4, 3))),
+    _copy("view_as_real_copy", (S((3, 4)),), lambda m, x: m.view_as_real_copy(
+        m.complex(x, x * 2))),
+    _copy("view_as_complex_copy", (S(T((3, 2), grad=False)),), orders=()),
+]
+
+ROWS: list[OpRow] = ELEMENTWISE + REDUCTIONS + NO_GRAD + SHAPES
