@@ -113,6 +113,8 @@ def solve_triangular(A, B, *, upper: bool, left: bool = True,
                      unitriangular: bool = False) -> Tensor:
     """The solution X of A X = B (X A = B with left=False) for triangular A (batched)."""
     name = "linalg.solve_triangular"
+    if A._data.ndim >= 2 and B._data.ndim >= 2:
+        _check_float("triangular_solve_cpu", A, B)
     _check_matrix(A, name)
     if B._data.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor B must have at least 2 dimensions.")
@@ -167,16 +169,12 @@ def triangular_solve(b, A, upper: bool = True, transpose: bool = False,
     return value
 
 
-def _as_triangular(L, upper: bool):
-    """L with the values of its triangle and the derivative of the whole matrix (PyTorch's
-    cholesky_solve and cholesky_inverse differentiate L L^T with respect to all of L)."""
-    other = L.tril(-1) if upper else L.triu(1)
-    return L - other.detach()
-
-
 def _gram(L, upper: bool):
-    L = _as_triangular(L, upper)
-    return L.mT @ L if upper else L @ L.mT
+    """L L^T (U^T U) of the triangle of L, differentiated as L L^T of the whole of L: PyTorch's
+    cholesky_solve and cholesky_inverse convention."""
+    full = L.mT @ L if upper else L @ L.mT
+    T = L.triu() if upper else L.tril()
+    return full + ((T.mT @ T if upper else T @ T.mT) - full).detach()
 
 
 def cholesky_solve(B, L, upper: bool = False) -> Tensor:
@@ -608,9 +606,12 @@ def matrix_rank(A, tol=None, hermitian: bool = False, *, atol=None, rtol=None) -
     with no_grad():
         s = eigvalsh(A).abs() if hermitian else svdvals(A)
         top = amax(s, -1, keepdim=True) if s.shape[-1] else s.new_zeros(s.shape[:-1] + (1,))
-        if rtol is None:
-            given = atol is not None and not (not isinstance(atol, Tensor) and atol <= 0)
-            rtol = 0.0 if given else xp.finfo(A._data.dtype).eps * max(A._data.shape[-2:])
+        if rtol is None:  # the default unless a positive atol is given
+            default = float(xp.finfo(A._data.dtype).eps * max(A._data.shape[-2:]))
+            if isinstance(atol, Tensor):
+                rtol = where(atol > 0, 0.0, default)
+            else:
+                rtol = 0.0 if atol is not None and atol > 0 else default
         atol = 0.0 if atol is None else atol
         atol, rtol = (x.unsqueeze(-1) if isinstance(x, Tensor) else x for x in (atol, rtol))
         cutoff = maximum(top * rtol, atol if isinstance(atol, Tensor) else top.new_full((), atol))
@@ -638,7 +639,7 @@ def tensorsolve(A, B, dims=None) -> Tensor:
         A = A.movedim(dims, list(range(A._data.ndim - len(dims), A._data.ndim)))
     k = B._data.ndim
     shape = tuple(A._data.shape)
-    rows, cols = math.prod(shape[:k]), math.prod(shape[k:])
+    rows, cols = math.prod(B._data.shape), math.prod(shape[k:])
     if rows != cols:
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:])"
                            f" == prod(self.shape[:other.ndim]), but got {cols} != {rows}")
