@@ -537,7 +537,8 @@ def _inplace(b: _Builder) -> bool:
         line = b.choice([f"{t}.sin_()", f"{t}.mul_(2)", f"{t}.clamp_(-1, 1)", f"{t}.zero_()",
                          f"{t}.tanh_()", f"{t}.add_(1.5)", f"{t}.exp_()", f"{t}.neg_()",
                          f"{t}.sigmoid_()", f"{t}.pow_(2)", f"{t}.fill_(0.25)", f"{t}.relu_()",
-                         f"{t}.abs_()", f"{t}.div_({t}.detach().square() + 1)"])
+                         f"{t}.abs_()", f"{t}.div_({t}.detach().square() + 1)",
+                         f"with torch.no_grad(): {t}.mul_(2)", f"{t}.data.add_(0.5)"])
         if ("clamp" in line and b.near(t, (-1.0, 1.0))
                 or ("relu" in line or "abs" in line) and b.near(t)):
             return False

@@ -56,11 +56,22 @@ def _loss(lib, program: Program, outputs: list):
 
 
 def _reverse(lib, program: Program) -> list:
-    """The outputs, then the gradients of the weighted sum of the outputs w.r.t. the inputs."""
+    """The outputs and their flags, the gradients of the weighted sum of the outputs w.r.t. the
+    inputs, and the inputs' and outputs' (retain_grad) .grad after two backward() calls."""
     xs = _inputs(lib, program, True)
     _, outs = run(program, lib, xs)
-    grads = lib.autograd.grad(_loss(lib, program, outs), xs, allow_unused=True)
-    return [_array(t) for t in outs + list(grads)]
+    # Not is_contiguous(): layouts differ for some ops (rot90); a view() that torch makes and
+    # chainrule cannot (or the reverse) shows as an error in the program itself.
+    flags = [(o.requires_grad, o.is_leaf) for o in outs]
+    for o in outs:
+        if o.requires_grad and not o.is_leaf:
+            o.retain_grad()
+    loss = _loss(lib, program, outs)
+    grads = lib.autograd.grad(loss, xs, allow_unused=True, retain_graph=True)
+    loss.backward(retain_graph=True)
+    loss.backward()
+    accumulated = [x.grad for x in xs] + [o.grad for o in outs]
+    return [flags] + [_array(t) for t in outs + list(grads) + accumulated]
 
 
 def _hvp(lib, program: Program) -> list:
@@ -107,6 +118,9 @@ def _check(program: Program, check: str, ours, theirs) -> None:
         return
     assert len(got) == len(want), f"{check}: {len(got)} results, torch {len(want)}{where}"
     for i, (g, w) in enumerate(zip(got, want)):
+        if not isinstance(w, np.ndarray) and w is not None:  # flags: compared as they are
+            assert g == w, f"{check}: result {i} is {g!r}, torch's {w!r}{where}"
+            continue
         assert (g is None) == (w is None), f"{check}: result {i} is {g!r}, torch's {w!r}{where}"
         if w is None:
             continue
