@@ -328,7 +328,9 @@ def _refresh_views(root: Tensor, target: Tensor) -> None:
         return
     for ref in tuple(views.values()):
         view = ref()
-        if view is None or view is target:
+        # A view made under no_grad of a base that requires grad is left as it is (PyTorch
+        # raises when it is used after such a change).
+        if view is None or view is target or (view.grad_fn is None and view._requires_grad):
             continue
         replay = root
         for step_op, step_params in view._extra["view"][1]:
