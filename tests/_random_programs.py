@@ -4,12 +4,16 @@ A program is a few input tensors and a list of Python statements over them (``v3
 ``v4[1:] = v0``, ``v5.add_(v2)``), written once and run as code by chainrule and by torch, so a
 failure prints the program itself. Statements are drawn from a table of op generators:
 elementwise unary/binary ops with broadcasting, reductions, views and other shape ops, indexing,
-matmul, a few ``nn.functional`` ops, and in-place ops (``add_``, ``mul_``, ``v[...] = w``,
-``index_put_``) on clones and their views. Each candidate statement is run by torch as it is drawn:
-one that torch rejects, or whose values leave [-1e4, 1e4], is not kept, so programs are valid,
-finite and away from overflow. Where an op has a restricted domain, the statement maps its
-argument into it (``torch.log(v1.square() + 0.5)``), as tests/op_db keeps inputs in each op's
-domain.
+matmul, a few ``nn.functional`` ops, in-place ops (``add_``, ``mul_``, ``v[...] = w``,
+``index_put_``, under ``no_grad`` too) on clones and their views, and ``no_grad`` statements.
+Each candidate statement is run by torch as it is drawn: one that torch rejects, or whose values
+leave [-1e4, 1e4], is not kept, so programs are valid, finite and away from overflow. Where an op
+has a restricted domain, the statement maps its argument into it (``torch.log(v1.square() +
+0.5)``), as tests/op_db keeps inputs in each op's domain; an argument a rounding error away from
+a kink (relu at 0, a near-tie of a max, a near-zero norm) is not used, since the two libraries'
+rounding could land on different sides of it.
+
+Not generated: ``Tensor.unfold`` and ``logcumsumexp``, which chainrule does not have yet.
 """
 
 from __future__ import annotations
