@@ -576,38 +576,38 @@ def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False) -> tuple:
 _COND_ORDERS = ("fro", "nuc", math.inf, -math.inf, 1, -1)
 
 
-def cond(A, p=None) -> Tensor:
-    """The condition number of A in the norm p (2 by default: largest over smallest singular
-    value; other norms: norm(A) * norm(A^{-1}), inf for a singular A)."""
-    if A._data.ndim < 2:
+def cond(input, p=None) -> Tensor:
+    """The condition number of input in the norm p (2 by default: largest over smallest singular
+    value; other norms: norm(input) * norm(input^{-1}), inf for a singular input)."""
+    if input._data.ndim < 2:
         raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
     if p in (None, 2, -2):
-        s = svdvals(A)
+        s = svdvals(input)
         top, bottom = amax(s, -1), amin(s, -1)
         value = bottom / top if p == -2 else top / bottom
     elif p in _COND_ORDERS:
-        _check_matrix(A, f"linalg.cond(ord={p})")
-        inverse, info = inv_ex(A)
-        ratio = matrix_norm(A, p) * matrix_norm(inverse, p)
+        _check_matrix(input, f"linalg.cond(ord={p})")
+        inverse, info = inv_ex(input)
+        ratio = matrix_norm(input, p) * matrix_norm(inverse, p)
         value = where(info > 0, math.inf, ratio) if (physical(info) != 0).any() else ratio
     else:
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
     return value
 
 
-def matrix_rank(A, tol=None, hermitian: bool = False, *, atol=None, rtol=None) -> Tensor:
+def matrix_rank(input, tol=None, hermitian: bool = False, *, atol=None, rtol=None) -> Tensor:
     """The number of singular values (eigenvalue magnitudes, if hermitian) above
     max(atol, rtol * the largest); ``tol`` is the older name of atol (batched)."""
-    if A._data.ndim < 2:
+    if input._data.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least "
                            "2 dimensions.")
     if tol is not None:
         atol, rtol = tol, 0.0 if rtol is None else rtol
     with no_grad():
-        s = eigvalsh(A).abs() if hermitian else svdvals(A)
+        s = eigvalsh(input).abs() if hermitian else svdvals(input)
         top = amax(s, -1, keepdim=True) if s.shape[-1] else s.new_zeros(s.shape[:-1] + (1,))
         if rtol is None:  # the default unless a positive atol is given
-            default = float(xp.finfo(A._data.dtype).eps * max(A._data.shape[-2:]))
+            default = float(xp.finfo(input._data.dtype).eps * max(input._data.shape[-2:]))
             if isinstance(atol, Tensor):
                 rtol = where(atol > 0, 0.0, default)
             else:
@@ -842,8 +842,21 @@ FUNCTIONS = {
     "cholesky_inverse": cholesky_inverse,
     "cholesky": torch_cholesky,
 }
+def _cholesky_solve_method(self, input2, upper: bool = False) -> Tensor:
+    return cholesky_solve(self, input2, upper)
+
+
+def _orgqr_method(self, input2) -> Tensor:
+    return householder_product(self, input2)
+
+
+def _ormqr_method(self, input2, input3, left: bool = True, transpose: bool = False) -> Tensor:
+    return ormqr(self, input2, input3, left, transpose)
+
+
 METHODS = {name: f for name, f in FUNCTIONS.items()
            if name not in ("lu_unpack", "svd_lowrank", "pca_lowrank")}
+METHODS.update(cholesky_solve=_cholesky_solve_method, orgqr=_orgqr_method, ormqr=_ormqr_method)
 
 # torch.linalg (re-exported by chainrule.linalg)
 LINALG = {

@@ -1644,6 +1644,11 @@ def matrix_power(A, n: int) -> Tensor:
     return out
 
 
+def torch_matrix_power(input, n: int) -> Tensor:
+    """input to the integer power n (n < 0: of the inverse)."""
+    return matrix_power(input, n)
+
+
 def torch_norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """``torch.norm``: a vector norm (``p`` a number or 'fro') or the nuclear norm ('nuc')."""
     if p == "nuc":
@@ -1666,7 +1671,7 @@ FUNCTIONS = {
               cross, addmv, addr, addbmm, inner, adjoint, dist, chain_matmul)
 }
 FUNCTIONS.update(ger=outer, det=det, slogdet=slogdet, inverse=inv, matrix_exp=matrix_exp,
-                 svd=torch_svd, norm=torch_norm, matrix_power=matrix_power)
+                 svd=torch_svd, norm=torch_norm, matrix_power=torch_matrix_power)
 
 METHODS = {
     name: FUNCTIONS[name]
@@ -1677,7 +1682,7 @@ METHODS = {
 }
 METHODS.update(addmm_=_addmm_, baddbmm_=_baddbmm_, tril_=_tril_, triu_=_triu_, addmv=addmv,
                addr=addr, addbmm=addbmm, inner=inner, adjoint=adjoint, dist=dist,
-               addmv_=_addmv_, addr_=_addr_, addbmm_=_addbmm_, matrix_power=matrix_power)
+               addmv_=_addmv_, addr_=_addr_, addbmm_=_addbmm_, matrix_power=torch_matrix_power)
 
 # torch.linalg (re-exported by chainrule.linalg)
 LINALG = {
