@@ -2,11 +2,11 @@
 inverses that report ``info``), Householder products (geqrf, orgqr, ormqr), condition numbers and
 ranks, and randomized low-rank SVD/PCA.
 
-The LU rules are the standard matrix-calculus results for A = P L U (square: S. P. Walter and A.
-Lehmann, "Algorithmic differentiation of linear algebra functions with application in optimum
-experimental design", 2018; the rectangular cases follow by eliminating the extra block of L or
-U, which is a triangular solve away from A). Every rule is written with the triangular solve below,
-so it differentiates again.
+The LU rules follow from differentiating A = P L U: P^T dA = dL U + L dU, so
+L^{-1} P^T dA U^{-1} = L^{-1} dL + dU U^{-1} splits into its strictly lower part (L^{-1} dL, L
+having a unit diagonal) and its upper part (dU U^{-1}); a rectangular A has one more block of L
+or U, a triangular solve away from A. Every rule is written with the triangular solve below, so
+it differentiates again.
 """
 
 from __future__ import annotations
@@ -260,7 +260,7 @@ def _lu_permutation(pivots, m, dtype):
 
 LU_PIVOTS_TO_PERMUTATION = defop(
     "lu_pivots_to_permutation",
-    lambda pivots, m, dtype: _lu_permutation(pivots, m, dtype),
+    _lu_permutation,
     ("pivots",),
     (None,),
     differentiable=False,
@@ -286,6 +286,8 @@ def _lu_rule(grads, out):
     # extra columns U2 = L^{-1} P^T A2 add -gU2 U2^T inside and P L^{-T} gU2 to gA2; a tall A's
     # extra rows L2 = (P^T A)_2 U^{-1} add -L2^T gL2 inside and P gL2 U^{-T} to gA_2.
     g = grads[0]
+    if g is None:  # only the pivots or info were used
+        return None
     LU, pivots = out[0], out[1]
     m, n = LU.shape[-2:]
     k = min(m, n)
