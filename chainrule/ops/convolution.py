@@ -18,6 +18,7 @@ from ._nnutil import check_float, fold_batch, ntuple, sum_terms, type_name
 from ._registry import defop
 
 _as_strided = xp.lib.stride_tricks.as_strided
+_FEW_CHANNELS = 4  # below it, im2col's copy loops over positions rather than channels
 
 
 # ---- convolution -------------------------------------------------------------------------------
@@ -70,11 +71,19 @@ def _im2col(x, kernel, stride, dilation, out, channel_minor=False):
     the columns come back transposed (Fortran order), as BLAS takes them."""
     windows = _windows(x, kernel, stride, dilation, out, channel_minor)
     rows = windows.shape[0] * math.prod(out)
-    if channel_minor and x.shape[1] < 4:
+    if channel_minor and x.shape[1] < _FEW_CHANNELS:
         nd = len(kernel)
         order = tuple(range(1 + nd, 2 + 2 * nd)) + tuple(range(1 + nd))  # (*kernel, C, N, *out)
         return xp.ascontiguousarray(windows.transpose(order)).reshape(-1, rows).T
     return windows.reshape(rows, -1)
+
+
+def _for_columns(x):
+    """x (N, C, *spatial) in the memory layout channel-minor columns copy fastest from:
+    channels-last (one copy if it is not) unless C is tiny. The padding keeps the layout."""
+    if x.shape[1] < _FEW_CHANNELS:
+        return x
+    return xp.moveaxis(xp.ascontiguousarray(xp.moveaxis(x, 1, -1)), -1, 1)
 
 
 def _kernel_major(w):
@@ -98,6 +107,8 @@ def _correlate(x, w, stride, padding, dilation, groups, output_size=None):
     nd = w.ndim - 2
     kernel = w.shape[2:]
     n, out_channels = x.shape[0], w.shape[0]
+    if groups == 1:
+        x = _for_columns(x)
     x = pad_spatial(x, padding)
     if output_size is None:
         output_size = conv_out_size(x.shape[2:], ((0, 0),) * nd, kernel, stride, dilation)
@@ -171,7 +182,7 @@ def _correlate_transpose(x, w, stride, padding, dilation, groups, output_size):
 def _correlate_weight(x, g, kernel, stride, padding, dilation, groups):
     """d<g, correlate(x, w)>/dw: the correlation of the padded x with g."""
     out_channels = g.shape[1]
-    x = pad_spatial(x, padding)
+    x = pad_spatial(_for_columns(x) if groups == 1 else x, padding)
     g2 = _channels_last(g, len(kernel))
     if groups == 1:
         # (cols^T g)^T: the faster orientation for BLAS with these tall matrices.
