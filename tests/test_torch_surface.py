@@ -177,3 +177,75 @@ def test_integer_shapes():
     _same(i.unfold(0, 2, 2), ti.unfold(0, 2, 2))
     m, tm = _both(np.zeros((3, 3), dtype=np.int64))
     _same(m.fill_diagonal_(7), tm.fill_diagonal_(7))
+
+
+def test_predicates():
+    a, ta = _both([[1.0, 2.0], [3.0, np.nan]])
+    i, ti = _both([[1, 2], [3, 0]])
+    for x, y, tx, ty in ((a, a, ta, ta), (a[:1], a[:1].clone(), ta[:1], ta[:1].clone()),
+                         (i, i.double(), ti, ti.double()), (i, i[:1], ti, ti[:1])):
+        assert chainrule.equal(x, y) == torch.equal(tx, ty)
+        assert x.equal(y) == tx.equal(ty)
+        assert chainrule.is_same_size(x, y) == torch.is_same_size(tx, ty)
+    for dtype in ("float32", "int64", "int8", "uint8", "bool", "complex64"):
+        x, tx = _both([1], dtype)
+        assert chainrule.is_signed(x) == torch.is_signed(tx) == x.is_signed()
+    for value in ([0.0], [2], [[True]]):
+        x, tx = _both(value)
+        assert chainrule.is_nonzero(x) == torch.is_nonzero(tx) == x.__nonzero__()
+    _raises_alike(lambda m: m.is_nonzero(m.ones(2)))
+    _raises_alike(lambda m: m.is_nonzero(m.ones(0)))
+    assert chainrule.get_device(a) == torch.get_device(ta) == a.get_device()
+    assert a.is_inference() == ta.is_inference() is False
+    assert chainrule.is_distributed(a) == torch.is_distributed(ta)
+    assert a.is_shared() == ta.is_shared() and a.share_memory_() is a
+    x, tx = _both(np.ones((3, 4)))
+    for view in (lambda t: t[1:], lambda t: t[:, 2:], lambda t: t.t(), lambda t: t):
+        assert view(x).storage_offset() == view(tx).storage_offset()
+        assert view(x).dim_order() == view(tx).dim_order()
+    assert x.is_set_to(x) and not x.is_set_to(x[1:])
+    assert x.const_data_ptr() == x.data_ptr()
+
+
+def test_unique_consecutive_nonzero_static_unravel_index():
+    v, tv = _both([1, 1, 2, 2, 3, 1, 1, 2])
+    for kwargs in ({}, {"return_inverse": True}, {"return_counts": True},
+                   {"return_inverse": True, "return_counts": True}):
+        _same(chainrule.unique_consecutive(v, **kwargs), torch.unique_consecutive(tv, **kwargs))
+    m, tm = _both([[1, 1], [1, 1], [2, 3], [2, 3], [1, 1]])
+    for dim in (0, 1):
+        _same(m.unique_consecutive(return_counts=True, return_inverse=True, dim=dim),
+              tm.unique_consecutive(return_counts=True, return_inverse=True, dim=dim))
+    _same(chainrule.nonzero_static(m - 1, size=8), torch.nonzero_static(tm - 1, size=8))
+    _same((m - 1).nonzero_static(size=2, fill_value=9),
+          (tm - 1).nonzero_static(size=2, fill_value=9))
+    i, ti = _both([12, 5, 0, 11])
+    _same(chainrule.unravel_index(i, (3, 4)), torch.unravel_index(ti, (3, 4)))
+    _same(chainrule.unravel_index(i, 6), torch.unravel_index(ti, 6))
+    _raises_alike(lambda m: m.unravel_index(m.tensor([1.0]), (3, 4)))
+    _raises_alike(lambda m: m.unravel_index(m.tensor([1]), (-3, 4)))
+    _raises_alike(lambda m: m.nonzero_static(m.ones(2), size=-1))
+
+
+def test_conversions_and_protocols():
+    x, tx = _both([1.5, -2.0, 3.0])
+    for name in ("byte", "char", "short", "cfloat", "cdouble"):
+        _same(getattr(x.abs(), name)(), getattr(tx.abs(), name)())
+    assert (2 in x[1:] + 4) == (2 in tx[1:] + 4)
+    assert (3.0 in x) == (3.0 in tx) and (x[2] in x) == (tx[2] in tx)
+    _raises_alike(lambda m: "a" in m.ones(2))
+    _same(reversed(x), reversed(tx))
+    _same(reversed(x[0]), reversed(tx[0]))
+    assert complex(x[0]) == complex(tx[0]) and x[0].__long__() == tx[0].__long__()
+    _same(x.__div__(2), tx.__div__(2))
+    _same(x.__rdiv__(2), tx.__rdiv__(2))
+    _same(x.clone().__idiv__(4), tx.clone().__idiv__(4))
+    _same(x.clone().apply_(lambda v: v * 2 + 1), tx.clone().apply_(lambda v: v * 2 + 1))
+    _same(x.clone().map_(x[:1], lambda a, b: a - b), tx.clone().map_(tx[:1], lambda a, b: a - b))
+    _same(x.clone().map2_(x, x[:1], lambda a, b, c: a * b + c),
+          tx.clone().map2_(tx, tx[:1], lambda a, b, c: a * b + c))
+    _raises_alike(lambda m: m.ones(2, requires_grad=True).apply_(abs))
+    _same(x.clone().resize_(2, 1), tx.clone().resize_(2, 1))
+    _same(x.clone().resize_as_(x[:2]), tx.clone().resize_as_(tx[:2]))
+    _raises_alike(lambda m: m.ones(2, requires_grad=True).resize_(3))
+    assert x.module_load(x[:1]) is not None and x.module_load(x, assign=True) is not x

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 from .._backend import _category, as_dtype, get_default_dtype, result_type, xp
 from .._batched import BatchedTensor
@@ -959,12 +960,242 @@ SHAPE_METHODS = {"unfold": unfold, "index_reduce_": _index_reduce_, "renorm_": _
                  "fill_diagonal_": _fill_diagonal_}
 
 
+# ---- predicates, utilities and protocols --------------------------------------------------------
+
+
+def equal(input, other) -> bool:
+    """True if input and other have the same size and elements."""
+    _require_tensor("equal", "other", 2, other)
+    return (tuple(input.shape) == tuple(other.shape)
+            and bool(xp.array_equal(input._data, other._data)))
+
+
+def is_same_size(input, other) -> bool:
+    """True if input and other have the same size."""
+    return tuple(input.shape) == tuple(other.shape)
+
+
+def is_nonzero(input) -> bool:
+    """The truth of a one-element tensor."""
+    if input._data.size == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if input._data.size > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input._data.reshape(()) != 0)
+
+
+def is_signed(input) -> bool:
+    """True for dtypes with a sign (floating, complex and signed integers)."""
+    return input._data.dtype.kind in "fci"
+
+
+def is_inference(input) -> bool:
+    """False: chainrule has no inference tensors (inference_mode only turns recording off)."""
+    return False
+
+
+def get_device(input) -> int:
+    """-1: the CPU."""
+    return -1
+
+
+def is_distributed(input) -> bool:
+    """False: chainrule has no distributed tensors."""
+    return False
+
+
+def _storage_offset(self) -> int:
+    """The offset of the first element in the storage, in elements."""
+    root = self._data
+    while isinstance(root.base, xp.ndarray):
+        root = root.base
+    return (self._data.__array_interface__["data"][0]
+            - root.__array_interface__["data"][0]) // max(self._data.itemsize, 1)
+
+
+def _is_set_to(self, tensor) -> bool:
+    """True if self and tensor view the same elements (storage, offset, size and strides)."""
+    return (self._data.__array_interface__["data"][0] == tensor._data.__array_interface__["data"][0]
+            and self._data.dtype == tensor._data.dtype and self.shape == tensor.shape
+            and self.stride() == tensor.stride())
+
+
+def _dim_order(self, *, ambiguity_check: bool = False) -> tuple:
+    """The dims from outermost to innermost in memory."""
+    strides = self.stride()
+    return tuple(sorted(range(self.dim()), key=lambda d: -strides[d]))
+
+
+def _is_shared(self) -> bool:
+    """False: chainrule's storage is process memory."""
+    return False
+
+
+def _share_memory_(self) -> Tensor:
+    """self (chainrule's storage is never moved to shared memory)."""
+    return self
+
+
+def _module_load(self, other, assign: bool = False) -> Tensor:
+    """How load_state_dict turns ``other`` into the value for self: other itself (detached
+    when ``assign``)."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"Expected other to be a Tensor, but got {type(other).__name__}")
+    return other.detach() if assign else other
+
+
+def unique_consecutive(input, return_inverse: bool = False, return_counts: bool = False,
+                       dim: int | None = None):
+    """The elements (slices along ``dim``) with runs of equal neighbours collapsed to one."""
+    data = input._data
+    x = data.reshape(-1) if dim is None else xp.moveaxis(data, normalize_dim(dim, data.ndim), 0)
+    n = x.shape[0]
+    rows = x.reshape(n, -1)
+    start = xp.ones(n, dtype=bool)
+    if n:
+        start[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+    inverse = xp.cumsum(start) - 1
+    counts = xp.diff(xp.append(xp.flatnonzero(start), n))
+    values = x[start]
+    if dim is not None:
+        values = xp.moveaxis(values, 0, normalize_dim(dim, data.ndim))
+    out = [_const(values)]
+    if return_inverse:
+        out.append(_const(inverse.reshape(data.shape if dim is None else (n,)).astype(xp.int64)))
+    if return_counts:
+        out.append(_const(counts.astype(xp.int64)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def nonzero_static(input, *, size: int, fill_value: int = -1) -> Tensor:
+    """The indices of the non-zero elements, one per row, cut or padded to ``size`` rows."""
+    if size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    found = xp.argwhere(input._data).astype(xp.int64)[:size]
+    pad = xp.full((size - len(found), input.dim()), fill_value, dtype=xp.int64)
+    return _const(xp.concatenate([found, pad]))
+
+
+def unravel_index(indices, shape) -> tuple:
+    """The coordinates in a tensor of ``shape`` of flat ``indices``."""
+    if not isinstance(indices, Tensor):
+        raise TypeError(f"expected 'indices' to be a Tensor, but got {type(indices).__name__}")
+    if indices._data.dtype.kind not in "iu":
+        raise TypeError("expected 'indices' to be integer dtype, but got "
+                        f"{as_dtype(indices._data.dtype)}")
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    rest, coords = indices._data.astype(xp.int64), []
+    for size in reversed(shape):  # as PyTorch, indices out of range wrap around
+        coords.append(rest % size if size else rest)
+        rest = rest // size if size else rest
+    return tuple(_const(c) for c in reversed(coords))
+
+
+def _conversion(dtype_name: str):
+    def convert(self, memory_format=None) -> Tensor:
+        return self.to(as_dtype(dtype_name))
+
+    convert.__doc__ = f"self as {dtype_name}."
+    return convert
+
+
+def _contains(self, element) -> bool:
+    if not isinstance(element, (Tensor, int, float, complex, bool)):
+        raise RuntimeError("Tensor.__contains__ only supports Tensor or scalar, but you passed in "
+                           f"a {type(element)}.")
+    return bool((self == element).any())
+
+
+def _reversed(self) -> Tensor:
+    return self if self.dim() == 0 else self.flip(0)
+
+
+def _rdiv(self, other) -> Tensor:
+    return self.reciprocal() * other
+
+
+def _apply_(self, callable) -> Tensor:
+    """Replace each element by ``callable(element)`` (a Python function: slow)."""
+    if self.requires_grad:
+        raise RuntimeError("Can't call apply_() on Variable that requires grad. Use "
+                           "var.detach().apply_() instead.")
+    values = [callable(v) for v in self._data.reshape(-1).tolist()]
+    return self.copy_(_const(xp.asarray(values, dtype=self._data.dtype).reshape(self.shape)))
+
+
+def _map_(self, tensor, callable) -> Tensor:
+    """Replace each element by ``callable(element, tensor's element)`` (broadcasting tensor)."""
+    other = xp.broadcast_to(tensor._data, self._data.shape).reshape(-1).tolist()
+    values = [callable(a, b) for a, b in zip(self._data.reshape(-1).tolist(), other)]
+    return self.copy_(_const(xp.asarray(values, dtype=self._data.dtype).reshape(self.shape)))
+
+
+def _map2_(self, x, y, callable) -> Tensor:
+    """Replace each element by ``callable(element, x's, y's)`` (broadcasting x and y)."""
+    a = xp.broadcast_to(x._data, self._data.shape).reshape(-1).tolist()
+    b = xp.broadcast_to(y._data, self._data.shape).reshape(-1).tolist()
+    values = [callable(v, p, q) for v, p, q in zip(self._data.reshape(-1).tolist(), a, b)]
+    return self.copy_(_const(xp.asarray(values, dtype=self._data.dtype).reshape(self.shape)))
+
+
+def _resize_(self, *sizes, memory_format=None) -> Tensor:
+    """Give self the size ``sizes``, keeping its first elements (new ones are zero)."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: "
+                           f"{list(sizes)}")
+    flat = self._data.reshape(-1)
+    n = math.prod(sizes)
+    data = xp.zeros(n, dtype=self._data.dtype)
+    data[:min(n, flat.size)] = flat[:n]
+    self._data = data.reshape(sizes)
+    return self
+
+
+def _resize_as_(self, the_template, memory_format=None) -> Tensor:
+    return _resize_(self, tuple(the_template.shape))
+
+
+def _resize(self, *sizes) -> Tensor:
+    warnings.warn("non-inplace resize is deprecated", stacklevel=2)
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    return self.reshape(sizes)
+
+
+def _resize_as(self, tensor) -> Tensor:
+    warnings.warn("non-inplace resize_as is deprecated", stacklevel=2)
+    return self.reshape(tuple(tensor.shape))
+
+
+UTILITIES = (equal, is_same_size, is_nonzero, is_signed, is_inference, get_device,
+             is_distributed, unique_consecutive, nonzero_static, unravel_index)
+UTILITY_METHODS = {
+    "storage_offset": _storage_offset, "is_set_to": _is_set_to, "dim_order": _dim_order,
+    "is_shared": _is_shared, "share_memory_": _share_memory_, "module_load": _module_load,
+    "const_data_ptr": Tensor.data_ptr, "byte": _conversion("uint8"), "char": _conversion("int8"),
+    "short": _conversion("int16"), "cfloat": _conversion("complex64"),
+    "cdouble": _conversion("complex128"), "__contains__": _contains, "__reversed__": _reversed,
+    "__complex__": lambda self: complex(self.item()), "__long__": lambda self: int(self.item()),
+    "__nonzero__": lambda self: is_nonzero(self), "__div__": lambda self, other: self / other,
+    "__rdiv__": _rdiv, "__idiv__": lambda self, other: self.div_(other), "apply_": _apply_,
+    "map_": _map_, "map2_": _map2_, "resize_": _resize_, "resize_as_": _resize_as_,
+    "resize": _resize, "resize_as": _resize_as,
+}
+
+
 # ---- tables ------------------------------------------------------------------------------------
 
-FUNCTIONS = {f.__name__: f for f in ELEMENTWISE + REDUCTIONS + SHAPES}
+FUNCTIONS = {f.__name__: f for f in ELEMENTWISE + REDUCTIONS + SHAPES + UTILITIES}
 _NOT_METHODS = ("histogramdd", "bucketize", "isin", "trapezoid", "trapz", "cumulative_trapezoid",
-                "block_diag", "cartesian_prod", "combinations", "detach") + tuple(
+                "block_diag", "cartesian_prod", "combinations", "detach", "unravel_index") + tuple(
                     name for name in FUNCTIONS if name.endswith("_copy") and name != "narrow_copy")
 METHODS = {name: f for name, f in FUNCTIONS.items() if name not in _NOT_METHODS}
 METHODS.update(SHAPE_METHODS)
+METHODS.update(UTILITY_METHODS)
 METHODS.update(ELEMENTWISE_INPLACE)

@@ -200,4 +200,58 @@ SHAPES = [
     _copy("view_as_complex_copy", (S(T((3, 2), grad=False)),), orders=()),
 ]
 
-ROWS: list[OpRow] = ELEMENTWISE + REDUCTIONS + NO_GRAD + SHAPES
+
+
+FLOATS = Const([[1.5, -2.0, 0.0, 3.0], [0.5, 1.0, -1.0, 2.0], [4.0, 0.25, -3.0, 1.0]])
+
+
+def _value(name: str, call, samples=None, **kwargs) -> OpRow:
+    """A row for a predicate or utility (on fixed values: Python results do not batch): its
+    result wrapped as a tensor."""
+    return OpRow(name, call, samples or (S(FLOATS),), orders=(), grad_fn=False, **kwargs)
+
+
+RUNS = Const([1, 1, 2, 2, 3, 1, 1, 2])
+UTILITIES = [
+    _value("equal", lambda m, x: m.tensor(m.equal(x, x[:1]))),
+    _value("is_same_size", lambda m, x: m.tensor(m.is_same_size(x, x[:1]))),
+    _value("is_nonzero", lambda m, x: m.tensor(m.is_nonzero(x[:1, :1]))),
+    _value("is_signed", lambda m, x: m.tensor(m.is_signed(x))),
+    _value("is_inference", lambda m, x: m.tensor(m.is_inference(x))),
+    _value("get_device", lambda m, x: m.tensor(m.get_device(x))),
+    _value("is_distributed", lambda m, x: m.tensor(m.is_distributed(x))),
+    _value("unique_consecutive", lambda m, x: m.unique_consecutive(x, return_inverse=True,
+                                                                   return_counts=True),
+           (S(RUNS),)),
+    _value("nonzero_static", lambda m, x: m.nonzero_static(x - 1, size=6), (S(RUNS),)),
+    _value("unravel_index", lambda m, x: m.unravel_index(x, (2, 3)), (S(RUNS),)),
+    _value("Tensor.storage_offset", lambda m, x: m.tensor(x[1:].storage_offset())),
+    _value("Tensor.is_set_to", lambda m, x: m.tensor(x.is_set_to(x))),
+    _value("Tensor.dim_order", lambda m, x: m.tensor(x.t().dim_order())),
+    _value("Tensor.is_shared", lambda m, x: m.tensor(x.is_shared())),
+    _value("Tensor.share_memory_", lambda m, x: x.share_memory_()),
+    _value("Tensor.module_load", lambda m, x: x.module_load(x * 2)),
+    _value("Tensor.const_data_ptr", lambda m, x: m.tensor(x.const_data_ptr() == x.data_ptr())),
+    *[_value(f"Tensor.{n}", lambda m, x, n=n: getattr(x, n)())
+      for n in ("byte", "char", "short", "cfloat", "cdouble")],
+    _value("Tensor.__contains__", lambda m, x: m.tensor(x[0, 0] in x)),
+    _value("Tensor.__reversed__", lambda m, x: reversed(x)),
+    _value("Tensor.__complex__", lambda m, x: m.tensor(complex(x[0, 0]))),
+    _value("Tensor.__long__", lambda m, x: m.tensor(x[0, 0].__long__())),
+    _value("Tensor.__nonzero__", lambda m, x: m.tensor(x[0, 0].__nonzero__())),
+    _value("Tensor.apply_", lambda m, x: x.clone().apply_(lambda v: v * 2)),
+    _value("Tensor.map_", lambda m, x: x.clone().map_(x[:1], lambda a, b: a - b)),
+    _value("Tensor.map2_", lambda m, x: x.clone().map2_(x, x, lambda a, b, c: a * b + c)),
+    _value("Tensor.resize_", lambda m, x: x.clone().resize_(2, 3)),
+    _value("Tensor.resize_as_", lambda m, x: x.clone().resize_as_(x[:1])),
+    _value("Tensor.resize", lambda m, x: x.resize(4, 3)),
+    _value("Tensor.resize_as", lambda m, x: x.resize_as(x.t())),
+    # __div__ and friends are Python 2's names for / (differentiable like it)
+    method("Tensor.__div__", lambda x, y: x.__div__(y), (S((3, 4), (4,)),), records=("div",)),
+    method("Tensor.__rdiv__", lambda x: x.__rdiv__(2.0), (S((3, 4), ),), domain=NONZERO,
+           grad_fn=False),
+    method("Tensor.__idiv__", lambda x, y: (x * 1).__idiv__(y), (S((3, 4), (4,)),),
+           domain=NONZERO, records=("div",)),
+]
+
+ROWS: list[OpRow] = ELEMENTWISE + REDUCTIONS + NO_GRAD + SHAPES + UTILITIES
