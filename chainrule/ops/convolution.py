@@ -306,7 +306,8 @@ CONVOLUTION = defop(
     (
         _conv_input_grad,
         _conv_weight_grad,
-        lambda g: g.sum(dim=(0,) + tuple(range(2, g.ndim))),
+        # The batch dim first: NumPy's sum over several dims at once is 5x slower here.
+        lambda g: g.sum(0).sum(dim=tuple(range(1, g.ndim - 1))),
     ),
     jvp=_conv_jvp,
     batch=_conv_batch,
