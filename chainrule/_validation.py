@@ -75,13 +75,12 @@ def _is_int(s) -> bool:
         and str(s.dtype).split(".")[-1].startswith(("int", "uint"))
 
 
-def check_grad(tensor, grad) -> None:
-    """``tensor.grad = grad``: None, or a tensor of the same size and dtype (not itself)."""
+def check_grad(tensor, grad, tensor_type: type) -> None:
+    """``tensor.grad = grad``: None, or a ``tensor_type`` of the same size and dtype (not
+    ``tensor`` itself)."""
     if grad is None:
         return
-    from .tensor import Tensor  # layer 2: only its type is needed, once a grad is set
-
-    if not isinstance(grad, Tensor):
+    if not isinstance(grad, tensor_type):
         raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                         f"{type(grad).__name__}")
     if grad is tensor:

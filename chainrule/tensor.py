@@ -116,7 +116,7 @@ class Tensor:
 
     @grad.setter
     def grad(self, value) -> None:
-        check_grad(self, value)
+        check_grad(self, value, Tensor)
         self._grad = value
 
     @property
@@ -282,7 +282,7 @@ class Tensor:
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
 
-    def is_contiguous(self) -> bool:
+    def is_contiguous(self, memory_format=None) -> bool:
         return self._data.flags.c_contiguous
 
     def stride(self, dim: int | None = None):
@@ -341,31 +341,31 @@ class Tensor:
         out = self._to_dtype(dtype)
         return out.clone() if copy and out is self else out
 
-    def type(self, dtype=None):
+    def type(self, dtype=None, non_blocking: bool = False, **kwargs):
         """Convert to ``dtype``, or without argument the legacy type name."""
         if dtype is None:
             return type_desc(self._data).split()[0]
         return self.to(dtype)
 
-    def float(self) -> Tensor:
+    def float(self, memory_format=None) -> Tensor:
         return self.to(as_dtype("float32"))
 
-    def double(self) -> Tensor:
+    def double(self, memory_format=None) -> Tensor:
         return self.to(as_dtype("float64"))
 
-    def half(self) -> Tensor:
+    def half(self, memory_format=None) -> Tensor:
         return self.to(as_dtype("float16"))
 
-    def long(self) -> Tensor:
+    def long(self, memory_format=None) -> Tensor:
         return self.to(as_dtype("int64"))
 
-    def int(self) -> Tensor:
+    def int(self, memory_format=None) -> Tensor:
         return self.to(as_dtype("int32"))
 
-    def bool(self) -> Tensor:
+    def bool(self, memory_format=None) -> Tensor:
         return self.to(as_dtype("bool"))
 
-    def cpu(self) -> Tensor:
+    def cpu(self, memory_format=None) -> Tensor:
         return self
 
     def __array__(self, dtype=None, copy=None):
