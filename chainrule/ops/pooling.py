@@ -78,6 +78,23 @@ def max_pool_indices(x, kernel, stride, padding, dilation, out):
         for k, view in enumerate(views):
             code = xp.where(nan & xp.isnan(view), code_type(k), code)
     size = x.shape[x.ndim - nd:]
+    if any(padding):
+        # A window whose values all equal the padding's fill (-inf, say) takes its first
+        # position inside the input, as PyTorch's, never the padding.
+        fill = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
+        at_fill = best == fill
+        if at_fill.any():
+            first = xp.zeros(out, dtype=code_type)
+            for k in range(len(offsets) - 1, -1, -1):
+                inside = True
+                for i, (o, n, s, p, d) in enumerate(zip(offsets[k], size, stride, padding,
+                                                        dilation)):
+                    start = xp.arange(out[i]) * s - p + o * d
+                    shape = [1] * nd
+                    shape[i] = out[i]
+                    inside = inside & ((start >= 0) & (start < n)).reshape(shape)
+                first = xp.where(inside, code_type(k), first)
+            code = xp.where(at_fill, first, code)
     place = [math.prod(size[i + 1:]) for i in range(nd)]
     delta = xp.array([sum(o * d * p for o, d, p in zip(off, dilation, place))
                       for off in offsets], dtype=xp.int64)
@@ -108,6 +125,8 @@ def _gather_at(input, indices, nd):
 
 def _max_pool_scatter(grad, indices, input_size, disjoint):
     nd = len(input_size)
+    if disjoint and grad.ndim > nd and grad.strides[-nd - 1] == grad.itemsize < grad.nbytes:
+        return _scatter_channels_last(grad, indices, input_size)
     lead = math.prod(grad.shape[: grad.ndim - nd])
     out = xp.zeros((lead, math.prod(input_size)), dtype=grad.dtype)
     flat_idx = indices.reshape(lead, -1)
@@ -117,6 +136,18 @@ def _max_pool_scatter(grad, indices, input_size, disjoint):
     else:
         xp.add.at(out, (xp.arange(lead)[:, None], flat_idx), flat_grad)
     return out.reshape(grad.shape[: grad.ndim - nd] + tuple(input_size))
+
+
+def _scatter_channels_last(grad, indices, input_size):
+    """The plain scatter for a channels-last grad (a convolution's), into a channels-last
+    image: the backward after it (relu's, the convolution's) then reads one layout."""
+    nd = len(input_size)
+    lead = grad.shape[: grad.ndim - nd]
+    size, channels, rest = math.prod(input_size), lead[-1], math.prod(lead[:-1])
+    out = xp.zeros((rest, size, channels), dtype=grad.dtype)
+    start = xp.arange(0, rest * size * channels, size * channels)[:, None] + xp.arange(channels)
+    out.reshape(-1)[indices * channels + start.reshape(lead + (1,) * nd)] = grad
+    return xp.moveaxis(out.reshape(lead[:-1] + tuple(input_size) + (channels,)), -1, -nd - 1)
 
 
 def _max_pool_grad(g, indices, input_shape, kernel, disjoint):
