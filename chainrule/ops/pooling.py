@@ -103,7 +103,8 @@ def max_pool_indices(x, kernel, stride, padding, dilation, out):
         shape = [1] * nd
         shape[i] = out[i]
         base = base + ((xp.arange(out[i]) * stride[i] - padding[i]) * place[i]).reshape(shape)
-    return xp.take(delta, code) + base
+    # In x's memory layout, which the scatter gives the gradient back in.
+    return xp.add(xp.take(delta, code), base, out=xp.empty_like(code, dtype=xp.int64))
 
 
 def _max_pool(input, indices, kernel, stride, padding, dilation, out, disjoint):
@@ -125,7 +126,8 @@ def _gather_at(input, indices, nd):
 
 def _max_pool_scatter(grad, indices, input_size, disjoint):
     nd = len(input_size)
-    if disjoint and grad.ndim > nd and grad.strides[-nd - 1] == grad.itemsize < grad.nbytes:
+    if disjoint and indices.ndim > nd and indices.strides[-nd - 1] == indices.itemsize < \
+            indices.nbytes:
         return _scatter_channels_last(grad, indices, input_size)
     lead = math.prod(grad.shape[: grad.ndim - nd])
     out = xp.zeros((lead, math.prod(input_size)), dtype=grad.dtype)
@@ -139,8 +141,8 @@ def _max_pool_scatter(grad, indices, input_size, disjoint):
 
 
 def _scatter_channels_last(grad, indices, input_size):
-    """The plain scatter for a channels-last grad (a convolution's), into a channels-last
-    image: the backward after it (relu's, the convolution's) then reads one layout."""
+    """The plain scatter into a channels-last image, for a channels-last input (a
+    convolution's): the backward after it (relu's, the convolution's) then reads one layout."""
     nd = len(input_size)
     lead = grad.shape[: grad.ndim - nd]
     size, channels, rest = math.prod(input_size), lead[-1], math.prod(lead[:-1])
