@@ -249,3 +249,33 @@ def test_conversions_and_protocols():
     _same(x.clone().resize_as_(x[:2]), tx.clone().resize_as_(tx[:2]))
     _raises_alike(lambda m: m.ones(2, requires_grad=True).resize_(3))
     assert x.module_load(x[:1]) is not None and x.module_load(x, assign=True) is not x
+
+
+def test_keyword_names_as_pytorch():
+    x, tx = _both(np.arange(12.0).reshape(3, 4))
+    calls = [
+        lambda m, t: t.swapaxes(axis0=0, axis1=1),
+        lambda m, t: m.swapaxes(t, axis0=1, axis1=0),
+        lambda m, t: t.clone().swapaxes_(axis0=0, axis1=1),
+        lambda m, t: t.tensor_split(indices=[1, 3], dim=1),
+        lambda m, t: m.tensor_split(t, sections=2),
+        lambda m, t: t.tensor_split(tensor_indices_or_sections=m.tensor(2)),
+        lambda m, t: t.view(size=(4, 3)),
+        lambda m, t: t.view(dtype=m.int64),
+        lambda m, t: t.split(split_size=2),
+        lambda m, t: m.hsplit(t, sections=2),
+        lambda m, t: t.vsplit(indices=[1]),
+        lambda m, t: t.double(memory_format=getattr(m, "preserve_format", None)),
+        lambda m, t: t.type(m.float64, non_blocking=True),
+        lambda m, t: t.clone().eq_(other=t.t()[:3, :3].sum()),
+        lambda m, t: t.clone().greater_(other=5.0),
+        lambda m, t: t.clone().less_equal_(t.flip(0)),
+        lambda m, t: t.clone().not_equal_(3.0),
+        lambda m, t: t.clone().atan2_(other=t + 1),
+        lambda m, t: t.long().bitwise_and_(other=t.long() + 1),
+        lambda m, t: m.isin(t, test_element=3.0),
+        lambda m, t: m.isin(element=3.0, test_elements=t),
+    ]
+    for call in calls:
+        _same(call(chainrule, x), call(torch, tx))
+    assert x.is_contiguous(memory_format=None) and not x.t().is_contiguous(memory_format=None)

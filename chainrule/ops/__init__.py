@@ -10,6 +10,7 @@ from . import complex, decomposition, elementwise, indexing, linalg, reduction, 
 # isort: split
 # The nn families after the core ones (their records come later in docs/ops.md).
 from . import (
+    _out,
     activation,
     convolution,
     distance,
@@ -22,7 +23,6 @@ from . import (
     padding,
     pooling,
 )
-from . import _out
 
 # isort: split
 from . import extra  # compositions over all the families above
@@ -67,8 +67,12 @@ FUNCTIONS.update({_name: _out.with_out(_name, FUNCTIONS[_name])
 
 
 def _inplace_method(op):
-    def method(self, *args):
-        return apply_inplace(op, self, *args)
+    if len(op.inputs) == 1:
+        def method(self):
+            return apply_inplace(op, self)
+    else:
+        def method(self, other):
+            return apply_inplace(op, self, other)
 
     return method
 

@@ -1918,9 +1918,12 @@ def _nan_to_num_(self, nan: float = 0.0, posinf: float | None = None,
 def _written(fn):
     """``target.fn_(other)`` for comparisons and logic: the bool result written into target's
     dtype (copy_ records it; its gradient is zero, as PyTorch's)."""
-
-    def method(self, *args):
-        return self.copy_(fn(self, *args))
+    if fn is logical_not:
+        def method(self):
+            return self.copy_(fn(self))
+    else:
+        def method(self, other):
+            return self.copy_(fn(self, other))
 
     method.__name__ = fn.__name__ + "_"
     return method
@@ -1938,6 +1941,9 @@ INPLACE_METHODS.update(
     (fn.__name__ + "_", _written(fn))
     for fn in (eq, ne, lt, le, gt, ge, logical_and, logical_or, logical_xor, logical_not)
 )
+INPLACE_METHODS.update(greater_=INPLACE_METHODS["gt_"], less_=INPLACE_METHODS["lt_"],
+                       greater_equal_=INPLACE_METHODS["ge_"], less_equal_=INPLACE_METHODS["le_"],
+                       not_equal_=INPLACE_METHODS["ne_"])
 
 
 def _inplace(op):

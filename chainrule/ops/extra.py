@@ -566,8 +566,12 @@ def bucketize(input, boundaries, *, out_int32: bool = False, right: bool = False
     return ix.searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
-def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
-    """True where an element of ``elements`` is in ``test_elements``."""
+def isin(elements=None, test_elements=None, *, element=None, test_element=None,
+         assume_unique: bool = False, invert: bool = False) -> Tensor:
+    """True where an element of ``elements`` is in ``test_elements`` (``element`` and
+    ``test_element``: a number on that side)."""
+    elements = element if elements is None else elements
+    test_elements = test_element if test_elements is None else test_elements
     if not isinstance(elements, Tensor):
         elements = test_elements.new_full((), elements)
     if not isinstance(test_elements, Tensor):
@@ -722,7 +726,12 @@ def slice_scatter(input, src, dim: int = 0, start=None, end=None, step: int = 1)
 
 
 def _split_along(name: str, min_dims: int, dim: int):
-    def split(input, indices_or_sections) -> tuple:
+    def split(input, indices_or_sections=None, *, indices=None, sections=None) -> tuple:
+        indices_or_sections = next((a for a in (indices_or_sections, indices, sections)
+                                    if a is not None), None)
+        if indices_or_sections is None:
+            raise TypeError(f"{name}() missing 1 required positional argument: "
+                            "'indices_or_sections'")
         if input.dim() < min_dims:
             raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} "
                                f"dimension, but got a tensor with {input.dim()} dimensions!")

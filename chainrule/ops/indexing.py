@@ -1626,12 +1626,17 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
 # ---- public functions: joining and splitting ---------------------------------------------------
 
 
-def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
+def tensor_split(input, indices_or_sections=None, dim: int = 0, *, indices=None, sections=None,
+                 tensor_indices_or_sections=None) -> tuple:
     """Split into views at the given indices, or into ``sections`` nearly equal parts."""
     shape = input._data.shape
     dim = normalize_dim(dim, len(shape), "tensor_split")
     n = shape[dim]
-    arg = indices_or_sections
+    arg = next((a for a in (indices_or_sections, indices, sections, tensor_indices_or_sections)
+                if a is not None), None)
+    if arg is None:
+        raise TypeError("tensor_split() missing 1 required positional argument: "
+                        "'indices_or_sections'")
     if isinstance(arg, Tensor):
         arg = int(arg._data) if arg._data.ndim == 0 else arg._data.tolist()
     if isinstance(arg, int):

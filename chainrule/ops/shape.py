@@ -641,9 +641,14 @@ def _viewable(array, shape: tuple) -> bool:
     return True
 
 
-def view(input, *shape) -> Tensor:
+_DTYPE_LIKE = (dtype, str, type)
+
+
+def view(input, *shape, size=None, dtype=None) -> Tensor:
     """The same data with a new shape (one dim may be -1), or its bytes read as another dtype."""
-    if len(shape) == 1 and isinstance(shape[0], (dtype, str, type)):
+    if size is not None or dtype is not None:
+        shape = (size if dtype is None else dtype,)
+    if len(shape) == 1 and isinstance(shape[0], _DTYPE_LIKE):
         return _view_dtype(input, as_dtype(shape[0]))
     shape = _infer_shape(size_tuple(shape), input._data.size)
     if not _viewable(input._data, shape):
@@ -1306,8 +1311,24 @@ FUNCTIONS = {
         unbind,
     )
 }
+
+
+def swapaxes(input, axis0: int, axis1: int) -> Tensor:
+    """Swap two dims (transpose under NumPy's name)."""
+    return transpose(input, axis0, axis1)
+
+
+def _swapaxes_(self, axis0: int, axis1: int) -> Tensor:
+    return _transpose_(self, axis0, axis1)
+
+
+def _split_method(self, split_size, dim: int = 0) -> tuple:
+    """Split into parts of ``split_size`` (an int, or the list of part sizes) along ``dim``."""
+    return split(self, split_size, dim)
+
+
 FUNCTIONS.update(
-    swapaxes=transpose,
+    swapaxes=swapaxes,
     swapdims=transpose,
     moveaxis=movedim,
     concat=cat,
@@ -1333,8 +1354,9 @@ METHODS = dict(
     squeeze_=_squeeze_,
     t_=_t_,
     transpose_=_transpose_,
-    swapaxes_=_transpose_,
+    swapaxes_=_swapaxes_,
     swapdims_=_transpose_,
+    split=_split_method,
 )
 for _name in (
     "broadcast_tensors",

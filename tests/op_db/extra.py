@@ -254,4 +254,13 @@ UTILITIES = [
            domain=NONZERO, records=("div",)),
 ]
 
+# In-place comparisons under their long names (written into the target's dtype).
+COMPARE = (S((3, 4), (3, 4)), S((3, 4), ()))
+UTILITIES += [
+    op(name, COMPARE, orders=(), variant="in place", records=(record,), inplace=(name + "_",),
+       grad_fn=False)
+    for name, record in (("greater", "gt"), ("less", "lt"), ("greater_equal", "ge"),
+                         ("less_equal", "le"), ("not_equal", "ne"))
+]
+
 ROWS: list[OpRow] = ELEMENTWISE + REDUCTIONS + NO_GRAD + SHAPES + UTILITIES
