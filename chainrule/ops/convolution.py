@@ -26,6 +26,16 @@ _FEW_CHANNELS = 4  # below it, im2col's copy loops over positions rather than ch
 # (before, after) pairs, one per spatial dim, so 'same' with an even kernel needs no extra copy.
 
 
+def _channels_to_end(x):
+    """(N, C, *rest) -> (N, *rest, C) as a view (np.moveaxis costs 2 us a call)."""
+    return x.transpose((0,) + tuple(range(2, x.ndim)) + (1,))
+
+
+def _channels_to_front(x):
+    """(N, *rest, C) -> (N, C, *rest) as a view."""
+    return x.transpose((0, x.ndim - 1) + tuple(range(1, x.ndim - 1)))
+
+
 def pad_spatial(x, padding, value=0.0):
     """x padded by (before, after) pairs on its trailing dims (cropped where negative), in x's
     memory layout."""
@@ -83,17 +93,17 @@ def _for_columns(x):
     channels-last (one copy if it is not) unless C is tiny. The padding keeps the layout."""
     if x.shape[1] < _FEW_CHANNELS:
         return x
-    return xp.moveaxis(xp.ascontiguousarray(xp.moveaxis(x, 1, -1)), -1, 1)
+    return _channels_to_front(xp.ascontiguousarray(_channels_to_end(x)))
 
 
 def _kernel_major(w):
     """(O, C, *k) -> (O, *k, C): a weight laid out like channel-minor columns."""
-    return xp.moveaxis(w, 1, -1)
+    return _channels_to_end(w)
 
 
 def _channels_last(y, nd):
     """(N, C, *spatial) as a (N * prod(spatial), C) matrix (free when y is channels-last)."""
-    return xp.moveaxis(y, 1, -1).reshape(-1, y.shape[1])
+    return _channels_to_end(y).reshape(-1, y.shape[1])
 
 
 def conv_out_size(size, padding, kernel, stride, dilation):
@@ -121,7 +131,7 @@ def _correlate(x, w, stride, padding, dilation, groups, output_size=None):
         y = cols @ w.reshape(groups, out_channels // groups, -1).transpose(0, 2, 1)
         y = y.transpose(1, 0, 2).reshape(-1, out_channels)
     # Channels-last in memory, (N, O, *out) to the user: no transposing copy.
-    return xp.moveaxis(y.reshape((n,) + tuple(output_size) + (out_channels,)), -1, 1)
+    return _channels_to_front(y.reshape((n,) + tuple(output_size) + (out_channels,)))
 
 
 def col2im(blocks, n, channels, kernel, stride, dilation, positions, padding, size, dtype):
@@ -142,7 +152,7 @@ def col2im(blocks, n, channels, kernel, stride, dilation, positions, padding, si
         )
         buf[(slice(None),) + index] += blocks(offset)
     crop = tuple(slice(lo, lo + s) for (lo, _), s in zip(padding, size))
-    return xp.moveaxis(buf[(slice(None),) + crop], -1, 1)
+    return _channels_to_front(buf[(slice(None),) + crop])
 
 
 def _correlate_transpose(x, w, stride, padding, dilation, groups, output_size):
@@ -188,7 +198,7 @@ def _correlate_weight(x, g, kernel, stride, padding, dilation, groups):
         # (cols^T g)^T: the faster orientation for BLAS with these tall matrices.
         dw = (_im2col(x, kernel, stride, dilation, g.shape[2:], True).T @ g2).T
         dw = dw.reshape((out_channels,) + tuple(kernel) + (x.shape[1],))
-        return xp.ascontiguousarray(xp.moveaxis(dw, -1, 1))
+        return xp.ascontiguousarray(_channels_to_front(dw))
     else:
         cols = _im2col(x, kernel, stride, dilation, g.shape[2:])
         g3 = g2.reshape(g2.shape[0], groups, -1).transpose(1, 2, 0)
@@ -353,7 +363,7 @@ def _fold(input, output_size, kernel, dilation, padding, stride):
     cols = input.reshape((n, c) + tuple(kernel) + tuple(positions))
 
     def block(offset):
-        return xp.moveaxis(cols[(slice(None), slice(None)) + offset], 1, -1)
+        return _channels_to_end(cols[(slice(None), slice(None)) + offset])
 
     return col2im(block, n, c, kernel, stride, dilation, positions, padding, output_size,
                   input.dtype)
