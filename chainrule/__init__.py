@@ -107,4 +107,5 @@ from ._settings import (  # noqa: E402
     set_num_threads,
     use_deterministic_algorithms,
 )
+from ._torch_nn import *  # noqa: E402, F403  (torch.<name> for nn kernels, e.g. torch.pdist)
 from .func import vmap  # noqa: E402

@@ -279,3 +279,93 @@ def test_keyword_names_as_pytorch():
     for call in calls:
         _same(call(chainrule, x), call(torch, tx))
     assert x.is_contiguous(memory_format=None) and not x.t().is_contiguous(memory_format=None)
+
+
+def _grads(lib, call, arrays):
+    """call(lib, *tensors) and the gradients of its (first) output's weighted sum."""
+    tensors = [lib.from_numpy(a.copy()).requires_grad_() for a in arrays]
+    out = call(lib, *tensors)
+    first = out[0] if isinstance(out, tuple) else out
+    weights = lib.from_numpy(np.linspace(-1.0, 2.0, first.numel()).reshape(tuple(first.shape)))
+    if not first.requires_grad:
+        return out, [lib.zeros_like(t) for t in tensors]
+    grads = lib.autograd.grad((first * weights).sum(), tensors, allow_unused=True)
+    return out, [lib.zeros_like(t) if g is None else g for g, t in zip(grads, tensors)]
+
+
+def _rng_arrays(*shapes):
+    rng = np.random.default_rng(7)
+    return [rng.uniform(-2.0, 2.0, s) for s in shapes]
+
+
+# torch.<name> for nn kernels, called with PyTorch's top-level (ATen) arguments.
+NN_TOP_LEVEL = [
+    (lambda m, x: m.hardshrink(x, 0.7), [(3, 4)]),
+    (lambda m, x: x.hardshrink(), [(3, 4)]),
+    (lambda m, x: m.threshold(x, 0.3, -1.0), [(3, 4)]),
+    (lambda m, x: m.rrelu(x, 0.1, 0.3), [(3, 4)]),
+    (lambda m, x: m.pixel_shuffle(x, 2), [(1, 8, 2, 3)]),
+    (lambda m, x: m.pixel_unshuffle(x, 2), [(1, 2, 4, 6)]),
+    (lambda m, x, w: m.rms_norm(x, [4], w, 1e-5), [(3, 4), (4,)]),
+    (lambda m, x, w, b: m.instance_norm(x, w, b, None, None, True, 0.1, 1e-5, False),
+     [(2, 3, 5), (3,), (3,)]),
+    (lambda m, x, t: m.kl_div(x, t.abs(), 2), [(3, 4), (3, 4)]),
+    (lambda m, x, t: m.kl_div(x, t, 1, log_target=True), [(3, 4), (3, 4)]),
+    (lambda m, a, b: m.margin_ranking_loss(a, b, m.tensor([1.0, -1.0, 1.0], dtype=a.dtype), 0.2),
+     [(3,), (3,)]),
+    (lambda m, x: m.hinge_embedding_loss(x, m.tensor([1.0, -1.0, 1.0], dtype=x.dtype), 1.0, 0),
+     [(3,)]),
+    (lambda m, a, b: m.cosine_embedding_loss(a, b, m.tensor([1.0, -1.0], dtype=a.dtype), 0.1, 2),
+     [(2, 4), (2, 4)]),
+    (lambda m, a, p, n: m.triplet_margin_loss(a, p, n, 1.0, 2.0, 1e-6, True, 1),
+     [(2, 4), (2, 4), (2, 4)]),
+    (lambda m, x, t: m.poisson_nll_loss(x, t.abs(), True, True, 1e-8, 1), [(3, 4), (3, 4)]),
+    (lambda m, x, t, w: m.binary_cross_entropy_with_logits(x, t.sigmoid(), None,
+                                                           w.abs().detach(), 1),
+     [(3, 4), (3, 4), (4,)]),
+    (lambda m, x: m.pdist(x, 1.5), [(4, 3)]),
+    (lambda m, x: m.constant_pad_nd(x, [1, 2, 0, 1], 0.5), [(2, 3)]),
+    (lambda m, x, w, b: m.convolution(x, w, b, [1], [1], [1], False, [0], 1),
+     [(2, 3, 5), (4, 3, 3), (4,)]),
+    (lambda m, x, w: m.convolution(x, w, None, [2, 1], [1, 0], [1, 1], True, [1, 0], 1),
+     [(1, 2, 3, 3), (2, 3, 2, 2)]),
+    (lambda m, x: m.adaptive_max_pool1d(x, 3), [(2, 3, 7)]),
+    (lambda m, x: m.max_pool1d_with_indices(x, 2), [(2, 3, 7)]),
+    (lambda m, x, w, b: m.native_layer_norm(x, [4], w, b, 1e-5), [(3, 4), (4,), (4,)]),
+    (lambda m, x, w, b: m.native_batch_norm(x, w, b, None, None, True, 0.1, 1e-5),
+     [(4, 3, 2), (3,), (3,)]),
+    (lambda m, x, w, b: m.native_group_norm(x, w, b, 2, 4, 3, 2, 1e-5),
+     [(2, 4, 3), (4,), (4,)]),
+    (lambda m, x: m.native_dropout(x, 0.5, False), [(3, 4)]),
+    (lambda m, x: m.native_channel_shuffle(x.detach(), 2), [(1, 4, 3)]),  # no derivative
+    (lambda m, x, t: m.kl_div(x, t.abs()), [(3, 4), (3, 4)]),  # the default reductions
+    (lambda m, a, b: m.margin_ranking_loss(a, b, m.tensor([1.0, -1.0, 1.0], dtype=a.dtype)),
+     [(3,), (3,)]),
+    (lambda m, a, p, n: m.triplet_margin_loss(a, p, n), [(2, 4), (2, 4), (2, 4)]),
+    (lambda m, x, t: m.binary_cross_entropy_with_logits(x, t.sigmoid()), [(3, 4), (3, 4)]),
+    (lambda m, x: m.feature_dropout(x, 0.5, False), [(2, 3, 4)]),
+    (lambda m, x: m.norm_except_dim(x, 2, 1), [(3, 4, 2)]),
+    (lambda m, x: m.frobenius_norm(x, [0, 1]), [(3, 4)]),
+]
+
+
+@pytest.mark.parametrize("index", range(len(NN_TOP_LEVEL)))
+def test_nn_kernels_at_the_top_level(index):
+    call, shapes = NN_TOP_LEVEL[index]
+    arrays = _rng_arrays(*shapes)
+    ours, our_grads = _grads(chainrule, call, arrays)
+    theirs, their_grads = _grads(torch, call, arrays)
+    _close(ours, theirs)
+    _close(our_grads, their_grads)
+
+
+def _close(ours, theirs) -> None:
+    if isinstance(theirs, (tuple, list)):
+        assert len(ours) == len(theirs)
+        for a, b in zip(ours, theirs):
+            _close(a, b)
+        return
+    assert str(ours.dtype) == str(theirs.dtype)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(np.asarray(ours.detach().numpy()), theirs.detach().numpy(),
+                               rtol=1e-7, atol=1e-10)

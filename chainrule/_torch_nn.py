@@ -1,0 +1,231 @@
+"""The neural-network kernels PyTorch also exposes as ``torch.<name>``: thin wrappers over
+chainrule.nn.functional with the top-level signatures (losses take ``reduction`` as PyTorch's
+integer enum: 0 none, 1 mean, 2 sum, and default to 0 as PyTorch 2.13's do in practice, whatever
+their schema says; the native_* kernels return their saved statistics)."""
+
+from __future__ import annotations
+
+from ._backend import as_dtype
+from .nn import functional as F
+from .ops import reduction as _reduction
+from .tensor import Tensor
+
+__all__ = [
+    "hardshrink", "threshold", "rrelu", "pixel_shuffle", "pixel_unshuffle", "rms_norm",
+    "instance_norm", "kl_div", "margin_ranking_loss", "hinge_embedding_loss",
+    "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss",
+    "binary_cross_entropy_with_logits", "pdist", "constant_pad_nd", "convolution",
+    "adaptive_max_pool1d", "max_pool1d_with_indices", "native_layer_norm", "native_batch_norm",
+    "native_group_norm", "native_dropout", "native_channel_shuffle",
+    "feature_dropout", "norm_except_dim", "frobenius_norm",
+]
+
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+
+
+def _reduction_name(reduction: int) -> str:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return _REDUCTIONS[reduction]
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """input where |input| > lambd, else 0."""
+    return F.hardshrink(input, lambd)
+
+
+def threshold(input: Tensor, threshold: float, value: float) -> Tensor:
+    """input where input > threshold, else value."""
+    return F.threshold(input, threshold, value)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          generator=None) -> Tensor:
+    """Randomized leaky ReLU (the mean slope when not training)."""
+    return F.rrelu(input, lower, upper, training)
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """(*, C r^2, H, W) rearranged to (*, C, H r, W r)."""
+    return F.pixel_shuffle(input, upscale_factor)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """(*, C, H r, W r) rearranged to (*, C r^2, H, W)."""
+    return F.pixel_unshuffle(input, downscale_factor)
+
+
+def rms_norm(input: Tensor, normalized_shape, weight=None, eps=None) -> Tensor:
+    """Root-mean-square normalization over the last dims."""
+    return F.rms_norm(input, normalized_shape, weight, eps)
+
+
+def instance_norm(input: Tensor, weight, bias, running_mean, running_var, use_input_stats: bool,
+                  momentum: float, eps: float, cudnn_enabled: bool) -> Tensor:
+    """Normalization of each channel of each example (ATen's argument order)."""
+    return F.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
+                           momentum, eps)
+
+
+def kl_div(input: Tensor, target: Tensor, reduction: int = 0, *,
+           log_target: bool = False) -> Tensor:
+    """The Kullback-Leibler divergence loss (``reduction`` 1: the mean of all elements)."""
+    return F.kl_div(input, target, reduction=_reduction_name(reduction), log_target=log_target)
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                        reduction: int = 0) -> Tensor:
+    """max(0, -target * (input1 - input2) + margin), reduced."""
+    return F.margin_ranking_loss(input1, input2, target, margin,
+                                 reduction=_reduction_name(reduction))
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
+                         reduction: int = 0) -> Tensor:
+    """input where target is 1, max(0, margin - input) where it is -1, reduced."""
+    return F.hinge_embedding_loss(input, target, margin, reduction=_reduction_name(reduction))
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                          reduction: int = 0) -> Tensor:
+    """1 - cos where target is 1, max(0, cos - margin) where it is -1, reduced."""
+    return F.cosine_embedding_loss(input1, input2, target, margin,
+                                   reduction=_reduction_name(reduction))
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
+                        p: float = 2.0, eps: float = 1e-6, swap: bool = False,
+                        reduction: int = 0) -> Tensor:
+    """max(d(anchor, positive) - d(anchor, negative) + margin, 0), reduced."""
+    return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+                                 reduction=_reduction_name(reduction))
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool, eps: float,
+                     reduction: int) -> Tensor:
+    """The Poisson negative log likelihood, reduced."""
+    return F.poisson_nll_loss(input, target, log_input, full, eps=eps,
+                              reduction=_reduction_name(reduction))
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None, pos_weight=None,
+                                     reduction: int = 0) -> Tensor:
+    """Binary cross entropy of sigmoid(input), reduced."""
+    return F.binary_cross_entropy_with_logits(input, target, weight,
+                                              reduction=_reduction_name(reduction),
+                                              pos_weight=pos_weight)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """The p-norm distances between the rows of input (upper triangle, row by row)."""
+    return F.pdist(input, p)
+
+
+def constant_pad_nd(input: Tensor, pad, value=0) -> Tensor:
+    """input padded with ``value`` (pad: before/after pairs from the last dim)."""
+    return F.pad(input, tuple(pad), "constant", value)
+
+
+def convolution(input: Tensor, weight: Tensor, bias, stride, padding, dilation, transposed: bool,
+                output_padding, groups: int) -> Tensor:
+    """The 1-, 2- or 3-d convolution (or transposed convolution) that weight's rank gives."""
+    n = weight.dim() - 2
+    if n not in (1, 2, 3):
+        raise RuntimeError(f"convolution: expected a 3-, 4- or 5-D weight, got {weight.dim()}-D")
+    if transposed:
+        conv = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[n - 1]
+        return conv(input, weight, bias, tuple(stride), tuple(padding), tuple(output_padding),
+                    groups, tuple(dilation))
+    conv = (F.conv1d, F.conv2d, F.conv3d)[n - 1]
+    return conv(input, weight, bias, tuple(stride), tuple(padding), tuple(dilation), groups)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size) -> tuple:
+    """(values, indices) of the adaptive max pooling over the last dim."""
+    return F.adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, dilation=1,
+                            ceil_mode: bool = False) -> tuple:
+    """(values, indices) of the max pooling over the last dim."""
+    return F.max_pool1d(input, kernel_size, stride or None, padding, dilation,
+                        ceil_mode=ceil_mode, return_indices=True)
+
+
+def _moments(input: Tensor, dims: tuple, eps: float) -> tuple:
+    """The mean and 1 / sqrt(biased variance + eps) over ``dims``, kept, outside the graph."""
+    x = input.detach()
+    mean = x.mean(dims, keepdim=True)
+    var = x.var(dims, correction=0, keepdim=True)
+    return mean, (var + eps).rsqrt()
+
+
+def native_layer_norm(input: Tensor, normalized_shape, weight, bias, eps: float) -> tuple:
+    """(layer_norm(...), the mean, the reciprocal standard deviation) over the last dims."""
+    dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
+    mean, rstd = _moments(input, dims, eps)
+    return F.layer_norm(input, normalized_shape, weight, bias, eps), mean, rstd
+
+
+def native_batch_norm(input: Tensor, weight, bias, running_mean, running_var, training: bool,
+                      momentum: float, eps: float) -> tuple:
+    """(batch_norm(...), the batch mean, its reciprocal standard deviation) per channel (empty
+    when not training)."""
+    dims = (0,) + tuple(range(2, input.dim()))
+    if training:
+        mean, rstd = _moments(input, dims, eps)
+        mean, rstd = mean.reshape(-1), rstd.reshape(-1)
+    else:
+        mean = rstd = input.new_zeros((0,))
+    out = F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    return out, mean, rstd
+
+
+def native_group_norm(input: Tensor, weight, bias, N: int, C: int, HxW: int, group: int,
+                      eps: float) -> tuple:
+    """(group_norm(...), the mean, the reciprocal standard deviation) per example and group."""
+    grouped = input.reshape(N, group, -1)
+    mean, rstd = _moments(grouped, (2,), eps)
+    out = F.group_norm(input, group, weight, bias, eps)
+    return out, mean.reshape(N, group), rstd.reshape(N, group)
+
+
+def native_dropout(input: Tensor, p: float, train) -> tuple:
+    """(dropout(input), the mask of the kept elements)."""
+    if train is False:
+        return input.clone(), input.new_ones(tuple(input.shape), dtype=as_dtype("bool"))
+    if p >= 1:
+        return input * 0, input.new_zeros(tuple(input.shape), dtype=as_dtype("bool"))
+    keep = F.dropout(input.new_ones(tuple(input.shape)), p, True)
+    mask = keep != 0
+    return input * keep, mask
+
+
+def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """The channels interleaved across ``groups`` groups."""
+    return F.channel_shuffle(input, groups)
+
+
+def feature_dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    """Whole channels zeroed with probability p (the rest scaled by 1 / (1 - p))."""
+    if not train or p == 0:
+        return input
+    mask_shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+    keep = F.dropout(input.new_ones(mask_shape), p, True)
+    return input * keep
+
+
+def norm_except_dim(v: Tensor, pow: int = 2, dim: int = 0) -> Tensor:
+    """The ``pow``-norm over every dim but ``dim`` (kept as size-1 dims); of all if dim is -1."""
+    if dim == -1:
+        return _reduction.vector_norm(v, pow)
+    others = tuple(d for d in range(v.dim()) if d != dim % max(v.dim(), 1))
+    return _reduction.vector_norm(v, pow, others, True)
+
+
+def frobenius_norm(input: Tensor, dim, keepdim: bool = False) -> Tensor:
+    """sqrt of the sum of squares over ``dim``."""
+    return _reduction.vector_norm(input, 2, dim, keepdim)
+
+
+Tensor.hardshrink = hardshrink
