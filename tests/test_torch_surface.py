@@ -369,3 +369,12 @@ def _close(ours, theirs) -> None:
     assert tuple(ours.shape) == tuple(theirs.shape)
     np.testing.assert_allclose(np.asarray(ours.detach().numpy()), theirs.detach().numpy(),
                                rtol=1e-7, atol=1e-10)
+
+
+def test_gradient_dtypes_and_errors():
+    i, ti = _both([[1, 4, 9, 16], [2, 3, 5, 8]])
+    _close(chainrule.gradient(i), torch.gradient(ti))
+    _close(chainrule.gradient(i.double(), spacing=2.0, dim=1, edge_order=2),
+           torch.gradient(ti.double(), spacing=2.0, dim=1, edge_order=2))
+    _raises_alike(lambda m: m.gradient(m.ones(2, 1)))
+    _raises_alike(lambda m: m.gradient(m.ones(3), edge_order=3))

@@ -628,7 +628,69 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
     return red.cumsum(pieces, d)
 
 
-REDUCTIONS = (count_nonzero, nansum, nanmean, nanmedian, nanquantile, logcumsumexp, aminmax,
+def _along(t: Tensor, dim: int, ndim: int) -> Tensor:
+    """A 1-D tensor shaped to broadcast along ``dim`` of an ``ndim``-dim tensor."""
+    shape = [1] * ndim
+    shape[dim] = -1
+    return t.reshape(shape)
+
+
+def _gradient_dim(f: Tensor, d: int, h, edge_order: int) -> Tensor:
+    """The derivative of f along d by second-order central differences; h a number (uniform
+    spacing) or the coordinates (a 1-D tensor)."""
+    n = f.shape[d]
+
+    def part(start: int, length: int) -> Tensor:
+        return f.narrow(d, start, length)
+
+    if isinstance(h, Tensor):
+        x = h.to(f.dtype)
+        dx = x[1:] - x[:-1]
+        hl, hr = _along(dx[:-1], d, f.dim()), _along(dx[1:], d, f.dim())
+        # Fornberg's weights for unequal steps (as numpy.gradient and PyTorch)
+        interior = (hl * hl * part(2, n - 2) - hr * hr * part(0, n - 2)
+                    + (hr * hr - hl * hl) * part(1, n - 2)) / (hl * hr * (hl + hr))
+        h0, h1, hn, hm = dx[0], dx[1] if n > 2 else dx[0], dx[-1], dx[-2] if n > 2 else dx[-1]
+    else:
+        interior = (part(2, n - 2) - part(0, n - 2)) / (2 * h)
+        h0 = h1 = hn = hm = h
+    if edge_order == 1:
+        first = (part(1, 1) - part(0, 1)) / h0
+        last = (part(n - 1, 1) - part(n - 2, 1)) / hn
+    else:
+        a = -(2 * h0 + h1) / (h0 * (h0 + h1))
+        b = (h0 + h1) / (h0 * h1)
+        c = -h0 / (h1 * (h0 + h1))
+        first = a * part(0, 1) + b * part(1, 1) + c * part(2, 1)
+        a = hn / (hm * (hm + hn))
+        b = -(hn + hm) / (hm * hn)
+        c = (2 * hn + hm) / (hn * (hm + hn))
+        last = a * part(n - 3, 1) + b * part(n - 2, 1) + c * part(n - 1, 1)
+    return sh.cat([first, interior, last], d)
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order: int = 1) -> tuple:
+    """The derivative of input along each of ``dim`` (every dim when None) by central
+    differences, with ``spacing`` a number, one number per dim, or coordinates per dim."""
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    dims = tuple(range(input.dim())) if dim is None else _dims(input, dim)
+    for d in dims:
+        if input.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least "
+                               "edge_order+1")
+    f = input if input._data.dtype.kind in "fc" else input.to(get_default_dtype())
+    spacings = list(spacing) if isinstance(spacing, (tuple, list)) else [spacing] * len(dims)
+    if len(spacings) != len(dims):
+        raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's "
+                           f"spacing and dim arguments to have the same length, but got a "
+                           f"spacing argument of length {len(spacings)} and a dim argument of "
+                           f"length {len(dims)}.")
+    return tuple(_gradient_dim(f, d, h, edge_order) for d, h in zip(dims, spacings))
+
+
+REDUCTIONS = (gradient, count_nonzero, nansum, nanmean, nanmedian, nanquantile, logcumsumexp,
+              aminmax,
               msort, cov, corrcoef, histc, histogram, histogramdd, bincount, bucketize, isin,
               trapezoid, trapz, cumulative_trapezoid)
 
@@ -1201,7 +1263,8 @@ UTILITY_METHODS = {
 # ---- tables ------------------------------------------------------------------------------------
 
 FUNCTIONS = {f.__name__: f for f in ELEMENTWISE + REDUCTIONS + SHAPES + UTILITIES}
-_NOT_METHODS = ("histogramdd", "bucketize", "isin", "trapezoid", "trapz", "cumulative_trapezoid",
+_NOT_METHODS = ("gradient", "histogramdd", "bucketize", "isin", "trapezoid", "trapz",
+                "cumulative_trapezoid",
                 "block_diag", "cartesian_prod", "combinations", "detach", "unravel_index") + tuple(
                     name for name in FUNCTIONS if name.endswith("_copy") and name != "narrow_copy")
 METHODS = {name: f for name, f in FUNCTIONS.items() if name not in _NOT_METHODS}
