@@ -17,7 +17,8 @@ __all__ = [
     "binary_cross_entropy_with_logits", "pdist", "constant_pad_nd", "convolution",
     "adaptive_max_pool1d", "max_pool1d_with_indices", "native_layer_norm", "native_batch_norm",
     "native_group_norm", "native_dropout", "native_channel_shuffle",
-    "feature_dropout", "norm_except_dim", "frobenius_norm",
+    "feature_dropout", "norm_except_dim", "frobenius_norm", "channel_shuffle", "alpha_dropout",
+    "feature_alpha_dropout",
 ]
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
@@ -226,6 +227,21 @@ def norm_except_dim(v: Tensor, pow: int = 2, dim: int = 0) -> Tensor:
 def frobenius_norm(input: Tensor, dim, keepdim: bool = False) -> Tensor:
     """sqrt of the sum of squares over ``dim``."""
     return _reduction.vector_norm(input, 2, dim, keepdim)
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """The channels interleaved across ``groups`` groups."""
+    return F.channel_shuffle(input, groups)
+
+
+def alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    """Dropout that keeps the self-normalizing mean and variance (SELU networks)."""
+    return F.alpha_dropout(input, p, train)
+
+
+def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    """alpha_dropout of whole channels."""
+    return F.feature_alpha_dropout(input, p, train)
 
 
 Tensor.hardshrink = hardshrink

@@ -345,6 +345,9 @@ NN_TOP_LEVEL = [
     (lambda m, x, t: m.binary_cross_entropy_with_logits(x, t.sigmoid()), [(3, 4), (3, 4)]),
     (lambda m, x: m.feature_dropout(x, 0.5, False), [(2, 3, 4)]),
     (lambda m, x: m.norm_except_dim(x, 2, 1), [(3, 4, 2)]),
+    (lambda m, x: m.channel_shuffle(x, 2), [(1, 4, 3)]),
+    (lambda m, x: m.alpha_dropout(x, 0.5, False), [(3, 4)]),
+    (lambda m, x: m.feature_alpha_dropout(x, 0.5, False), [(2, 3, 4)]),
     (lambda m, x: m.frobenius_norm(x, [0, 1]), [(3, 4)]),
 ]
 
@@ -378,3 +381,8 @@ def test_gradient_dtypes_and_errors():
            torch.gradient(ti.double(), spacing=2.0, dim=1, edge_order=2))
     _raises_alike(lambda m: m.gradient(m.ones(2, 1)))
     _raises_alike(lambda m: m.gradient(m.ones(3), edge_order=3))
+
+
+def test_as_strided_errors():
+    _raises_alike(lambda m: m.as_strided(m.arange(6.0), (3, 3), (3, 1)))
+    _raises_alike(lambda m: m.as_strided_scatter(m.arange(6.0), m.ones(3), (2, 2), (1, 2)))

@@ -924,6 +924,57 @@ def _fill_diagonal_(self, fill_value, wrap: bool = False) -> Tensor:
     return self.masked_fill_(_const(mask), fill_value)
 
 
+
+def _strided_index(input: Tensor, size, stride, storage_offset) -> Tensor:
+    """The positions in input's elements (in memory order) that as_strided reads."""
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    offset = _storage_offset(input) if storage_offset is None else storage_offset
+    base = _storage_offset(input)
+    index = xp.full(size, offset - base, dtype=xp.int64)
+    for d, (n, st) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[d] = n
+        index = index + (xp.arange(n) * st).reshape(shape)
+    needed = offset + (int(index.max()) - (offset - base) + 1 if index.size else 0)
+    available = base + input._data.size
+    if index.size and int(index.min()) < 0:
+        raise RuntimeError(f"as_strided: storage offset {offset} reaches before the first element "
+                           f"of this view (offset {base}): chainrule reads a tensor's own elements")
+    if index.size and needed > available:
+        raise RuntimeError(
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, "
+            f"and itemsize {input._data.itemsize} requiring a storage size of "
+            f"{needed * input._data.itemsize} are out of bounds for storage of size "
+            f"{available * input._data.itemsize}")
+    return _const(index)
+
+
+def as_strided(input, size, stride, storage_offset=None) -> Tensor:
+    """The elements at ``storage_offset + sum(i_k * stride_k)`` of input's (contiguous)
+    memory, as a tensor of ``size``."""
+    if not input._data.flags.c_contiguous:
+        input = input.contiguous()
+    return input.reshape(-1)[_strided_index(input, size, stride, storage_offset)]
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None) -> Tensor:
+    """A copy of input with the elements ``as_strided`` would read replaced by src."""
+    out = input.clone().contiguous()
+    index = _strided_index(out, size, stride, storage_offset)
+    if tuple(src.shape) != tuple(index.shape):
+        raise RuntimeError("expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(index.shape)}")
+    out.reshape(-1)[index] = src
+    return out
+
+
+def as_strided_copy(input, size, stride, storage_offset=None) -> Tensor:
+    """as_strided, copied."""
+    return as_strided(input, size, stride, storage_offset).clone()
+
+
 def alias_copy(input) -> Tensor:
     """A copy of input."""
     return input.clone()
@@ -1021,12 +1072,13 @@ def detach(input) -> Tensor:
     return input.detach()
 
 
-SHAPES = (diagflat, block_diag, cartesian_prod, combinations, diagonal_scatter, select_scatter,
-          slice_scatter, dsplit, hsplit, vsplit, split_with_sizes, unsafe_chunk, unsafe_split,
-          unsafe_split_with_sizes, index_reduce, renorm, alias_copy, detach_copy, expand_copy,
-          narrow_copy, permute_copy, select_copy, slice_copy, split_copy, split_with_sizes_copy,
-          squeeze_copy, t_copy, transpose_copy, unbind_copy, unfold_copy, unsqueeze_copy,
-          view_copy, view_as_real_copy, view_as_complex_copy, detach)
+SHAPES = (as_strided, as_strided_scatter, as_strided_copy, diagflat, block_diag, cartesian_prod,
+          combinations, diagonal_scatter, select_scatter, slice_scatter, dsplit, hsplit, vsplit,
+          split_with_sizes, unsafe_chunk, unsafe_split, unsafe_split_with_sizes, index_reduce,
+          renorm, alias_copy, detach_copy, expand_copy, narrow_copy, permute_copy, select_copy,
+          slice_copy, split_copy, split_with_sizes_copy, squeeze_copy, t_copy, transpose_copy,
+          unbind_copy, unfold_copy, unsqueeze_copy, view_copy, view_as_real_copy,
+          view_as_complex_copy, detach)
 SHAPE_METHODS = {"unfold": unfold, "index_reduce_": _index_reduce_, "renorm_": _renorm_,
                  "fill_diagonal_": _fill_diagonal_}
 

@@ -135,6 +135,16 @@ def _copy(name: str, samples, call=None, **kwargs) -> OpRow:
 
 
 SHAPES = [
+    OpRow("as_strided", lambda m, x: m.as_strided(x, (2, 2), (1, 2), 1), (S((6,)),),
+          grad_fn=False),
+    method("Tensor.as_strided", lambda x: x[1:].as_strided((3, 2), (1, 1)), (S((3, 4)),),
+           grad_fn=False),
+    OpRow("as_strided_scatter",
+          lambda m, x, y: m.as_strided_scatter(x, y, (2, 2), (1, 2), 1),
+          (S(T((6,), grad=False), (2, 2)),), grad_fn=False),
+    # (PyTorch 2.13's gradient for input is the complement of the right one: it passes the
+    # gradient where src was written and zero elsewhere; finite differences agree with chainrule)
+    _copy("as_strided_copy", (S((3, 4)),), lambda m, x: m.as_strided_copy(x, (2, 3), (4, 1))),
     OpRow("diagflat", lambda m, x: m.diagflat(x, 1), (S((3,)), S((2, 2))), grad_fn=False),
     OpRow("block_diag", lambda m, a, b, c: m.block_diag(a, b, c), (S((), (3,), (2, 2)),),
           grad_fn=False),
