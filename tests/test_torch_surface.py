@@ -386,3 +386,25 @@ def test_gradient_dtypes_and_errors():
 def test_as_strided_errors():
     _raises_alike(lambda m: m.as_strided(m.arange(6.0), (3, 3), (3, 1)))
     _raises_alike(lambda m: m.as_strided_scatter(m.arange(6.0), m.ones(3), (2, 2), (1, 2)))
+
+
+def test_stft_istft_against_torch():
+    x, tx = _both(np.random.default_rng(0).standard_normal((2, 40)))
+    w, tw = _both(np.hanning(12))
+    calls = [
+        lambda m, x, w: m.stft(x, 16, 5, 12, w, return_complex=True, normalized=True),
+        lambda m, x, w: m.stft(x, 16, 4, 12, w, center=False, onesided=False,
+                               return_complex=True),
+        lambda m, x, w: x[0].stft(16, 4, 12, w, pad_mode="constant", return_complex=True),
+        lambda m, x, w: m.istft(m.stft(x, 16, 4, 12, w, return_complex=True), 16, 4, 12, w),
+        lambda m, x, w: m.istft(m.stft(x, 16, 4, 12, w, return_complex=True), 16, 4, 12, w,
+                                length=45),
+    ]
+    for call in calls:
+        _close(call(chainrule, x, w), call(torch, tx, tw))
+    _raises_alike(lambda m: m.stft(m.ones(20), 8))
+    # (PyTorch prefixes the call with all its arguments)
+    _raises_alike(lambda m: m.stft(m.ones(20), 8, window=m.ones(5), return_complex=True), False)
+    _raises_alike(lambda m: m.istft(m.ones(5, 3), 8))
+    with pytest.warns(UserWarning, match="A window was not provided"):
+        chainrule.stft(x, 8, return_complex=True)

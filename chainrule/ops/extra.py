@@ -16,8 +16,10 @@ from .._shapes import normalize_dim
 from ..tensor import Tensor
 from . import complex as cx
 from . import elementwise as ew
+from . import fft as fftops
 from . import indexing as ix
 from . import linalg as la
+from . import padding as pad_ops
 from . import reduction as red
 from . import shape as sh
 from ._registry import ZERO, defop, not_implemented
@@ -1312,9 +1314,133 @@ UTILITY_METHODS = {
 }
 
 
+
+# ---- short-time Fourier transforms --------------------------------------------------------------
+
+
+def _stft_window(window, n_fft: int, win_length: int, like: Tensor) -> Tensor:
+    """The window (ones by default) centred in n_fft samples."""
+    if window is None:
+        window = like.new_ones((win_length,), dtype=as_dtype(like.real._data.dtype
+                                                            if like.is_complex() else
+                                                            like._data.dtype))
+    if window.dim() != 1 or window.shape[0] != win_length:
+        raise RuntimeError(f"stft: expected a 1D window tensor of size equal to win_length="
+                           f"{win_length}, but got window with size {list(window.shape)}")
+    left = (n_fft - win_length) // 2
+    return pad_ops.pad(window, (left, n_fft - win_length - left))
+
+
+def stft(input, n_fft: int, hop_length: int | None = None, win_length: int | None = None,
+         window=None, center: bool = True, pad_mode: str = "reflect", normalized: bool = False,
+         onesided: bool | None = None, return_complex: bool | None = None,
+         align_to_window: bool | None = None) -> Tensor:
+    """The short-time Fourier transform: the FFT of windowed frames, (freq, frame) per signal."""
+    if return_complex is None and not input.is_complex() and (
+            window is None or not window.is_complex()):
+        raise RuntimeError("stft requires the return_complex parameter be given for real inputs, "
+                           "and will further require that return_complex=True in a future "
+                           "PyTorch release.")
+    if input.dim() not in (1, 2):
+        raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {input.dim()}D")
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win_length = n_fft if win_length is None else win_length
+    if hop <= 0:
+        raise RuntimeError(f"stft: expected hop_length > 0, but got hop_length={hop}")
+    if not 0 < win_length <= n_fft:
+        raise RuntimeError(f"stft: expected 0 < win_length <= n_fft, but got win_length="
+                           f"{win_length}")
+    if window is None:
+        warnings.warn("A window was not provided. A rectangular window will be applied,which is "
+                      "known to cause spectral leakage. Other windows such as torch.hann_window "
+                      "or torch.hamming_window are recommended to reduce spectral leakage.To "
+                      "suppress this warning and use a rectangular window, explicitly set "
+                      "`window=torch.ones(n_fft, device=<device>)`.", UserWarning, stacklevel=2)
+    if return_complex is False:
+        warnings.warn("stft with return_complex=False is deprecated. In a future pytorch release, "
+                      "stft will return complex tensors for all inputs, and return_complex=False "
+                      "will raise an error.\nNote: you can still call torch.view_as_real on the "
+                      "complex output to recover the old return format.", UserWarning,
+                      stacklevel=2)
+    x = input if input.dim() == 2 else input.unsqueeze(0)
+    if center:
+        half = n_fft // 2
+        x = pad_ops.pad(x.unsqueeze(1), (half, half), pad_mode).squeeze(1)
+    if not 0 < n_fft <= x.shape[-1]:
+        raise RuntimeError(f"stft: expected 0 < n_fft < {x.shape[-1]}, but got n_fft={n_fft}")
+    frames = unfold(x, -1, n_fft, hop) * _stft_window(window, n_fft, win_length, x)
+    norm = "ortho" if normalized else "backward"
+    complex_ = input.is_complex() or (window is not None and window.is_complex())
+    if onesided is None:
+        onesided = not complex_
+    if onesided and complex_:
+        raise RuntimeError("Cannot have onesided output if window or input is complex")
+    spectrum = (fftops.rfft if onesided else fftops.fft)(frames, dim=-1, norm=norm)
+    out = spectrum.transpose(-1, -2)
+    out = out if input.dim() == 2 else out.squeeze(0)
+    return out if return_complex or return_complex is None else cx.view_as_real(out)
+
+
+def istft(input, n_fft: int, hop_length: int | None = None, win_length: int | None = None,
+          window=None, center: bool = True, normalized: bool = False,
+          onesided: bool | None = None, length: int | None = None,
+          return_complex: bool = False) -> Tensor:
+    """The inverse of stft: inverse FFTs of the frames, windowed and overlap-added."""
+    if not input.is_complex():
+        raise RuntimeError("istft requires a complex-valued input tensor.")
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win_length = n_fft if win_length is None else win_length
+    spec = input if input.dim() == 3 else input.unsqueeze(0)
+    n_freq, n_frames = spec.shape[-2], spec.shape[-1]
+    if onesided is None:
+        onesided = n_freq != n_fft
+    if onesided and n_freq != n_fft // 2 + 1:
+        raise RuntimeError("istft expected the frequency dimension (3rd to the last) of the input "
+                           "tensor to match n_fft / 2 + 1 when onesided=True, but got "
+                           f"{n_freq}")
+    if window is None:
+        warnings.warn("A window was not provided. A rectangular window will be applied.Please "
+                      "provide the same window used by stft to make the inversion lossless.To "
+                      "suppress this warning and use a rectangular window, explicitly set "
+                      "`window=torch.ones(n_fft, device=<device>)`.", UserWarning, stacklevel=2)
+    norm = "ortho" if normalized else "backward"
+    columns = spec.transpose(-1, -2)
+    if onesided:
+        if return_complex:
+            raise RuntimeError("cannot have onesided output if window or input is complex")
+        frames = fftops.irfft(columns, n=n_fft, dim=-1, norm=norm)
+    else:
+        frames = fftops.ifft(columns, n=n_fft, dim=-1, norm=norm)
+        if not return_complex:
+            frames = frames.real
+    real_dtype = frames.real if frames.is_complex() else frames
+    w = _stft_window(window, n_fft, win_length, real_dtype)
+    frames = frames * w
+    total = n_fft + hop * (n_frames - 1)
+    positions = (xp.arange(n_frames)[:, None] * hop + xp.arange(n_fft)[None, :]).reshape(-1)
+    index = _const(positions.astype(xp.int64))
+    batch = frames.shape[0]
+    y = frames.new_zeros((batch, total)).index_add(1, index, frames.reshape(batch, -1))
+    envelope = w.new_zeros((total,)).index_add(0, index, (w * w).expand(n_frames, n_fft)
+                                                .reshape(-1))
+    start = n_fft // 2 if center else 0
+    end = total if length is None else start + length
+    end = min(end, total - (n_fft // 2 if center and length is None else 0))
+    y, envelope = y[:, start:end], envelope[start:end]
+    if bool((envelope.abs() < 1e-11).any()):
+        raise RuntimeError("istft: window overlap add min: " + f"{float(envelope.abs().min())}")
+    y = y / envelope
+    if length is not None and y.shape[-1] < length:
+        y = pad_ops.pad(y, (0, length - y.shape[-1]))
+    return y if input.dim() == 3 else y.squeeze(0)
+
+
+FOURIER = (stft, istft)
+
+
 # ---- tables ------------------------------------------------------------------------------------
 
-FUNCTIONS = {f.__name__: f for f in ELEMENTWISE + REDUCTIONS + SHAPES + UTILITIES}
+FUNCTIONS = {f.__name__: f for f in ELEMENTWISE + REDUCTIONS + SHAPES + UTILITIES + FOURIER}
 _NOT_METHODS = ("gradient", "histogramdd", "bucketize", "isin", "trapezoid", "trapz",
                 "cumulative_trapezoid",
                 "block_diag", "cartesian_prod", "combinations", "detach", "unravel_index") + tuple(

@@ -127,6 +127,17 @@ NO_GRAD = [
 ]
 
 INDEX = Const([0, 2, 0, 1])
+WINDOW = Const([0.2, 0.6, 1.0, 1.0, 0.6, 0.2])
+
+
+def _stft(m, x, w, **kwargs):
+    return m.view_as_real(m.stft(x, 8, 2, 6, w, return_complex=True, **kwargs))
+
+
+def _istft(m, x, w, **kwargs):
+    spectrum = m.stft(x, 8, 2, 6, w, return_complex=True, **kwargs)
+    return m.istft(spectrum, 8, 2, 6, w, **kwargs)
+
 
 
 def _copy(name: str, samples, call=None, **kwargs) -> OpRow:
@@ -145,6 +156,12 @@ SHAPES = [
     # (PyTorch 2.13's gradient for input is the complement of the right one: it passes the
     # gradient where src was written and zero elsewhere; finite differences agree with chainrule)
     _copy("as_strided_copy", (S((3, 4)),), lambda m, x: m.as_strided_copy(x, (2, 3), (4, 1))),
+    OpRow("stft", _stft, (S((20,), WINDOW), S((2, 16), WINDOW)), grad_fn=False),
+    OpRow("stft", lambda m, x, w: _stft(m, x, w, center=False, onesided=False, normalized=True),
+          (S((2, 16), WINDOW),), variant="two-sided", grad_fn=False),
+    OpRow("istft", _istft, (S((20,), WINDOW), S((2, 16), WINDOW)), grad_fn=False),
+    OpRow("istft", lambda m, x, w: _istft(m, x, w, normalized=True, onesided=False),
+          (S((2, 16), WINDOW),), variant="two-sided", grad_fn=False),
     OpRow("diagflat", lambda m, x: m.diagflat(x, 1), (S((3,)), S((2, 2))), grad_fn=False),
     OpRow("block_diag", lambda m, a, b, c: m.block_diag(a, b, c), (S((), (3,), (2, 2)),),
           grad_fn=False),
