@@ -1387,7 +1387,8 @@ def istft(input, n_fft: int, hop_length: int | None = None, win_length: int | No
           return_complex: bool = False) -> Tensor:
     """The inverse of stft: inverse FFTs of the frames, windowed and overlap-added."""
     if not input.is_complex():
-        raise RuntimeError("istft requires a complex-valued input tensor.")
+        raise RuntimeError("istft requires a complex-valued input tensor matching the output "
+                           "from stft with return_complex=True.")
     hop = n_fft // 4 if hop_length is None else hop_length
     win_length = n_fft if win_length is None else win_length
     spec = input if input.dim() == 3 else input.unsqueeze(0)
