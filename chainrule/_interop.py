@@ -73,7 +73,7 @@ def _without_grad(name: str, args, kwargs):
     """Run NumPy's own ``name`` on the arrays behind the tensors, or refuse if one needs grad."""
     if any(t.requires_grad for t in _tensors_in([args, kwargs], [])):
         raise RuntimeError(
-            f"numpy.{name}() has no chainrule op, so it cannot be differentiated: call it on "
+            f"numpy.{name} has no chainrule op, so it cannot be differentiated: call it on "
             f"tensor.detach() (or use chainrule's own function)")
     return None
 
@@ -300,7 +300,7 @@ def array_function(self, func, types, args, kwargs):
         result = handler(*args, **kwargs)
         if result is not NotImplemented:
             return result
-    _without_grad(func.__name__, args, kwargs)
+    _without_grad(func.__name__ + "()", args, kwargs)
     return func._implementation(*_to_arrays(args), **_to_arrays(kwargs))
 
 

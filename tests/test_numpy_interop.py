@@ -208,8 +208,8 @@ def test_function_without_an_op_refuses_a_tensor_that_requires_grad():
     x = cr.tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(RuntimeError, match=r"numpy.median\(\) has no chainrule op.*detach"):
         np.median(x)
-    with pytest.raises(RuntimeError, match=r"numpy.gcd has no chainrule op|numpy.gcd"):
-        np.gcd(cr.tensor([4], dtype=cr.int64), cr.tensor([6.0], requires_grad=True))
+    with pytest.raises(RuntimeError, match=r"numpy.spacing has no chainrule op"):
+        np.spacing(cr.tensor([6.0], requires_grad=True))
 
 
 def test_host_numpy_is_untouched():
