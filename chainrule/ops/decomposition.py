@@ -14,22 +14,27 @@ from __future__ import annotations
 import math
 
 from .._backend import xp
-from .._batching import pad_leading, physical
+from .._batching import leading_dims, pad_leading, physical
 from .._creation import randn
 from .._dispatch import apply
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from ._nnutil import on_values
 from ._registry import defop, not_implemented
+from .complex import real
 from .elementwise import maximum, where
 from .linalg import (
     LinAlgError,
+    _add,
     _check_matrix,
     _const,
+    _diag,
     _eye,
+    _lapack,
     _type_name,
     _warn_once,
     cholesky,
+    diagonal,
     eigvalsh,
     inv,
     matrix_norm,
@@ -827,6 +832,98 @@ def pca_lowrank(A, q: int | None = None, center: bool = True, niter: int = 2) ->
     return svd_lowrank(A, q, niter, A.mean(-2, keepdim=True))
 
 
+# ---- eig, eigvals --------------------------------------------------------------------------------
+
+
+def _eig(A):
+    """(eigenvalues, eigenvectors) of a general square matrix as LAPACK's geev: complex, each
+    eigenvector of unit norm."""
+    L, V = _lapack("linalg.eig", xp.linalg.eig, A)
+    dtype = xp.complex64 if A.dtype in (xp.float32, xp.complex64) else xp.complex128
+    return L.astype(dtype, copy=False), V.astype(dtype, copy=False)
+
+
+def _mH(M):
+    return M.mT.conj()
+
+
+def _eig_gaps(L):
+    """E_ij = L_j - L_i, with ones on the diagonal."""
+    n = L.shape[-1]
+    return L.unsqueeze(-2) - L.unsqueeze(-1) + _eye(n, dtype=L._data.dtype)
+
+
+def _eig_rule(grads, out):
+    # In PyTorch's convention, with E_ij = L_j - L_i:
+    # gA = V^{-H} (diag(gL) + off-diagonal of (V^H gV - V^H V Re(diag(V^H gV))) / conj(E)) V^H.
+    # A unit eigenvector is defined up to a phase: a loss that depends on it has Im(diag(V^H gV))
+    # away from zero.
+    gL, gV = grads
+    L, V = out
+    n = L.shape[-1]
+    off = 1 - _eye(n, dtype=L._data.dtype)
+    inner = None if gL is None else _diag(gL)
+    if gV is not None:
+        VhgV = _mH(V) @ gV
+        phases = diagonal(VhgV, 0, -2, -1)
+        if not xp.allclose(physical(phases).imag, 0, rtol=1e-2, atol=1e-2):
+            raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are "
+                               "specified up to multiplication by e^{i phi}. The specified loss "
+                               "function depends on this quantity, so it is ill-defined.")
+        VhV = _mH(V) @ V
+        free = (VhgV - VhV * real(phases).unsqueeze(-2)) / _eig_gaps(L).conj() * off
+        inner = _add(inner, free)
+    return solve(_mH(V), inner @ _mH(V))
+
+
+def _eig_jvp(t_A, out):
+    # dP = V^{-1} dA V: dL = diag(dP); dV = V (dP / E off the diagonal), less each column's
+    # component Re(v^H dv) v that would change its norm.
+    L, V = out
+    n = L.shape[-1]
+    dP = solve(V, t_A.to(V.dtype) @ V)
+    dV = V @ (dP / _eig_gaps(L) * (1 - _eye(n, dtype=L._data.dtype)))
+    dV = dV - V * real(diagonal(_mH(V) @ dV, 0, -2, -1)).unsqueeze(-2)
+    return diagonal(dP, 0, -2, -1), dV
+
+
+LINALG_EIG = defop(
+    "linalg_eig",
+    _eig,
+    ("A",),
+    (_eig_rule,),
+    n_outputs=2,
+    jvp=_eig_jvp,
+    batch=leading_dims(2),
+    holomorphic=False,
+)
+
+
+def _check_eig(A, name: str) -> None:
+    kind = A._data.dtype.kind
+    if kind not in "fc":
+        raise RuntimeError(f"Unknown Complex ScalarType for {_type_name(A).capitalize()}")
+    if A._data.dtype == xp.float16:
+        raise NotImplementedError("\"linalg_eig_out_cpu\" not implemented for 'Half'")
+    _check_matrix(A, name)
+    if not xp.isfinite(physical(A)).all():
+        raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
+
+
+def eig(A) -> tuple:
+    """(eigenvalues, eigenvectors as unit-norm columns) of a square matrix, complex (batched)."""
+    _check_eig(A, "linalg.eig")
+    value = result("linalg_eig", "eigenvalues eigenvectors", apply(LINALG_EIG, A))
+    return value
+
+
+def eigvals(A) -> Tensor:
+    """The (complex) eigenvalues of a square matrix (batched)."""
+    _check_eig(A, "linalg.eigvals")
+    value = apply(LINALG_EIG, A)[0]
+    return value
+
+
 # ---- public tables ------------------------------------------------------------------------------
 
 FUNCTIONS = {
@@ -876,4 +973,6 @@ LINALG = {
     "tensorsolve": tensorsolve,
     "vander": vander,
     "householder_product": householder_product,
+    "eig": eig,
+    "eigvals": eigvals,
 }
