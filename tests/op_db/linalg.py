@@ -536,6 +536,37 @@ LINALG = [
         grad_fn=False,
     ),
     _lin(
+        "eig",
+        lambda m, x: _eig_invariants(m, m.linalg.eig(_real_spectrum(m, x))),
+        (S((3, 3)), S((2, 2, 2))),
+        "real spectrum",
+        records=("linalg_eig",),
+        grad_fn=False,
+    ),
+    _lin(
+        "eig",
+        lambda m, x: _eig_invariants(m, m.linalg.eig(_complex_spectrum(m, x))),
+        (S((3, 3)),),
+        "complex pair",
+        records=("linalg_eig",),
+        grad_fn=False,
+    ),
+    _lin(
+        "eig",
+        lambda m, x, y: _eig_invariants(m, m.linalg.eig(m.complex(_real_spectrum(m, x), y))),
+        (S((3, 3), (3, 3)),),
+        "complex input",
+        records=("linalg_eig", "complex"),
+        grad_fn=False,
+    ),
+    _lin(
+        "eigvals",
+        lambda m, x: m.view_as_real(m.linalg.eigvals(_complex_spectrum(m, x))),
+        (S((3, 3)), S((2, 3, 3))),
+        records=("linalg_eig",),
+        grad_fn=False,
+    ),
+    _lin(
         "svd",
         lambda m, x: _svd_invariants(m, m.linalg.svd(_distinct(m, x), full_matrices=False)),
         (S((3, 3)), S((4, 2)), S((2, 3)), S((2, 3, 2))),
@@ -1269,6 +1300,24 @@ def _scale_diagonal(x):
 def _eigh_invariants(m, result):
     L, V = result
     return L, V * V, (V * L.unsqueeze(-2)) @ V.mT
+
+
+def _real_spectrum(m, x):
+    """x made small next to a diagonal: distinct, well separated real eigenvalues."""
+    n = x.shape[-1]
+    return 0.3 * x + m.diag(m.arange(1, n + 1, dtype=x.dtype) * 1.5)
+
+
+def _complex_spectrum(m, x):
+    """x made small next to a rotation block: a well separated complex conjugate pair."""
+    return 0.3 * x + m.tensor([[0.0, 2.0, 0.0], [-2.0, 0.0, 0.0], [0.0, 0.0, 3.0]], dtype=x.dtype)
+
+
+def _eig_invariants(m, result):
+    """What does not depend on the phases of the eigenvectors: L, |V|^2 and V diag(L) V^H."""
+    L, V = result
+    return (m.view_as_real(L), V.abs() ** 2,
+            m.view_as_real((V * L.unsqueeze(-2)) @ V.mT.conj()))
 
 
 def _svd_invariants(m, result):
