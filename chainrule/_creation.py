@@ -10,7 +10,7 @@ from ._batched import BatchedTensor, batched
 from ._batched import state as vmap_state
 from ._quiet import quiet
 from ._shapes import size_tuple
-from ._validation import arange_steps, nested_data
+from ._validation import arange_steps, dtype_argument, nested_data
 from ._validation import size as check_size
 from .tensor import Tensor
 
@@ -109,6 +109,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
            pin_memory: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data``."""
     _check_device(device)
+    if dtype is not None:
+        dtype_argument("tensor", dtype)
     with quiet():  # 1e300 as float32 is inf, as in PyTorch, without NumPy's overflow warning
         if dtype is not None and not isinstance(data, (Tensor, xp.ndarray)):
             try:
@@ -124,6 +126,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
 
 def _new_tensor(self, data, *, dtype=None, requires_grad: bool = False) -> Tensor:
     """A new tensor from ``data``, with this tensor's dtype unless ``dtype`` is given."""
+    if dtype is not None:
+        dtype_argument("new_tensor", dtype)
     return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
@@ -133,6 +137,8 @@ Tensor.new_tensor = _new_tensor
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """``data`` as a tensor, sharing memory when it already is one or a NumPy array."""
     _check_device(device)
+    if dtype is not None:
+        dtype_argument("as_tensor", dtype)
     if isinstance(data, Tensor):
         return data if dtype is None else data.to(dtype)
     if isinstance(data, xp.ndarray):
@@ -149,27 +155,31 @@ def from_numpy(array) -> Tensor:
     return Tensor._wrap(array, None, 0)
 
 
-def _dtype(dtype, default=None):
-    return as_dtype(dtype).np if dtype is not None else (default or get_default_dtype().np)
+def _dtype(name: str, dtype, default=None):
+    """The NumPy dtype for factory ``name``'s ``dtype`` argument (None: ``default``)."""
+    if dtype is None:
+        return default or get_default_dtype().np
+    dtype_argument(name, dtype)
+    return as_dtype(dtype).np
 
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros."""
     _check_device(device)
     shape = check_size("zeros", size, negative="zeros: Dimension size must be non-negative.")
-    return _finish(xp.zeros(shape, dtype=_dtype(dtype)), requires_grad)
+    return _finish(xp.zeros(shape, dtype=_dtype("zeros", dtype)), requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones."""
     _check_device(device)
-    return _finish(xp.ones(check_size("ones", size), dtype=_dtype(dtype)), requires_grad)
+    return _finish(xp.ones(check_size("ones", size), dtype=_dtype("ones", dtype)), requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor (zeros here)."""
     _check_device(device)
-    return _finish(xp.zeros(check_size("empty", size), dtype=_dtype(dtype)), requires_grad)
+    return _finish(xp.zeros(check_size("empty", size), dtype=_dtype("empty", dtype)), requires_grad)
 
 
 def _fill_dtype(value):
@@ -189,7 +199,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
         raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not "
                         f"{type(fill_value).__name__}")
     array = xp.full(check_size("full", (size,)), fill_value,
-                    dtype=_dtype(dtype, _fill_dtype(fill_value)))
+                    dtype=_dtype("full", dtype, _fill_dtype(fill_value)))
     return _finish(array, requires_grad)
 
 
@@ -202,7 +212,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
     values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     arange_steps(*values)
     integral = all(isinstance(v, int) for v in values)
-    dt = _dtype(dtype, xp.dtype(xp.int64) if integral else get_default_dtype().np)
+    dt = _dtype("arange", dtype, xp.dtype(xp.int64) if integral else get_default_dtype().np)
     if dt.kind == "f":
         # As PyTorch: start + i * step in double precision, rounded once to dt.
         n = max(0, math.ceil((values[1] - values[0]) / values[2]))
@@ -218,7 +228,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
     _check_device(device)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    return _finish(xp.linspace(start, end, steps, dtype=_dtype(dtype)), requires_grad)
+    return _finish(xp.linspace(start, end, steps, dtype=_dtype("linspace", dtype)), requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None,
@@ -228,7 +238,7 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None,
     for name, k in (("n", n), ("m", m)):
         if k is not None and k < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {k}")
-    return _finish(xp.eye(n, m, dtype=_dtype(dtype)), requires_grad)
+    return _finish(xp.eye(n, m, dtype=_dtype("eye", dtype)), requires_grad)
 
 
 class Generator:
@@ -327,7 +337,7 @@ def _require_float(dt, kernel: str) -> None:
 def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Uniform samples on [0, 1)."""
     _check_device(device)
-    dt = _dtype(dtype)
+    dt = _dtype("rand", dtype)
     _require_float(dt, "check_uniform_bounds")
     rng = _rng(generator)
     return _random(lambda s: rng.random(s, dtype=xp.float64 if dt == xp.float16 else dt),
@@ -337,7 +347,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = F
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
     _check_device(device)
-    dt = _dtype(dtype)
+    dt = _dtype("randn", dtype)
     _require_float(dt, "normal_kernel_cpu")
     rng = _rng(generator)
     return _random(lambda s: rng.standard_normal(s, dtype=xp.float64 if dt == xp.float16 else dt),
@@ -358,7 +368,7 @@ def randint(*args, size=None, generator=None, dtype=None, device=None,
                            f"to={high}")
     rng = _rng(generator)
     return _random(lambda s: rng.integers(low, high, s), check_size("randint", (size,)),
-                   _dtype(dtype, xp.dtype(xp.int64)), requires_grad)
+                   _dtype("randint", dtype, xp.dtype(xp.int64)), requires_grad)
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:
@@ -366,12 +376,14 @@ def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:
     _check_device(device)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
-    return _finish(_rng(generator).permutation(n).astype(_dtype(dtype, xp.dtype(xp.int64))),
-                   False)
+    dt = _dtype("randperm", dtype, xp.dtype(xp.int64))
+    return _finish(_rng(generator).permutation(n).astype(dt), False)
 
 
 def _like(factory):
     def like(input, *, dtype=None, device=None, requires_grad: bool = False, **kwargs):
+        if dtype is not None:
+            dtype_argument(like.__name__, dtype)
         if type(input) is BatchedTensor and factory not in (rand, randn):
             return _batched_like(like, input, dtype, requires_grad, **kwargs)
         return factory(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
@@ -392,6 +404,8 @@ randn_like = _like(randn)
 def full_like(input, fill_value, *, dtype=None, device=None,
               requires_grad: bool = False) -> Tensor:
     """A tensor like ``input`` filled with ``fill_value``."""
+    if dtype is not None:
+        dtype_argument("full_like", dtype)
     if type(input) is BatchedTensor:
         return _batched_like(full_like, input, dtype, requires_grad, fill_value=fill_value)
     return full(input.shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad)
@@ -407,6 +421,8 @@ def _batched_like(like, input, dtype, requires_grad: bool, **kwargs) -> Tensor:
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
                  requires_grad: bool = False) -> Tensor:
     """Random integers in [low, high) with the shape (and by default dtype) of ``input``."""
+    if dtype is not None:
+        dtype_argument("randint_like", dtype)
     if high is None:
         low, high = 0, low
     return randint(low, high, input.shape, generator=generator, dtype=dtype or input.dtype,
@@ -517,7 +533,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
                 ", ".join(type(x).__name__ for x in (mean, std))))
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
-        dt = _dtype(dtype)
+        dt = _dtype("normal", dtype)
         _require_float(dt, "normal_kernel_cpu")
         noise = randn(*size_tuple((size,)), generator=generator, dtype=dt)
         result = noise * std + mean  # an op: under vmap the noise may be batched

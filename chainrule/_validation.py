@@ -15,7 +15,7 @@ from operator import index
 from ._backend import as_dtype, xp
 
 __all__ = ["size", "check_grad", "nested_data", "same_dtype", "arange_steps", "check_expand",
-           "unit_interval", "dtype_name"]
+           "unit_interval", "dtype_name", "dtype_argument", "bool_condition"]
 
 # PyTorch's C++ names for dtypes in some messages ("long int != float").
 _CPP = {"float64": "double", "float32": "float", "float16": "c10::Half", "int64": "long int",
@@ -182,3 +182,17 @@ def unit_interval(what: str, array) -> None:
     """Every element in [0, 1] (NaN is not), as binary cross entropy requires of ``what``."""
     if array.size and not bool(xp.all((array >= 0) & (array <= 1))):
         raise RuntimeError(f"all elements of {what} should be between 0 and 1")
+
+
+def dtype_argument(name: str, dtype) -> None:
+    """A ``dtype=`` argument is a dtype: PyTorch refuses a name such as ``"float32"``."""
+    if isinstance(dtype, str):
+        raise TypeError(f"{name}(): argument 'dtype' must be torch.dtype, not str")
+
+
+def bool_condition(condition) -> None:
+    """``where``'s condition is a bool tensor (uint8, deprecated, is still taken)."""
+    data = getattr(condition, "_data", None)
+    if data is not None and data.dtype.kind != "b" and data.dtype != xp.uint8:
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {dtype_name(data.dtype)}")

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from . import _printing
 from ._backend import as_dtype, device, from_np, get_default_dtype, xp
 from ._shapes import normalize_dim
-from ._validation import check_grad
+from ._validation import check_grad, dtype_argument
 from ._validation import size as check_size
 
 __all__ = ["Tensor", "Size"]
@@ -53,6 +53,12 @@ def type_desc(array) -> str:
     names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
              "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
     return f"torch.{names.get(array.dtype.name, array.dtype.name)}Tensor {list(array.shape)}"
+
+
+def _new_dtype(name: str, dtype):
+    """The NumPy dtype of a ``new_*`` method's ``dtype`` argument."""
+    dtype_argument(name, dtype)
+    return as_dtype(dtype).np
 
 
 class Tensor:
@@ -330,10 +336,12 @@ class Tensor:
                 dtype = a.dtype
             elif str(a) == "cpu" or getattr(a, "type", None) == "cpu":
                 continue
-            elif isinstance(a, str) and a not in ("half", "float", "double", "long", "int"):
+            elif isinstance(a, str):
                 raise RuntimeError(f"to: device '{a}' is not available: chainrule runs on the CPU")
             else:
                 dtype = a
+        if isinstance(dtype, str):
+            dtype_argument("to", dtype)
         kwargs.pop("device", None)
         kwargs.pop("non_blocking", None)
         if dtype is None:
@@ -435,15 +443,15 @@ class Tensor:
     # ---- creation helpers -------------------------------------------------------------------
 
     def new_zeros(self, *size, dtype=None) -> Tensor:
-        dt = as_dtype(dtype).np if dtype is not None else self._data.dtype
+        dt = self._data.dtype if dtype is None else _new_dtype("new_zeros", dtype)
         return Tensor._wrap(xp.zeros(check_size("new_zeros", size), dtype=dt), None, 0)
 
     def new_ones(self, *size, dtype=None) -> Tensor:
-        dt = as_dtype(dtype).np if dtype is not None else self._data.dtype
+        dt = self._data.dtype if dtype is None else _new_dtype("new_ones", dtype)
         return Tensor._wrap(xp.ones(check_size("new_ones", size), dtype=dt), None, 0)
 
     def new_full(self, size, fill_value, *, dtype=None) -> Tensor:
-        dt = as_dtype(dtype).np if dtype is not None else self._data.dtype
+        dt = self._data.dtype if dtype is None else _new_dtype("new_full", dtype)
         return Tensor._wrap(xp.full(check_size("new_full", (size,)), fill_value, dtype=dt), None, 0)
 
     def new_tensor(self, data, *, dtype=None, requires_grad: bool = False) -> Tensor:

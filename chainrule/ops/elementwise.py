@@ -8,6 +8,7 @@ from fractions import Fraction
 
 from .._backend import get_default_dtype, result_type, xp
 from .._dispatch import apply, apply_inplace
+from .._validation import bool_condition
 from ..tensor import Tensor
 from ._registry import ZERO, defop, not_implemented
 
@@ -1643,6 +1644,7 @@ def where(condition, input=None, other=None) -> Tensor:
             "where(condition) with one argument is not implemented yet; "
             "use condition.nonzero(as_tuple=True)"
         )
+    bool_condition(condition)
     return apply(WHERE, condition, input, other)
 
 
