@@ -101,6 +101,15 @@ ERRORS = {
     "chain_matmul none": lambda m: m.chain_matmul(),
     "chain_matmul 1-D": lambda m: m.chain_matmul(m.ones(2), m.ones(2, 2)),
     "matrix_power": lambda m: m.matrix_power(m.ones(2, 3), 2),
+    "eig 1-D": lambda m: m.linalg.eig(_t(m, SQ[0])),
+    "eig not square": lambda m: m.linalg.eig(_t(m, SQ[:2])),
+    "eig integers": lambda m: m.linalg.eig(m.ones(3, dtype=m.int64)),
+    "eig half": lambda m: m.linalg.eig(m.ones(2, 2, dtype=m.float16)),
+    "eig nan": lambda m: m.linalg.eig(_t(m, [[1.0, np.nan], [0.0, 1.0]])),
+    "eigvals bool": lambda m: m.linalg.eigvals(m.ones(2, 2, dtype=m.bool)),
+    "eigvals not square": lambda m: m.linalg.eigvals(_t(m, SQ[:2])),
+    "eig phase-dependent loss": lambda m: m.linalg.eig(
+        m.tensor(SQ + 1j * SQ.T, requires_grad=True))[1].sum().abs().backward(),
 }
 
 
@@ -274,3 +283,49 @@ def test_matrix_rank_with_tensor_tolerances():
         got = cr.linalg.matrix_rank(cr.tensor(batch), atol=cr.tensor(atol))
         want = torch.linalg.matrix_rank(torch.tensor(batch), atol=torch.tensor(atol))
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+EIG_INPUTS = {
+    "real": RNG.standard_normal((2, 4, 4)),
+    "complex": RNG.standard_normal((2, 4, 4)) + 1j * RNG.standard_normal((2, 4, 4)),
+}
+
+
+def _eig_loss(m, A):
+    """A loss that does not depend on the phases of the eigenvectors."""
+    L, V = m.linalg.eig(A)
+    W = (V * L.unsqueeze(-2)) @ V.mT.conj()
+    return L.abs().sum() + (V.abs() ** 3).sum() + (W.real * W.imag).sum()
+
+
+@pytest.mark.parametrize("kind", list(EIG_INPUTS))
+def test_eig_values_and_gradients_match_torch(kind):
+    A = EIG_INPUTS[kind]
+    ours, theirs = cr.tensor(A, requires_grad=True), torch.tensor(A, requires_grad=True)
+    (L, V), (L_t, V_t) = cr.linalg.eig(ours), torch.linalg.eig(theirs)
+    assert (L.dtype, V.dtype) == (cr.complex128, cr.complex128)
+    np.testing.assert_allclose(L.detach().numpy(), L_t.detach().numpy(), atol=1e-12)
+    # unit columns, equal to torch's up to the phase LAPACK builds may choose differently
+    V, V_t = V.detach().numpy(), V_t.detach().numpy()
+    np.testing.assert_allclose(np.linalg.norm(V, axis=-2), 1, atol=1e-12)
+    phase = (V.conj() * V_t).sum(-2, keepdims=True)
+    np.testing.assert_allclose(np.abs(phase), 1, atol=1e-12)
+    np.testing.assert_allclose(V * phase, V_t, atol=1e-12)
+    np.testing.assert_allclose(cr.linalg.eigvals(ours).detach().numpy(),
+                               torch.linalg.eigvals(theirs).detach().numpy(), atol=1e-12)
+    g = cr.autograd.grad(_eig_loss(cr, ours), ours)[0]
+    expected = torch.autograd.grad(_eig_loss(torch, theirs), theirs)[0]
+    assert g.dtype == ours.dtype
+    np.testing.assert_allclose(g.numpy(), expected.numpy(), atol=1e-10)
+    g = cr.autograd.grad(cr.linalg.eigvals(ours).imag.sum(), ours)[0]
+    expected = torch.autograd.grad(torch.linalg.eigvals(theirs).imag.sum(), theirs)[0]
+    np.testing.assert_allclose(g.numpy(), expected.numpy(), atol=1e-10)
+    assert gradcheck(lambda x: _eig_loss(cr, x), (ours,))
+    assert gradgradcheck(lambda x: _eig_loss(cr, x), (ours,))
+
+
+def test_eig_of_float32_is_complex64_and_grad_fn_is_torchs():
+    L, V = cr.linalg.eig(cr.tensor(SQ, dtype=cr.float32, requires_grad=True))
+    assert (L.dtype, V.dtype) == (cr.complex64, cr.complex64)
+    assert L.grad_fn.name() == V.grad_fn.name() == "LinalgEigBackward0"
+    assert repr(cr.linalg.eig(cr.eye(2))) == repr(torch.linalg.eig(torch.eye(2)))
