@@ -554,6 +554,34 @@ ROWS = [
           r"Expected input batch_size \(2\) to match target batch_size \(3\)", 2, 3),
     unary("ce_multi_target", lambda t, x: _F(t).cross_entropy(x, t.zeros(2, 2)), RuntimeError,
           "0D or 1D target tensor expected, multi-target not supported", 2, 3),
+    unary("nll_1d_target_size", lambda t, x: _F(t).nll_loss(x, t.tensor([0, 1])), ValueError,
+          "For 1D input, 1D target must have size 1, but got target size: 2", 3),
+    unary("ce_1d_target_empty", lambda t, x: _F(t).cross_entropy(x, t.tensor([], dtype=t.long)),
+          ValueError, "For 1D input, 1D target must have size 1, but got target size: 0", 3),
+    unary("nll_1d_target_float", lambda t, x: _F(t).nll_loss(x, t.tensor([0.0])), RuntimeError,
+          "expected target dtype to be Long or Byte, but got Float", 3),
+    unary("nll_1d_target_oob", lambda t, x: _F(t).nll_loss(x, t.tensor([5])), IndexError,
+          "Target 5 is out of bounds", 3),
+    unary("nll_1d_target_2d", lambda t, x: _F(t).nll_loss(x, t.tensor([[0]])), RuntimeError,
+          "0D or 1D target tensor expected, multi-target not supported", 3),
+    unary("ce_1d_target_smoothing", lambda t, x: _F(t).cross_entropy(
+        x, t.tensor([1]), label_smoothing=0.1), RuntimeError,
+        r"output with shape \[\] doesn't match the broadcast shape \[1\]", 3, requires_grad=True),
+    unary("nll_2d_target_0d", lambda t, x: _F(t).nll_loss(x, t.tensor(0)), ValueError,
+          r"Expected input batch_size \(2\) to match target batch_size \(0\)", 2, 3),
+    unary("ce_2d_target_rows", lambda t, x: _F(t).cross_entropy(x, t.tensor([[0, 1]])),
+          ValueError, r"Expected input batch_size \(2\) to match target batch_size \(1\)", 2, 3),
+    unary("nll_3d_target_batch", lambda t, x: _F(t).nll_loss(x, t.zeros(3, 4, dtype=t.long)),
+          ValueError, r"Expected input batch_size \(2\) to match target batch_size \(3\)",
+          2, 3, 4),
+    unary("nll_empty_batch_target_0d", lambda t, x: _F(t).nll_loss(x, t.tensor(0)), IndexError,
+          "Dimension specified as 0 but tensor has no dimensions", 0, 3),
+    unary("ce_0d", lambda t, x: _F(t).cross_entropy(x.sum(), t.tensor(0)), RuntimeError,
+          "Expected floating point type for target with class probabilities, got Long", 2),
+    unary("ce_0d_float_target", lambda t, x: _F(t).cross_entropy(x.sum(), t.tensor(0.5)),
+          IndexError, "Dimension specified as 1 but tensor has no dimensions", 2),
+    unary("ce_bool_probabilities", lambda t, x: _F(t).cross_entropy(x, x > 0), RuntimeError,
+          "Expected floating point type for target with class probabilities, got Bool", 2, 3),
     unary("one_hot_oob", lambda t, x: _F(t).one_hot(x, 3), RuntimeError,
           "Class values must be smaller than num_classes", 4, dtype=I64),
     unary("one_hot_negative", lambda t, x: _F(t).one_hot(x - 1, 3), RuntimeError,
@@ -619,6 +647,28 @@ def test_sizes_accept_what_torch_accepts():
         assert tuple(lib.zeros(0, 2).shape) == (0, 2)
         assert lib.arange(5, 0, -1).tolist() == [5, 4, 3, 2, 1]
         assert lib.arange(0, 0).tolist() == []
+
+
+@pytest.mark.parametrize("fn", ["nll_loss", "cross_entropy"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("target", [1, -100], ids=["class", "ignored"])
+def test_a_one_element_target_of_a_1d_input_is_its_class(fn, reduction, target):
+    """PyTorch takes target (1,) of input (C,) as the 0-d target: same value and shape. Its
+    backward then fails (a size mismatch); chainrule's gradient is the 0-d target's."""
+    def run(lib, tgt):
+        x = lib.tensor([0.1, -0.7, 0.4], dtype=lib.float64, requires_grad=True)
+        return x, getattr(lib.nn.functional, fn)(x, tgt, reduction=reduction)
+
+    _, want = run(torch, torch.tensor([target]))
+    x, got = run(chainrule, chainrule.tensor([target]))
+    assert tuple(got.shape) == tuple(want.shape) == ()
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12,
+                               equal_nan=True)
+    x_t, want_0d = run(torch, torch.tensor(target))
+    want_0d.sum().backward()
+    got.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), x_t.grad.numpy(), rtol=1e-12, equal_nan=True)
+    assert repr(x.grad) == repr(x_t.grad)  # an ignored target's gradient is +0, printed "0."
 
 
 # ---- PyTorch's silent IEEE results: NumPy's floating-point warnings never leak -------------------

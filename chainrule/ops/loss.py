@@ -78,7 +78,8 @@ def _loss_weights(target, weight, ignore_index, reduction, shape, dtype, lead: i
     cdim = lead + (1 if len(shape) - lead > 1 else 0)
     safe, w = _target_weights(target, weight, ignore_index, shape[cdim], dtype)
     if reduction == "mean":
-        w /= w.sum(axis=tuple(range(lead, w.ndim)), keepdims=True) if lead else w.sum()
+        total = w.sum(axis=tuple(range(lead, w.ndim)), keepdims=True) if lead else w.sum()
+        w /= xp.where(total == 0, 1, total)  # every target ignored: PyTorch's zero gradient
     return cdim, safe, w
 
 
@@ -102,7 +103,7 @@ def _nll_matrix(target, weight, ignore_index, reduction, shape, dtype):
         cdim, safe, w = _loss_weights(t, classes, ignore_index, reduction, full, dtype, lead)
         w = xp.expand_dims(w, cdim)
         m = xp.zeros(full, dtype=dtype)
-        xp.put_along_axis(m, xp.expand_dims(safe, cdim), -w, axis=cdim)
+        xp.put_along_axis(m, xp.expand_dims(safe, cdim), 0 - w, axis=cdim)  # ignored: +0
         return m, w
 
     m, w = on_values(matrices, target)
@@ -447,18 +448,27 @@ def check_reduction(reduction: str) -> None:
         raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
-def _check_class_target(input, target, weight) -> None:
+def _check_class_target(input, target, weight) -> Tensor:
+    """The class-index ``target`` checked against ``input`` as PyTorch checks it; a (1,)
+    target of a (C,) input is taken as its one element, as in PyTorch."""
     if input.ndim == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
+    if input.ndim > 1 and input.shape[0] != (target.shape[0] if target.ndim else 0):
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                         f"batch_size ({target.shape[0] if target.ndim else 0}).")
+    if input.ndim > 1 and target.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    if input.ndim == 1 and target.ndim == 1:
+        if target.shape[0] != 1:
+            raise ValueError("For 1D input, 1D target must have size 1, but got target size: "
+                             f"{target.shape[0]}")
+        target = target.reshape(())
     if input.ndim == 1:
         if target.ndim != 0:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     elif input.ndim == 2:
         if target.ndim != 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        if input.shape[0] != target.shape[0]:
-            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
-                             f"batch_size ({target.shape[0]}).")
     elif tuple(target.shape) != (input.shape[0],) + tuple(input.shape[2:]):
         raise RuntimeError(f"Expected target size {[input.shape[0]] + list(input.shape[2:])}, "
                            f"got {list(target.shape)}")
@@ -469,6 +479,7 @@ def _check_class_target(input, target, weight) -> None:
     if weight is not None and (weight.ndim != 1 or weight.shape[0] != classes):
         raise RuntimeError(f"weight tensor should be defined either for all {classes} classes "
                            f"or no classes but got weight tensor of shape: {list(weight.shape)}")
+    return target
 
 
 def _long(target: Tensor) -> Tensor:
@@ -481,7 +492,7 @@ def nll_loss(input, target, weight=None, ignore_index: int = -100,
              reduction: str = "mean") -> Tensor:
     """-input[i, target[i]] * weight[target[i]], reduced; class dim 1 (or 0 unbatched)."""
     check_reduction(reduction)
-    _check_class_target(input, target, weight)
+    target = _check_class_target(input, target, weight)
     record = NLL_LOSS2D if input.ndim > 2 else NLL_LOSS
     return apply(record, input, _long(target), weight, ignore_index=int(ignore_index),
                  reduction=reduction)
@@ -494,19 +505,25 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100, reductio
     check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if tuple(target.shape) == tuple(input.shape):
+        if target._data.dtype.kind != "f":
+            raise RuntimeError("Expected floating point type for target with class "
+                               f"probabilities, got {type_name(target)}")
+        if input.ndim == 0:
+            raise IndexError("Dimension specified as 1 but tensor has no dimensions")
     if input.ndim == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
     cdim = 1 if input.ndim > 1 else 0
     classes = input.shape[cdim]
-    if tuple(target.shape) == tuple(input.shape) and target._data.dtype.kind != "b":
-        if target._data.dtype.kind != "f":
-            raise RuntimeError("Expected floating point type for target with class "
-                               f"probabilities, got {type_name(target)}")
+    if tuple(target.shape) == tuple(input.shape):
         return _cross_entropy_probabilities(input, target, weight, reduction, label_smoothing,
                                             cdim)
-    _check_class_target(input, target, weight)
+    squeezed = target.ndim == 1 and input.ndim == 1
+    target = _check_class_target(input, target, weight)
     check_float(input, "log_softmax_lastdim_kernel_impl")
     target = _long(target)
+    if label_smoothing > 0 and squeezed:  # PyTorch's smoothing term keeps the (1,) shape
+        raise RuntimeError("output with shape [] doesn't match the broadcast shape [1]")
     if label_smoothing > 0:
         return _cross_entropy_smoothed(input, target, weight, int(ignore_index), reduction,
                                        label_smoothing, cdim, classes)
