@@ -924,6 +924,216 @@ def eigvals(A) -> Tensor:
     return value
 
 
+# ---- LDL (Bunch-Kaufman) -------------------------------------------------------------------------
+
+_BK_ALPHA = (1 + math.sqrt(17)) / 8
+
+
+def _size(x):
+    """The magnitude LAPACK's pivot searches compare: |re| + |im| for complex numbers."""
+    return xp.abs(x.real) + xp.abs(x.imag) if x.dtype.kind == "c" else xp.abs(x)
+
+
+def _bunch_kaufman(A, hermitian: bool):
+    """LAPACK's sytf2/hetf2 on the lower triangle of one matrix, in place: (pivots, info)."""
+    n = A.shape[-1]
+    herm = hermitian and A.dtype.kind == "c"
+    cj = xp.conj if herm else (lambda x: x)
+    pivots = xp.zeros(n, dtype=xp.int32)
+    info = 0
+    k = 0
+    while k < n:
+        step = 1
+        if herm:
+            A[k, k] = A[k, k].real
+        absakk = abs(A[k, k].real) if herm else _size(A[k, k])
+        imax, colmax = k, 0.0
+        if k < n - 1:
+            imax = k + 1 + int(xp.argmax(_size(A[k + 1 :, k])))
+            colmax = _size(A[imax, k])
+        if max(absakk, colmax) == 0 or xp.isnan(absakk):
+            info = info or k + 1
+            pivots[k] = k + 1
+            k += 1
+            continue
+        kp = k
+        if absakk < _BK_ALPHA * colmax:
+            rowmax = _size(A[imax, k:imax]).max()
+            if imax < n - 1:
+                rowmax = max(rowmax, _size(A[imax + 1 :, imax]).max())
+            diag = abs(A[imax, imax].real) if herm else _size(A[imax, imax])
+            if absakk >= _BK_ALPHA * colmax * (colmax / rowmax):
+                kp = k
+            elif diag >= _BK_ALPHA * rowmax:
+                kp = imax
+            else:
+                kp, step = imax, 2
+        kk = k + step - 1
+        if kp != kk:  # swap rows and columns kk and kp of the trailing lower triangle
+            A[kp + 1 :, [kk, kp]] = A[kp + 1 :, [kp, kk]]
+            between = A[kk + 1 : kp, kk].copy()
+            A[kk + 1 : kp, kk] = cj(A[kp, kk + 1 : kp])
+            A[kp, kk + 1 : kp] = cj(between)
+            if herm:
+                A[kp, kk] = xp.conj(A[kp, kk])
+            A[[kk, kp], [kk, kp]] = A[[kp, kk], [kp, kk]]
+            if step == 2:
+                A[[k + 1, kp], k] = A[[kp, k + 1], k]
+        rest = slice(k + step, n)
+        if step == 1:
+            x = A[rest, k].copy()
+            A[rest, rest] -= xp.tril(xp.outer(x, cj(x)) / A[k, k])
+            A[rest, k] = x / A[k, k]
+        else:
+            a21 = A[k + 1, k]
+            if herm:
+                d = abs(a21)
+                d11, d22, d21 = A[k + 1, k + 1].real / d, A[k, k].real / d, a21 / d
+                scale = 1 / (d11 * d22 - 1) / d
+                wk = scale * (d11 * A[rest, k] - d21 * A[rest, k + 1])
+                wk1 = scale * (d22 * A[rest, k + 1] - xp.conj(d21) * A[rest, k])
+            else:
+                d11, d22 = A[k + 1, k + 1] / a21, A[k, k] / a21
+                scale = 1 / (d11 * d22 - 1) / a21
+                wk = scale * (d11 * A[rest, k] - A[rest, k + 1])
+                wk1 = scale * (d22 * A[rest, k + 1] - A[rest, k])
+            update = xp.outer(A[rest, k], cj(wk)) + xp.outer(A[rest, k + 1], cj(wk1))
+            A[rest, rest] -= xp.tril(update)
+            A[rest, k], A[rest, k + 1] = wk, wk1
+            if herm:
+                idx = xp.arange(k + step, n)
+                A[idx, idx] = A[idx, idx].real
+        pivots[k] = kp + 1 if step == 1 else -(kp + 1)
+        if step == 2:
+            pivots[k + 1] = pivots[k]
+        k += step
+    return pivots, info
+
+
+def _ldl_factor(A, hermitian):
+    *batch, n, _ = A.shape
+    LD = xp.tril(A).reshape(-1, n, n).copy()
+    pivots = xp.zeros((LD.shape[0], n), dtype=xp.int32)
+    info = xp.zeros(LD.shape[0], dtype=xp.int32)
+    for b in range(LD.shape[0]):
+        pivots[b], info[b] = _bunch_kaufman(LD[b], hermitian)
+    return LD.reshape(A.shape), pivots.reshape(*batch, n), info.reshape(batch)
+
+
+LINALG_LDL_FACTOR_EX = defop(
+    "linalg_ldl_factor_ex",
+    _ldl_factor,
+    ("A",),
+    (not_implemented("linalg_ldl_factor_ex"),),
+    n_outputs=3,
+    batch=lambda op, args, flags, size, params: apply(op, args[0], **params),
+)
+
+
+def _sytrs(LD, pivots, B, herm: bool):
+    """X with A X = B from A's Bunch-Kaufman factorization (LAPACK's sytrs/hetrs, lower)."""
+    n = LD.shape[-1]
+    cj = xp.conj if herm else (lambda x: x)
+    X = B.copy()
+    k = 0
+    while k < n:  # L D Y = P^T B
+        if pivots[k] > 0:
+            kp = pivots[k] - 1
+            X[[k, kp]] = X[[kp, k]]
+            X[k + 1 :] -= xp.outer(LD[k + 1 :, k], X[k])
+            X[k] /= LD[k, k].real if herm else LD[k, k]
+            k += 1
+        else:
+            kp = -pivots[k] - 1
+            X[[k + 1, kp]] = X[[kp, k + 1]]
+            X[k + 2 :] -= xp.outer(LD[k + 2 :, k], X[k]) + xp.outer(LD[k + 2 :, k + 1], X[k + 1])
+            a21 = LD[k + 1, k]
+            d11, d22 = LD[k, k] / cj(a21), LD[k + 1, k + 1] / a21
+            denom = d11 * d22 - 1
+            b1, b2 = X[k] / cj(a21), X[k + 1] / a21
+            X[k], X[k + 1] = (d22 * b1 - b2) / denom, (d11 * b2 - b1) / denom
+            k += 2
+    k = n - 1
+    while k >= 0:  # L^T (L^H) P^T X = Y
+        X[k] -= cj(LD[k + 1 :, k]) @ X[k + 1 :]
+        step = 1 if pivots[k] > 0 else 2
+        if step == 2:
+            X[k - 1] -= cj(LD[k + 1 :, k - 1]) @ X[k + 1 :]
+        kp = abs(pivots[k]) - 1
+        X[[k, kp]] = X[[kp, k]]
+        k -= step
+    return X
+
+
+def _ldl_solve(LD, pivots, B, hermitian):
+    batch = xp.broadcast_shapes(LD.shape[:-2], pivots.shape[:-1], B.shape[:-2])
+    n, m = LD.shape[-1], B.shape[-1]
+    dtype = xp.result_type(LD, B)
+    LDs = xp.broadcast_to(LD, batch + (n, n)).reshape(-1, n, n)
+    Ps = xp.broadcast_to(pivots, batch + (n,)).reshape(-1, n)
+    Bs = xp.broadcast_to(B, batch + (n, m)).reshape(-1, n, m).astype(dtype)
+    herm = hermitian and dtype.kind == "c"
+    out = xp.stack([_sytrs(a, p, b, herm) for a, p, b in zip(LDs, Ps, Bs)]) if Bs.shape[0] else Bs
+    return out.reshape(batch + (n, m))
+
+
+LINALG_LDL_SOLVE = defop(
+    "linalg_ldl_solve",
+    _ldl_solve,
+    ("LD", "pivots", "B"),
+    (not_implemented("linalg_ldl_solve"), None, not_implemented("linalg_ldl_solve")),
+    batch=lambda op, args, flags, size, params: apply(op, *pad_leading(args, flags, (2, 1, 2)),
+                                                      **params),
+)
+
+
+def _ldl_factor_ex(A, hermitian: bool, check_errors: bool, name: str) -> tuple:
+    _check_matrix(A, "torch.linalg.ldl_factor_ex")
+    LD, pivots, info = apply(LINALG_LDL_FACTOR_EX, A, hermitian=hermitian)
+    i = _first_failure(physical(info)) if check_errors else 0
+    if i:  # a zero block of D: PyTorch fails an internal assert with this message
+        raise RuntimeError(f"{name}: Unknown error code: {i}.")
+    return LD, pivots, info
+
+
+def ldl_factor_ex(A, *, hermitian: bool = False, check_errors: bool = False) -> tuple:
+    """(LD, pivots, info): the Bunch-Kaufman LDL factorization of the lower triangle of a
+    symmetric (Hermitian) matrix, as LAPACK's sytrf stores it (batched)."""
+    value = result("linalg_ldl_factor_ex", "LD pivots info",
+                   _ldl_factor_ex(A, hermitian, check_errors, "torch.linalg.ldl_factor_ex"))
+    return value
+
+
+def ldl_factor(A, *, hermitian: bool = False) -> tuple:
+    """(LD, pivots): the Bunch-Kaufman LDL factorization of a symmetric (Hermitian) matrix."""
+    LD, pivots, _ = _ldl_factor_ex(A, hermitian, True, "torch.linalg.ldl_factor")
+    value = result("linalg_ldl_factor", "LD pivots", (LD, pivots))
+    return value
+
+
+def ldl_solve(LD, pivots, B, *, hermitian: bool = False) -> Tensor:
+    """The solution X of A X = B from ldl_factor's (LD, pivots) of A (batched)."""
+    name = "torch.linalg.ldl_solve"
+    if B._data.dtype != LD._data.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_type_name(B).capitalize()} and A of type "
+                           f"{_type_name(LD).capitalize()} instead.")
+    if B._data.ndim < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-max(B._data.ndim, 1)}, {max(B._data.ndim, 1) - 1}], but got -2)")
+    _check_matrix(LD, name)
+    if pivots._data.shape != LD._data.shape[:-1]:
+        raise RuntimeError(f"{name}: Expected LD.shape[:-1] and pivots.shape to be the same, "
+                           f"but got pivots with shape {list(pivots._data.shape)} instead")
+    n = LD._data.shape[-1]
+    if B._data.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for {name}: each A matrix is {n} by {n} "
+                           f"but each b matrix is {B._data.shape[-2]} by {B._data.shape[-1]}")
+    _batch_shape(LD, B)
+    value = apply(LINALG_LDL_SOLVE, LD, pivots, B, hermitian=hermitian)
+    return value
+
+
 # ---- public tables ------------------------------------------------------------------------------
 
 FUNCTIONS = {
@@ -975,4 +1185,7 @@ LINALG = {
     "householder_product": householder_product,
     "eig": eig,
     "eigvals": eigvals,
+    "ldl_factor_ex": ldl_factor_ex,
+    "ldl_factor": ldl_factor,
+    "ldl_solve": ldl_solve,
 }
