@@ -198,6 +198,9 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     if not isinstance(fill_value, (int, float, complex, xp.number, xp.bool_)):
         raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not "
                         f"{type(fill_value).__name__}")
+    if isinstance(size, Tensor) or not hasattr(size, "__iter__"):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
     array = xp.full(check_size("full", (size,)), fill_value,
                     dtype=_dtype("full", dtype, _fill_dtype(fill_value)))
     return _finish(array, requires_grad)

@@ -55,6 +55,9 @@ def type_desc(array) -> str:
     return f"torch.{names.get(array.dtype.name, array.dtype.name)}Tensor {list(array.shape)}"
 
 
+_LEGACY = ("float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8", "bool")
+
+
 def _new_dtype(name: str, dtype):
     """The NumPy dtype of a ``new_*`` method's ``dtype`` argument."""
     dtype_argument(name, dtype)
@@ -353,6 +356,11 @@ class Tensor:
         """Convert to ``dtype``, or without argument the legacy type name."""
         if dtype is None:
             return type_desc(self._data).split()[0]
+        if isinstance(dtype, str):  # a legacy name, "torch.DoubleTensor"
+            names = {type_desc(xp.empty(0, d.np)).split()[0]: d for d in map(as_dtype, _LEGACY)}
+            if dtype not in names:
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = names[dtype]
         return self.to(dtype)
 
     def float(self, memory_format=None) -> Tensor:
