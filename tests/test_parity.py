@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from _surface import excluded, not_provided, status
 
 import chainrule
 
@@ -197,22 +198,6 @@ def _reference() -> dict[str, dict[str, set[str] | None]]:
 REFERENCE = _reference()
 
 
-def _not_provided() -> set[str]:
-    """Names listed under a "Not provided" heading of docs/differences.md: qualified
-    (``Tensor.q_scale``) or bare (``q_scale``: every namespace that has it)."""
-    text = (ROOT / "docs" / "differences.md").read_text()
-    listed: set[str] = set()
-    for section in re.split(r"\n## ", text):
-        title, _, body = section.partition("\n")
-        if title.lower().startswith("not provided"):
-            listed.update(re.findall(r"`([\w.]+)`", body))
-    return listed
-
-
-def _excluded(qual: str, listed: set[str]) -> bool:
-    return qual in listed or qual.partition(".")[2] in listed
-
-
 def _todo() -> set[str]:
     """The names still to do, one per line ('#' starts a comment)."""
     if not TODO_FILE.exists():
@@ -221,32 +206,11 @@ def _todo() -> set[str]:
             if line.split("#")[0].strip()}
 
 
-def _accepts(fn, reference: set[str] | None) -> list[str]:
-    """The reference parameter names ``fn`` does not accept (empty when it accepts them all)."""
-    if reference is None:
-        return []
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return []  # a C-level callable or a property: nothing to compare
-    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        return []
-    return sorted(reference - set(params))
-
-
 def _status() -> dict[str, str]:
     """Qualified name -> what is wrong with it ('' when implemented with PyTorch's parameters)."""
-    status = {}
-    for ns, names in REFERENCE.items():
-        ours = NAMESPACES[ns][1]
-        for name, sig in names.items():
-            qual = f"{ns}.{name}"
-            if not hasattr(ours, name):
-                status[qual] = "missing"
-                continue
-            missing = _accepts(getattr(ours, name), sig)
-            status[qual] = f"does not accept {', '.join(missing)}" if missing else ""
-    return status
+    return status(
+        (f"{ns}.{name}", getattr(NAMESPACES[ns][1], name, None), params)
+        for ns, names in REFERENCE.items() for name, params in names.items())
 
 
 STATUS = _status()
@@ -259,9 +223,9 @@ def test_the_reference_list_is_pytorchs_whole_surface():
 
 
 def test_every_name_is_implemented_excluded_with_a_reason_or_on_the_todo_list():
-    excluded, todo = _not_provided(), _todo()
+    listed, todo = not_provided(), _todo()
     unaccounted = sorted(f"{q}: {why}" for q, why in STATUS.items()
-                         if why and not _excluded(q, excluded) and q not in todo)
+                         if why and not excluded(q, listed) and q not in todo)
     assert unaccounted == []
 
 
@@ -273,7 +237,7 @@ def test_the_todo_list_only_names_real_gaps():
 
 
 def test_exclusions_are_real_gaps():
-    listed = _not_provided()
+    listed = not_provided()
     implemented = sorted(q for q, why in STATUS.items() if why == "" and q in listed)
     assert implemented == [], "implemented: remove them from 'Not provided' in differences.md"
 

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import re
-from pathlib import Path
 
 import torch  # noqa: F401  (the submodules below are imported by name)
+from _surface import excluded, not_provided, parameters, status
 
 import chainrule  # noqa: F401
 
-ROOT = Path(__file__).resolve().parent.parent
 MODULES = ["nn", "nn.init", "nn.functional", "nn.utils", "nn.utils.rnn", "nn.utils.parametrize",
            "nn.utils.parametrizations", "nn.utils.prune", "nn.utils.stateless", "nn.parallel",
            "optim", "optim.lr_scheduler", "optim.swa_utils", "utils.data", "distributions",
@@ -47,41 +45,8 @@ def _public(module) -> dict[str, object]:
     return found
 
 
-def _not_provided() -> set[str]:
-    text = (ROOT / "docs" / "differences.md").read_text()
-    listed: set[str] = set()
-    for section in re.split(r"\n## ", text):
-        title, _, body = section.partition("\n")
-        if title.lower().startswith("not provided"):
-            listed.update(re.findall(r"`([\w.]+)`", body))
-    return listed
-
-
-def _parameters(fn) -> set[str] | None:
-    try:
-        target = fn.__init__ if inspect.isclass(fn) else fn
-        params = inspect.signature(target).parameters.values()
-    except (TypeError, ValueError):
-        return None
-    return {p.name for p in params
-            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name not in ("self", "cls")}
-
-
-def _accepts(ours, theirs) -> list[str]:
-    reference, got = _parameters(theirs), _parameters(ours)
-    if reference is None or got is None:
-        return []
-    try:
-        target = ours.__init__ if inspect.isclass(ours) else ours
-        if any(p.kind is p.VAR_KEYWORD for p in inspect.signature(target).parameters.values()):
-            return []
-    except (TypeError, ValueError):
-        return []
-    return sorted(reference - got)
-
-
 def _status() -> dict[str, str]:
-    status = {}
+    entries = []
     for path in MODULES:
         theirs = importlib.import_module(f"torch.{path}")
         try:
@@ -89,13 +54,8 @@ def _status() -> dict[str, str]:
         except ImportError:
             ours = None
         for name, value in _public(theirs).items():
-            qual = f"{path}.{name}"
-            if ours is None or not hasattr(ours, name):
-                status[qual] = "missing"
-                continue
-            missing = _accepts(getattr(ours, name), value)
-            status[qual] = f"does not accept {', '.join(missing)}" if missing else ""
-    return status
+            entries.append((f"{path}.{name}", getattr(ours, name, None), parameters(value)))
+    return status(entries)
 
 
 STATUS = _status()
@@ -106,14 +66,13 @@ def test_the_reference_is_pytorchs_training_surface():
 
 
 def test_every_name_is_there_with_pytorchs_parameters_or_listed_with_a_reason():
-    listed = _not_provided()
-    gaps = sorted(f"{q}: {why}" for q, why in STATUS.items()
-                  if why and q not in listed and q.rpartition(".")[2] not in listed)
+    listed = not_provided()
+    gaps = sorted(f"{q}: {why}" for q, why in STATUS.items() if why and not excluded(q, listed))
     assert gaps == []
 
 
 def test_listed_names_are_real_gaps():
-    listed = _not_provided()
+    listed = not_provided()
     done = sorted(q for q, why in STATUS.items() if not why and q in listed)
     assert done == []
 
