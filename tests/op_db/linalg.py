@@ -1198,6 +1198,33 @@ EX_ROWS = [
 ]
 
 # Reflector products grow fast with their entries: float32 agrees to 1e-5 on smaller ones.
+def _symmetric(m, x):
+    return x + x.mT
+
+
+def _hollow(m, x):
+    """A symmetric x with a zero diagonal: Bunch-Kaufman takes 2x2 pivots."""
+    n = x.shape[-1]
+    return (x + x.mT) * (1 - m.eye(n, dtype=x.dtype))
+
+
+LDL_RECORDS = ("linalg_ldl_factor_ex",)
+LDL_ROWS = [
+    _lin("ldl_factor_ex", lambda m, x: m.linalg.ldl_factor_ex(_symmetric(m, x)),
+         (S((3, 3)), S((2, 4, 4)), S((1, 1))), orders=(), grad_fn=False, records=LDL_RECORDS),
+    _lin("ldl_factor", lambda m, x: m.linalg.ldl_factor(_hollow(m, x)), (S((4, 4)), S((2, 3, 3))),
+         "2x2 pivots", orders=(), grad_fn=False, records=LDL_RECORDS),
+    _lin("ldl_factor", lambda m, x: m.linalg.ldl_factor(_symmetric(m, x), hermitian=True),
+         (S((3, 3)),), "hermitian", orders=(), grad_fn=False, records=LDL_RECORDS),
+    _lin(
+        "ldl_solve",
+        lambda m, x, b: m.linalg.ldl_solve(*m.linalg.ldl_factor(_hollow(m, x)), b),
+        (S((3, 3), (3, 2)), S((2, 4, 4), (4, 1))),
+        orders=(), grad_fn=False,
+        records=LDL_RECORDS + ("linalg_ldl_solve",),
+    ),
+]
+
 SMALL = Domain(-0.8, 0.8)
 HOUSEHOLDER = [
     op("geqrf", (S((4, 3)), S((2, 3, 3)), S((2, 4))), orders=()),
@@ -1346,5 +1373,6 @@ ROWS = [
     *LU_ROWS,
     *EX_ROWS,
     *HOUSEHOLDER,
+    *LDL_ROWS,
     *LOWRANK,
 ]
