@@ -108,6 +108,19 @@ ERRORS = {
     "eig nan": lambda m: m.linalg.eig(_t(m, [[1.0, np.nan], [0.0, 1.0]])),
     "eigvals bool": lambda m: m.linalg.eigvals(m.ones(2, 2, dtype=m.bool)),
     "eigvals not square": lambda m: m.linalg.eigvals(_t(m, SQ[:2])),
+    "ldl_factor 1-D": lambda m: m.linalg.ldl_factor(_t(m, SQ[0])),
+    "ldl_factor not square": lambda m: m.linalg.ldl_factor(_t(m, SQ[:2])),
+    "ldl_factor integers": lambda m: m.linalg.ldl_factor(m.ones(2, 2, dtype=m.int64)),
+    "ldl_solve dtype": lambda m: m.linalg.ldl_solve(*m.linalg.ldl_factor(_t(m, SQ + SQ.T)),
+                                                    m.ones(3)),
+    "ldl_solve 1-D B": lambda m: m.linalg.ldl_solve(*m.linalg.ldl_factor(_t(m, SQ + SQ.T)),
+                                                    _t(m, SQ[0])),
+    "ldl_solve rows": lambda m: m.linalg.ldl_solve(*m.linalg.ldl_factor(_t(m, SQ + SQ.T)),
+                                                   _t(m, SQ[:2])),
+    "ldl_solve pivots": lambda m: m.linalg.ldl_solve(m.linalg.ldl_factor(_t(m, SQ + SQ.T))[0],
+                                                     m.ones(2, dtype=m.int32), _t(m, SQ)),
+    "ldl_solve batch": lambda m: m.linalg.ldl_solve(
+        *m.linalg.ldl_factor(_t(m, [SQ + SQ.T] * 2)), _t(m, [SQ] * 3)),
     "eig phase-dependent loss": lambda m: m.linalg.eig(
         m.tensor(SQ + 1j * SQ.T, requires_grad=True))[1].sum().abs().backward(),
 }
@@ -329,3 +342,53 @@ def test_eig_of_float32_is_complex64_and_grad_fn_is_torchs():
     assert (L.dtype, V.dtype) == (cr.complex64, cr.complex64)
     assert L.grad_fn.name() == V.grad_fn.name() == "LinalgEigBackward0"
     assert repr(cr.linalg.eig(cr.eye(2))) == repr(torch.linalg.eig(torch.eye(2)))
+
+
+def _ldl_cases():
+    """Symmetric, complex symmetric and Hermitian matrices, some with zero diagonals (2x2
+    pivots) or zero rows (a zero block of D: info > 0)."""
+    rng = np.random.default_rng(5)
+    for trial in range(60):
+        n = 1 + trial % 6
+        A = rng.standard_normal((n, n))
+        kind = trial % 3
+        if kind:
+            A = A + 1j * rng.standard_normal((n, n))
+        if trial % 5 == 0:
+            A[trial % n] = 0
+        A = A + (A.conj().T if kind == 2 else A.T)
+        if trial % 4 == 0:
+            np.fill_diagonal(A, 0)
+        yield A, kind == 2, rng.standard_normal((n, 2)) + (1j if kind else 0)
+
+
+def test_ldl_factor_and_solve_are_lapacks():
+    for A, hermitian, B in _ldl_cases():
+        ours = cr.linalg.ldl_factor_ex(cr.tensor(A), hermitian=hermitian)
+        theirs = torch.linalg.ldl_factor_ex(torch.tensor(A), hermitian=hermitian)
+        for a, b in zip(ours, theirs):
+            assert a.dtype == getattr(cr, str(b.dtype).split(".")[1])
+            np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-12)
+        if int(theirs.info) == 0:
+            X = cr.linalg.ldl_solve(ours.LD, ours.pivots, cr.tensor(B), hermitian=hermitian)
+            np.testing.assert_allclose(A @ X.numpy(), B, atol=1e-9)
+            expected = torch.linalg.ldl_solve(theirs.LD, theirs.pivots, torch.tensor(B),
+                                              hermitian=hermitian)
+            np.testing.assert_allclose(X.numpy(), expected.numpy(), rtol=1e-10, atol=1e-10)
+
+
+def test_ldl_singular_and_derivatives_raise_as_torch():
+    zero = np.zeros((2, 2))
+    for m in (cr, torch):
+        assert int(m.linalg.ldl_factor_ex(m.tensor(zero)).info) == 1
+        with pytest.raises(RuntimeError, match=r"torch\.linalg\.ldl_factor: Unknown error code: 1"):
+            m.linalg.ldl_factor(m.tensor(zero))
+        A = m.tensor(SQ + SQ.T, requires_grad=True)
+        with pytest.raises(RuntimeError, match="derivative for .*linalg_ldl_factor_ex.* is not "
+                                               "implemented"):
+            m.linalg.ldl_factor(A)[0].sum().backward()
+        LD, pivots = m.linalg.ldl_factor(A.detach())
+        B = m.tensor(SQ, requires_grad=True)
+        with pytest.raises(RuntimeError, match="derivative for .*linalg_ldl_solve.* is not "
+                                               "implemented"):
+            m.linalg.ldl_solve(LD, pivots, B).sum().backward()
