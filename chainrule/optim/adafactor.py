@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from .. import tensor, zeros_like
 from .._backend import xp
-from .optimizer import Optimizer, _evaluate, _step
+from .optimizer import _GroupwiseOptimizer
 
 __all__ = ["Adafactor"]
 
 
-class Adafactor(Optimizer):
+class Adafactor(_GroupwiseOptimizer):
     """Adafactor as PyTorch has it: relative step size, factored variance, update clipping."""
 
     def __init__(self, params: Iterable, lr: float = 1e-2, beta2_decay: float = -0.8,
@@ -35,48 +35,40 @@ class Adafactor(Optimizer):
                         foreach=foreach, maximize=maximize)
         super().__init__(params, defaults)
 
-    @_step
-    def step(self, closure: Callable | None = None):
-        """One update of every parameter that has a gradient; returns the closure's loss."""
-        loss = _evaluate(closure)
-        for group in self.param_groups:
-            lr, d, weight_decay = float(group["lr"]), group["d"], group["weight_decay"]
-            beta2_decay = group["beta2_decay"]
-            eps1, eps2 = group["eps"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if p.dtype.is_complex:
-                    raise RuntimeError("Adafactor does not support complex parameters")
-                grad = -p.grad if group["maximize"] else p.grad
-                state = self.state[p]
-                if not state:
-                    state["step"] = tensor(0.0)
-                    if grad.ndim > 1:
-                        state["row_var"] = grad.new_zeros((*grad.shape[:-1], 1))
-                        state["col_var"] = grad.new_zeros((*grad.shape[:-2], 1, grad.shape[-1]))
-                    else:
-                        state["variance"] = zeros_like(grad)
-                if eps1 is None:  # PyTorch fixes it from the first parameter of the group
-                    eps1 = float(xp.finfo(p._data.dtype).eps)
-                step = state["step"].add_(1).item()
-                beta2_complement = step**beta2_decay
-                rho = min(lr, 1 / step**0.5)
-                alpha = max(eps2, p.norm(2).item() / math.sqrt(p.numel())) * rho
-                if weight_decay != 0:
-                    p.mul_(1 - lr * weight_decay)
+    def _update(self, group: dict) -> None:
+        lr, d, weight_decay = float(group["lr"]), group["d"], group["weight_decay"]
+        beta2_decay = group["beta2_decay"]
+        eps1, eps2 = group["eps"]
+        for p, grad in self._grads(group):
+            if p.dtype.is_complex:
+                raise RuntimeError("Adafactor does not support complex parameters")
+            state = self.state[p]
+            if not state:
+                state["step"] = tensor(0.0)
                 if grad.ndim > 1:
-                    row_var, col_var = state["row_var"], state["col_var"]
-                    row_var.lerp_((grad * grad).mean(dim=-1, keepdim=True), beta2_complement)
-                    col_var.lerp_((grad * grad).mean(dim=-2, keepdim=True), beta2_complement)
-                    var_estimate = row_var @ col_var
-                    var_estimate = var_estimate / row_var.mean(dim=-2, keepdim=True).clamp(
-                        min=eps1)
+                    state["row_var"] = grad.new_zeros((*grad.shape[:-1], 1))
+                    state["col_var"] = grad.new_zeros((*grad.shape[:-2], 1, grad.shape[-1]))
                 else:
-                    variance = state["variance"]
-                    variance.lerp_(grad * grad, beta2_complement)
-                    var_estimate = variance
-                update = var_estimate.clamp(min=eps1 * eps1).rsqrt() * grad
-                denom = max(1.0, update.norm(2).item() / (math.sqrt(update.numel()) * d))
-                p.add_(update, alpha=-alpha / denom)
-        return loss
+                    state["variance"] = zeros_like(grad)
+            if eps1 is None:  # PyTorch fixes it from the first parameter of the group
+                eps1 = float(xp.finfo(p._data.dtype).eps)
+            step = state["step"].add_(1).item()
+            beta2_complement = step**beta2_decay
+            rho = min(lr, 1 / step**0.5)
+            alpha = max(eps2, p.norm(2).item() / math.sqrt(p.numel())) * rho
+            if weight_decay != 0:
+                p.mul_(1 - lr * weight_decay)
+            if grad.ndim > 1:
+                row_var, col_var = state["row_var"], state["col_var"]
+                row_var.lerp_((grad * grad).mean(dim=-1, keepdim=True), beta2_complement)
+                col_var.lerp_((grad * grad).mean(dim=-2, keepdim=True), beta2_complement)
+                var_estimate = row_var @ col_var
+                var_estimate = var_estimate / row_var.mean(dim=-2, keepdim=True).clamp(
+                    min=eps1)
+            else:
+                variance = state["variance"]
+                variance.lerp_(grad * grad, beta2_complement)
+                var_estimate = variance
+            update = var_estimate.clamp(min=eps1 * eps1).rsqrt() * grad
+            denom = max(1.0, update.norm(2).item() / (math.sqrt(update.numel()) * d))
+            p.add_(update, alpha=-alpha / denom)

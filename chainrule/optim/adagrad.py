@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from .. import full_like, tensor
-from .optimizer import Optimizer, _addcdiv_, _check_flags, _evaluate, _step
+from .optimizer import _addcdiv_, _check_flags, _GroupwiseOptimizer
 
 __all__ = ["Adagrad"]
 
 
-class Adagrad(Optimizer):
+class Adagrad(_GroupwiseOptimizer):
     """Adagrad with optional learning-rate decay; its state exists from construction on."""
 
     def __init__(self, params: Iterable, lr: float = 1e-2, lr_decay: float = 0,
@@ -43,26 +43,16 @@ class Adagrad(Optimizer):
         state["sum"] = full_like(p, group["initial_accumulator_value"])
         return state
 
-    @_step
-    def step(self, closure: Callable | None = None):
-        """One update of every parameter that has a gradient; returns the closure's loss."""
-        loss = _evaluate(closure)
-        for group in self.param_groups:
-            lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
-            weight_decay = group["weight_decay"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                if group["maximize"]:
-                    grad = -grad
-                state = self.state[p] or self._init_state(p, group)
-                step = state["step"].add_(1).item()
-                state_sum = state["sum"]
+    def _update(self, group: dict) -> None:
+        lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
+        weight_decay = group["weight_decay"]
+        for p, grad in self._grads(group):
+            state = self.state[p] or self._init_state(p, group)
+            step = state["step"].add_(1).item()
+            state_sum = state["sum"]
 
-                if weight_decay != 0:
-                    grad = grad + p * weight_decay
-                clr = lr / (1 + (step - 1) * lr_decay)
-                state_sum.add_(grad * grad)
-                _addcdiv_(p, grad, state_sum.sqrt() + eps, -clr)
-        return loss
+            if weight_decay != 0:
+                grad = grad + p * weight_decay
+            clr = lr / (1 + (step - 1) * lr_decay)
+            state_sum.add_(grad * grad)
+            _addcdiv_(p, grad, state_sum.sqrt() + eps, -clr)

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from .optimizer import (
-    Optimizer,
     _addcdiv_,
     _check_adam_family,
     _check_flags,
     _decay,
-    _evaluate,
+    _GroupwiseOptimizer,
     _maximum_,
-    _step,
     _update_moments,
     _with_grads,
 )
@@ -20,7 +18,7 @@ from .optimizer import (
 __all__ = ["Adam", "AdamW"]
 
 
-class Adam(Optimizer):
+class Adam(_GroupwiseOptimizer):
     """Adam: bias-corrected moving averages of the gradient and its square."""
 
     def __init__(self, params: Iterable, lr: float = 1e-3,
@@ -37,27 +35,22 @@ class Adam(Optimizer):
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
-    @_step
-    def step(self, closure: Callable | None = None):
-        """One update of every parameter that has a gradient; returns the closure's loss."""
-        loss = _evaluate(closure)
-        for group in self.param_groups:
-            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-            amsgrad = group["amsgrad"]
-            buffers = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if amsgrad else ())
-            for p, grad, state, step in _with_grads(self, group, *buffers):
-                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                grad = _decay(p, grad, group)
-                _update_moments(exp_avg, exp_avg_sq, grad, beta1, beta2)
+    def _update(self, group: dict) -> None:
+        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        amsgrad = group["amsgrad"]
+        buffers = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if amsgrad else ())
+        for p, grad, state, step in _with_grads(self, group, *buffers):
+            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+            grad = _decay(p, grad, group)
+            _update_moments(exp_avg, exp_avg_sq, grad, beta1, beta2)
 
-                step_size = lr / (1 - beta1**step)
-                bias_correction2_sqrt = (1 - beta2**step) ** 0.5
-                if amsgrad:
-                    _maximum_(state["max_exp_avg_sq"], exp_avg_sq)
-                    exp_avg_sq = state["max_exp_avg_sq"]
-                denom = exp_avg_sq.sqrt() / bias_correction2_sqrt + eps
-                _addcdiv_(p, exp_avg, denom, -step_size)
-        return loss
+            step_size = lr / (1 - beta1**step)
+            bias_correction2_sqrt = (1 - beta2**step) ** 0.5
+            if amsgrad:
+                _maximum_(state["max_exp_avg_sq"], exp_avg_sq)
+                exp_avg_sq = state["max_exp_avg_sq"]
+            denom = exp_avg_sq.sqrt() / bias_correction2_sqrt + eps
+            _addcdiv_(p, exp_avg, denom, -step_size)
 
 
 class AdamW(Adam):

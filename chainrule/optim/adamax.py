@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from .optimizer import (
-    Optimizer,
     _addcdiv_,
     _check_adam_family,
     _check_flags,
     _decay,
-    _evaluate,
+    _GroupwiseOptimizer,
     _lerp_,
     _maximum_,
-    _step,
     _with_grads,
 )
 
 __all__ = ["Adamax"]
 
 
-class Adamax(Optimizer):
+class Adamax(_GroupwiseOptimizer):
     """Adamax: the step divides by a decaying running maximum of |grad|."""
 
     def __init__(self, params: Iterable, lr: float = 2e-3,
@@ -34,18 +32,13 @@ class Adamax(Optimizer):
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
 
-    @_step
-    def step(self, closure: Callable | None = None):
-        """One update of every parameter that has a gradient; returns the closure's loss."""
-        loss = _evaluate(closure)
-        for group in self.param_groups:
-            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-            for p, grad, state, step in _with_grads(self, group, "exp_avg", "exp_inf"):
-                exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
-                grad = _decay(p, grad, group)
-                _lerp_(exp_avg, grad, 1 - beta1)
-                exp_inf.mul_(beta2)
-                _maximum_(exp_inf, grad.abs() + eps)
-                clr = lr / (1 - beta1**step)
-                _addcdiv_(p, exp_avg, exp_inf, -clr)
-        return loss
+    def _update(self, group: dict) -> None:
+        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        for p, grad, state, step in _with_grads(self, group, "exp_avg", "exp_inf"):
+            exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
+            grad = _decay(p, grad, group)
+            _lerp_(exp_avg, grad, 1 - beta1)
+            exp_inf.mul_(beta2)
+            _maximum_(exp_inf, grad.abs() + eps)
+            clr = lr / (1 - beta1**step)
+            _addcdiv_(p, exp_avg, exp_inf, -clr)

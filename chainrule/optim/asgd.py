@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from .. import tensor
-from .optimizer import Optimizer, _check_flags, _evaluate, _step, _with_grads
+from .optimizer import _check_flags, _GroupwiseOptimizer, _with_grads
 
 __all__ = ["ASGD"]
 
 
-class ASGD(Optimizer):
+class ASGD(_GroupwiseOptimizer):
     """Averaged SGD (Polyak & Juditsky, 1992); the average is ``state['ax']``."""
 
     def __init__(self, params: Iterable, lr: float = 1e-2, lambd: float = 1e-4,
@@ -27,27 +27,22 @@ class ASGD(Optimizer):
                         capturable=capturable)
         super().__init__(params, defaults)
 
-    @_step
-    def step(self, closure: Callable | None = None):
-        """One update of every parameter that has a gradient; returns the closure's loss."""
-        loss = _evaluate(closure)
-        for group in self.param_groups:
-            lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
-            weight_decay = group["weight_decay"]
-            scalars = {"eta": float(lr), "mu": 1.0}
-            for p, grad, state, step in _with_grads(self, group, "ax", scalars=scalars):
-                eta, mu, ax = state["eta"], state["mu"], state["ax"]
-                if weight_decay != 0:
-                    grad = grad + p * weight_decay
-                eta_value = eta.item()
-                p.mul_(1 - lambd * eta_value)
-                p.add_(grad, alpha=-eta_value)
-                if mu.item() != 1:
-                    ax.add_((p - ax) * mu.item())
-                else:
-                    ax.copy_(p)
-                # Through tensors of the default dtype, as PyTorch: its rounding shows once
-                # a loaded state_dict has made eta and mu float64.
-                eta.copy_(tensor(lr / ((1 + lambd * lr * step) ** alpha)))
-                mu.copy_(tensor(1 / max(1, step - t0)))
-        return loss
+    def _update(self, group: dict) -> None:
+        lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
+        weight_decay = group["weight_decay"]
+        scalars = {"eta": float(lr), "mu": 1.0}
+        for p, grad, state, step in _with_grads(self, group, "ax", scalars=scalars):
+            eta, mu, ax = state["eta"], state["mu"], state["ax"]
+            if weight_decay != 0:
+                grad = grad + p * weight_decay
+            eta_value = eta.item()
+            p.mul_(1 - lambd * eta_value)
+            p.add_(grad, alpha=-eta_value)
+            if mu.item() != 1:
+                ax.add_((p - ax) * mu.item())
+            else:
+                ax.copy_(p)
+            # Through tensors of the default dtype, as PyTorch: its rounding shows once
+            # a loaded state_dict has made eta and mu float64.
+            eta.copy_(tensor(lr / ((1 + lambd * lr * step) ** alpha)))
+            mu.copy_(tensor(1 / max(1, step - t0)))

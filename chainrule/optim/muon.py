@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from .. import Tensor, zeros_like
-from .optimizer import Optimizer, _evaluate, _step
+from .optimizer import _GroupwiseOptimizer
 
 __all__ = ["Muon"]
 
@@ -40,7 +40,7 @@ def _adjust_lr(lr: float, adjust_lr_fn: str | None, shape) -> float:
     return lr
 
 
-class Muon(Optimizer):
+class Muon(_GroupwiseOptimizer):
     """MomentUm Orthogonalized by Newton–Schulz, for the 2-D weights of hidden layers."""
 
     def __init__(self, params: Iterable, lr: float = 1e-3, weight_decay: float = 0.1,
@@ -66,29 +66,20 @@ class Muon(Optimizer):
                     raise ValueError("Muon only supports 2D parameters whereas we found a "
                                      f"parameter with size: {p.size()}")
 
-    @_step
-    def step(self, closure: Callable | None = None):
-        """One update of every parameter that has a gradient; returns the closure's loss."""
-        loss = _evaluate(closure)
-        for group in self.param_groups:
-            lr, weight_decay, momentum = float(group["lr"]), group["weight_decay"], \
-                group["momentum"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                if p.dtype.is_complex:
-                    raise RuntimeError("Muon does not support complex parameters")
-                state = self.state[p]
-                if "momentum_buffer" not in state:
-                    state["momentum_buffer"] = zeros_like(grad)
-                if grad.ndim != 2:
-                    raise ValueError("Param gradient must be a 2D matrix")
-                buf = state["momentum_buffer"]
-                buf.lerp_(grad, 1 - momentum)
-                update = grad.lerp(buf, momentum) if group["nesterov"] else buf
-                update = _orthogonalize(update, group["ns_coefficients"], group["ns_steps"],
-                                        group["eps"])
-                p.mul_(1 - lr * weight_decay)
-                p.add_(update, alpha=-_adjust_lr(lr, group["adjust_lr_fn"], p.shape))
-        return loss
+    def _update(self, group: dict) -> None:
+        lr, weight_decay, momentum = float(group["lr"]), group["weight_decay"], group["momentum"]
+        for p, grad in self._grads(group):
+            if p.dtype.is_complex:
+                raise RuntimeError("Muon does not support complex parameters")
+            state = self.state[p]
+            if "momentum_buffer" not in state:
+                state["momentum_buffer"] = zeros_like(grad)
+            if grad.ndim != 2:
+                raise ValueError("Param gradient must be a 2D matrix")
+            buf = state["momentum_buffer"]
+            buf.lerp_(grad, 1 - momentum)
+            update = grad.lerp(buf, momentum) if group["nesterov"] else buf
+            update = _orthogonalize(update, group["ns_coefficients"], group["ns_steps"],
+                                    group["eps"])
+            p.mul_(1 - lr * weight_decay)
+            p.add_(update, alpha=-_adjust_lr(lr, group["adjust_lr_fn"], p.shape))

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from .optimizer import (
-    Optimizer,
     _addcdiv_,
     _check_adam_family,
     _check_flags,
     _decay,
-    _evaluate,
-    _step,
+    _GroupwiseOptimizer,
     _update_moments,
     _with_grads,
 )
@@ -19,7 +17,7 @@ from .optimizer import (
 __all__ = ["NAdam"]
 
 
-class NAdam(Optimizer):
+class NAdam(_GroupwiseOptimizer):
     """NAdam; ``decoupled_weight_decay=True`` gives NAdamW."""
 
     def __init__(self, params: Iterable, lr: float = 2e-3,
@@ -38,27 +36,22 @@ class NAdam(Optimizer):
                         foreach=foreach, capturable=capturable, differentiable=differentiable)
         super().__init__(params, defaults)
 
-    @_step
-    def step(self, closure: Callable | None = None):
-        """One update of every parameter that has a gradient; returns the closure's loss."""
-        loss = _evaluate(closure)
-        for group in self.param_groups:
-            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-            momentum_decay = group["momentum_decay"]
-            updates = _with_grads(self, group, "exp_avg", "exp_avg_sq",
-                                  scalars={"mu_product": 1.0})
-            for p, grad, state, step in updates:
-                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                grad = _decay(p, grad, group)
-                # The momentum schedule of Dozat's paper: mu_t = beta1 (1 - 0.96^(t psi) / 2).
-                mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
-                mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
-                # The product is kept as a float32 tensor, as PyTorch does (same rounding).
-                mu_product = state["mu_product"].mul_(mu).item()
-                mu_product_next = mu_product * mu_next
+    def _update(self, group: dict) -> None:
+        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        momentum_decay = group["momentum_decay"]
+        updates = _with_grads(self, group, "exp_avg", "exp_avg_sq",
+                              scalars={"mu_product": 1.0})
+        for p, grad, state, step in updates:
+            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+            grad = _decay(p, grad, group)
+            # The momentum schedule of Dozat's paper: mu_t = beta1 (1 - 0.96^(t psi) / 2).
+            mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
+            mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
+            # The product is kept as a float32 tensor, as PyTorch does (same rounding).
+            mu_product = state["mu_product"].mul_(mu).item()
+            mu_product_next = mu_product * mu_next
 
-                _update_moments(exp_avg, exp_avg_sq, grad, beta1, beta2)
-                denom = (exp_avg_sq / (1 - beta2**step)).sqrt() + eps
-                _addcdiv_(p, grad, denom, -lr * (1 - mu) / (1 - mu_product))
-                _addcdiv_(p, exp_avg, denom, -lr * mu_next / (1 - mu_product_next))
-        return loss
+            _update_moments(exp_avg, exp_avg_sq, grad, beta1, beta2)
+            denom = (exp_avg_sq / (1 - beta2**step)).sqrt() + eps
+            _addcdiv_(p, grad, denom, -lr * (1 - mu) / (1 - mu_product))
+            _addcdiv_(p, exp_avg, denom, -lr * mu_next / (1 - mu_product_next))

@@ -150,6 +150,15 @@ class Optimizer:
         """Update the parameters once; ``closure`` re-evaluates the loss if the method needs it."""
         raise NotImplementedError
 
+    def _grads(self, group: dict):
+        """Each parameter of ``group`` that has a gradient, as ``(param, grad)``; the gradient
+        negated if the optimizer has a ``maximize`` option and the group sets it."""
+        maximize = "maximize" in self.defaults and group["maximize"]
+        for p in group["params"]:
+            grad = p.grad
+            if grad is not None:
+                yield p, (-grad if maximize else grad)
+
     # ---- state_dict ------------------------------------------------------------------------
 
     def state_dict(self) -> dict[str, Any]:
@@ -208,19 +217,32 @@ class Optimizer:
         return "\n".join(lines) + "\n)"
 
 
-def _with_grads(optimizer: Optimizer, group: dict, *buffers: str, scalars: dict | None = None):
+class _GroupwiseOptimizer(Optimizer):
+    """An optimizer whose ``step`` updates each parameter group on its own: subclasses give the
+    update of one group as ``_update(group)``."""
+
+    @_step
+    def step(self, closure: Callable | None = None):
+        """One update of every parameter that has a gradient; returns the closure's loss."""
+        loss = _evaluate(closure)
+        for group in self.param_groups:
+            self._update(group)
+        return loss
+
+    def _update(self, group: dict) -> None:
+        raise NotImplementedError
+
+
+def _with_grads(optimizer: Optimizer, group: dict, *buffers: str, scalars: dict | None = None,
+                init: Callable | None = None):
     """Each parameter of ``group`` that has a gradient, as ``(param, grad, state, step)``: the
     gradient negated under maximize; on first use the state gets a float32 ``step``, the
-    ``scalars`` as tensors and the ``buffers`` as zeros, in PyTorch's key order; the step counted.
+    ``scalars`` as tensors, the ``buffers`` as zeros and whatever ``init(param, grad, state)``
+    adds, in PyTorch's key order; the step counted.
     """
     from .. import tensor, zeros_like
 
-    for p in group["params"]:
-        grad = p.grad
-        if grad is None:
-            continue
-        if group.get("maximize"):
-            grad = -grad
+    for p, grad in optimizer._grads(group):
         state = optimizer.state[p]
         if not state:
             state["step"] = tensor(0.0)
@@ -228,6 +250,8 @@ def _with_grads(optimizer: Optimizer, group: dict, *buffers: str, scalars: dict 
                 state[name] = tensor(value)
             for name in buffers:
                 state[name] = zeros_like(p)
+            if init is not None:
+                init(p, grad, state)
         yield p, grad, state, state["step"].add_(1).item()
 
 

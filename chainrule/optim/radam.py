@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from .optimizer import (
-    Optimizer,
     _check_adam_family,
     _check_flags,
     _decay,
-    _evaluate,
-    _step,
+    _GroupwiseOptimizer,
     _update_moments,
     _with_grads,
 )
@@ -19,7 +17,7 @@ from .optimizer import (
 __all__ = ["RAdam"]
 
 
-class RAdam(Optimizer):
+class RAdam(_GroupwiseOptimizer):
     """Rectified Adam; ``decoupled_weight_decay=True`` gives RAdamW."""
 
     def __init__(self, params: Iterable, lr: float = 1e-3,
@@ -35,27 +33,22 @@ class RAdam(Optimizer):
                         differentiable=differentiable)
         super().__init__(params, defaults)
 
-    @_step
-    def step(self, closure: Callable | None = None):
-        """One update of every parameter that has a gradient; returns the closure's loss."""
-        loss = _evaluate(closure)
-        for group in self.param_groups:
-            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-            for p, grad, state, step in _with_grads(self, group, "exp_avg", "exp_avg_sq"):
-                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                grad = _decay(p, grad, group)
-                _update_moments(exp_avg, exp_avg_sq, grad, beta1, beta2)
+    def _update(self, group: dict) -> None:
+        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        for p, grad, state, step in _with_grads(self, group, "exp_avg", "exp_avg_sq"):
+            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+            grad = _decay(p, grad, group)
+            _update_moments(exp_avg, exp_avg_sq, grad, beta1, beta2)
 
-                bias_correction1 = 1 - beta1**step
-                bias_correction2 = 1 - beta2**step
-                # rho: length of the approximated simple moving average (the paper's eq. 4-5).
-                rho_inf = 2 / (1 - beta2) - 1
-                rho_t = rho_inf - 2 * step * beta2**step / bias_correction2
-                update = exp_avg / bias_correction1 * lr
-                if rho_t > 5.0:
-                    rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf
-                                     / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
-                    adaptive_lr = math.sqrt(bias_correction2) / (exp_avg_sq.sqrt() + eps)
-                    update = update * adaptive_lr * rect
-                p.sub_(update)
-        return loss
+            bias_correction1 = 1 - beta1**step
+            bias_correction2 = 1 - beta2**step
+            # rho: length of the approximated simple moving average (the paper's eq. 4-5).
+            rho_inf = 2 / (1 - beta2) - 1
+            rho_t = rho_inf - 2 * step * beta2**step / bias_correction2
+            update = exp_avg / bias_correction1 * lr
+            if rho_t > 5.0:
+                rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf
+                                 / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+                adaptive_lr = math.sqrt(bias_correction2) / (exp_avg_sq.sqrt() + eps)
+                update = update * adaptive_lr * rect
+            p.sub_(update)

@@ -2,24 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from .optimizer import (
-    Optimizer,
     _addcdiv_,
     _addcmul_,
     _check_flags,
     _decay,
-    _evaluate,
+    _GroupwiseOptimizer,
     _lerp_,
-    _step,
     _with_grads,
 )
 
 __all__ = ["RMSprop"]
 
 
-class RMSprop(Optimizer):
+class RMSprop(_GroupwiseOptimizer):
     """Divide the gradient by a running root mean square of recent gradients."""
 
     def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99,
@@ -42,31 +40,26 @@ class RMSprop(Optimizer):
                         maximize=maximize, differentiable=differentiable)
         super().__init__(params, defaults)
 
-    @_step
-    def step(self, closure: Callable | None = None):
-        """One update of every parameter that has a gradient; returns the closure's loss."""
-        loss = _evaluate(closure)
-        for group in self.param_groups:
-            lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
-            momentum, centered = group["momentum"], group["centered"]
-            buffers = (("square_avg",) + (("momentum_buffer",) if momentum > 0 else ())
-                       + (("grad_avg",) if centered else ()))
-            for p, grad, state, _ in _with_grads(self, group, *buffers):
-                square_avg = state["square_avg"]
-                grad = _decay(p, grad, group)
-                square_avg.mul_(alpha)
-                _addcmul_(square_avg, grad, grad, 1 - alpha)
-                if centered:
-                    grad_avg = state["grad_avg"]
-                    _lerp_(grad_avg, grad, 1 - alpha)
-                    avg = (square_avg - grad_avg * grad_avg).sqrt() + eps
-                else:
-                    avg = square_avg.sqrt() + eps
-                if momentum > 0:
-                    buf = state["momentum_buffer"]
-                    buf.mul_(momentum)
-                    _addcdiv_(buf, grad, avg)
-                    p.sub_(buf * lr)
-                else:
-                    _addcdiv_(p, grad, avg, -lr)
-        return loss
+    def _update(self, group: dict) -> None:
+        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+        momentum, centered = group["momentum"], group["centered"]
+        buffers = (("square_avg",) + (("momentum_buffer",) if momentum > 0 else ())
+                   + (("grad_avg",) if centered else ()))
+        for p, grad, state, _ in _with_grads(self, group, *buffers):
+            square_avg = state["square_avg"]
+            grad = _decay(p, grad, group)
+            square_avg.mul_(alpha)
+            _addcmul_(square_avg, grad, grad, 1 - alpha)
+            if centered:
+                grad_avg = state["grad_avg"]
+                _lerp_(grad_avg, grad, 1 - alpha)
+                avg = (square_avg - grad_avg * grad_avg).sqrt() + eps
+            else:
+                avg = square_avg.sqrt() + eps
+            if momentum > 0:
+                buf = state["momentum_buffer"]
+                buf.mul_(momentum)
+                _addcdiv_(buf, grad, avg)
+                p.sub_(buf * lr)
+            else:
+                _addcdiv_(p, grad, avg, -lr)

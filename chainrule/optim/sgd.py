@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
-from .optimizer import Optimizer, _check_flags, _evaluate, _step
+from .optimizer import _check_flags, _GroupwiseOptimizer
 
 __all__ = ["SGD"]
 
 
-class SGD(Optimizer):
+class SGD(_GroupwiseOptimizer):
     """Stochastic gradient descent, PyTorch's update rule and defaults."""
 
     def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0,
@@ -30,29 +30,18 @@ class SGD(Optimizer):
                         foreach=foreach, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
 
-    @_step
-    def step(self, closure: Callable | None = None):
-        """One update of every parameter that has a gradient; returns the closure's loss."""
-        loss = _evaluate(closure)
-        for group in self.param_groups:
-            lr, momentum = group["lr"], group["momentum"]
-            dampening, weight_decay = group["dampening"], group["weight_decay"]
-            nesterov, maximize = group["nesterov"], group["maximize"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                if maximize:
-                    grad = -grad
-                if weight_decay != 0:
-                    grad = grad + p * weight_decay
-                if momentum != 0:
-                    state = self.state[p]
-                    buf = state.get("momentum_buffer")
-                    if buf is None:
-                        buf = state["momentum_buffer"] = grad.detach().clone()
-                    else:
-                        buf.mul_(momentum).add_(grad, alpha=1 - dampening)
-                    grad = grad + buf * momentum if nesterov else buf
-                p.sub_(grad * lr)
-        return loss
+    def _update(self, group: dict) -> None:
+        lr, momentum = group["lr"], group["momentum"]
+        dampening, weight_decay = group["dampening"], group["weight_decay"]
+        for p, grad in self._grads(group):
+            if weight_decay != 0:
+                grad = grad + p * weight_decay
+            if momentum != 0:
+                state = self.state[p]
+                buf = state.get("momentum_buffer")
+                if buf is None:
+                    buf = state["momentum_buffer"] = grad.detach().clone()
+                else:
+                    buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+                grad = grad + buf * momentum if group["nesterov"] else buf
+            p.sub_(grad * lr)

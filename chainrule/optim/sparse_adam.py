@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
-from .optimizer import Optimizer, _evaluate, _step
+from .optimizer import _GroupwiseOptimizer
 
 __all__ = ["SparseAdam"]
 
 
-class SparseAdam(Optimizer):
+class SparseAdam(_GroupwiseOptimizer):
     """Adam for sparse gradients; a dense gradient raises PyTorch's error."""
 
     def __init__(self, params: Iterable, lr: float = 1e-3,
@@ -30,13 +30,9 @@ class SparseAdam(Optimizer):
             raise ValueError(f"Complex params at indices {complex_params}: SparseAdam does not "
                              "support complex parameters")
 
-    @_step
-    def step(self, closure: Callable | None = None):
+    def _update(self, group: dict) -> None:
         """Raises for the dense gradients chainrule produces, as PyTorch does."""
-        loss = _evaluate(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is not None:
-                    raise RuntimeError("SparseAdam does not support dense gradients, please "
-                                       "consider Adam instead")
-        return loss
+        for p in group["params"]:
+            if p.grad is not None:
+                raise RuntimeError("SparseAdam does not support dense gradients, please "
+                                   "consider Adam instead")
