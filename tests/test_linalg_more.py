@@ -392,3 +392,11 @@ def test_ldl_singular_and_derivatives_raise_as_torch():
         with pytest.raises(RuntimeError, match="derivative for .*linalg_ldl_solve.* is not "
                                                "implemented"):
             m.linalg.ldl_solve(LD, pivots, B).sum().backward()
+
+
+def test_ldl_solve_broadcasts_a_larger_batch_of_B():
+    A = np.stack([SQ + SQ.T, SQ @ SQ.T])
+    B = RNG.standard_normal((2, 1, 3, 2))
+    X = cr.linalg.ldl_solve(*cr.linalg.ldl_factor(cr.tensor(A)), cr.tensor(B))
+    assert X.shape == (2, 2, 3, 2)
+    np.testing.assert_allclose(A @ X.numpy(), np.broadcast_to(B, (2, 2, 3, 2)), atol=1e-10)
