@@ -1,6 +1,7 @@
 """Factorizations and the solvers built on them: triangular solves, LU (and the solvers and
 inverses that report ``info``), Householder products (geqrf, orgqr, ormqr), condition numbers and
-ranks, and randomized low-rank SVD/PCA.
+ranks, randomized low-rank SVD/PCA, the general eigendecomposition (eig, eigvals) and the
+Bunch-Kaufman LDL factorization (ldl_factor, ldl_solve).
 
 The LU rules follow from differentiating A = P L U: P^T dA = dL U + L dU, so
 L^{-1} P^T dA U^{-1} = L^{-1} dL + dU U^{-1} splits into its strictly lower part (L^{-1} dL, L
