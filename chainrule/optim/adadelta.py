@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .optimizer import _addcmul_, _check_flags, _GroupwiseOptimizer, _with_grads
+from .optimizer import _addcmul_, _check_flags, _check_nonnegative, _GroupwiseOptimizer, _with_grads
 
 __all__ = ["Adadelta"]
 
@@ -16,14 +16,11 @@ class Adadelta(_GroupwiseOptimizer):
                  weight_decay: float = 0, foreach: bool | None = None, *,
                  capturable: bool = False, maximize: bool = False,
                  differentiable: bool = False) -> None:
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_nonnegative(("Invalid learning rate", lr))
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_nonnegative(("Invalid epsilon value", eps),
+                           ("Invalid weight_decay value", weight_decay))
         _check_flags(differentiable, foreach)
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
                         capturable=capturable, foreach=foreach, differentiable=differentiable)

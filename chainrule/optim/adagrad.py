@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .. import full_like, tensor
-from .optimizer import _addcdiv_, _check_flags, _GroupwiseOptimizer
+from .optimizer import _addcdiv_, _check_flags, _check_nonnegative, _GroupwiseOptimizer
 
 __all__ = ["Adagrad"]
 
@@ -17,17 +17,11 @@ class Adagrad(_GroupwiseOptimizer):
                  weight_decay: float = 0, initial_accumulator_value: float = 0,
                  eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
                  differentiable: bool = False, fused: bool | None = None) -> None:
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError("Invalid initial_accumulator_value value: "
-                             f"{initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_nonnegative(("Invalid learning rate", lr),
+                           ("Invalid lr_decay value", lr_decay),
+                           ("Invalid weight_decay value", weight_decay),
+                           ("Invalid initial_accumulator_value value", initial_accumulator_value),
+                           ("Invalid epsilon value", eps))
         _check_flags(differentiable, foreach, fused)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .. import tensor
-from .optimizer import _check_flags, _GroupwiseOptimizer, _with_grads
+from .optimizer import _check_flags, _check_nonnegative, _GroupwiseOptimizer, _with_grads
 
 __all__ = ["ASGD"]
 
@@ -17,10 +17,8 @@ class ASGD(_GroupwiseOptimizer):
                  alpha: float = 0.75, t0: float = 1e6, weight_decay: float = 0,
                  foreach: bool | None = None, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False) -> None:
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_nonnegative(("Invalid learning rate", lr),
+                           ("Invalid weight_decay value", weight_decay))
         _check_flags(differentiable, foreach)
         defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
                         foreach=foreach, maximize=maximize, differentiable=differentiable,

@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable
 
 from .. import Tensor, zeros_like
-from .optimizer import _GroupwiseOptimizer
+from .optimizer import _check_nonnegative, _GroupwiseOptimizer
 
 __all__ = ["Muon"]
 
@@ -48,12 +48,9 @@ class Muon(_GroupwiseOptimizer):
                  ns_coefficients: tuple[float, float, float] = (3.4445, -4.775, 2.0315),
                  eps: float = 1e-07, ns_steps: int = 5,
                  adjust_lr_fn: str | None = None) -> None:
-        if not 0.0 <= lr:
-            raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"momentum should be >= 0 but is: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"weight decay should be >= 0 but is: {weight_decay}")
+        _check_nonnegative(("Learning rate should be >= 0 but is", lr),
+                           ("momentum should be >= 0 but is", momentum),
+                           ("weight decay should be >= 0 but is", weight_decay))
         if adjust_lr_fn is not None and adjust_lr_fn not in ("original", "match_rms_adamw"):
             raise ValueError(f"Adjust learning rate function {adjust_lr_fn} is not supported")
         defaults = dict(lr=lr, weight_decay=weight_decay, momentum=momentum, nesterov=nesterov,

@@ -55,15 +55,18 @@ def _check_flags(differentiable: bool, foreach: bool | None = None,
 def _check_adam_family(lr: float, betas: tuple[float, float], eps: float,
                        weight_decay: float) -> None:
     """The argument checks Adam, AdamW, Adamax, NAdam and RAdam share."""
-    if not 0.0 <= lr:
-        raise ValueError(f"Invalid learning rate: {lr}")
-    if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
+    _check_nonnegative(("Invalid learning rate", lr), ("Invalid epsilon value", eps))
     for i, beta in enumerate(betas):
         if not 0.0 <= beta < 1.0:
             raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
-    if not 0.0 <= weight_decay:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+    _check_nonnegative(("Invalid weight_decay value", weight_decay))
+
+
+def _check_nonnegative(*checks: tuple[str, float]) -> None:
+    """ValueError ``'<message>: <value>'`` for the first value that is not >= 0 (NaN included)."""
+    for message, value in checks:
+        if not 0.0 <= value:
+            raise ValueError(f"{message}: {value}")
 
 
 class Optimizer:

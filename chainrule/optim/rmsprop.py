@@ -8,6 +8,7 @@ from .optimizer import (
     _addcdiv_,
     _addcmul_,
     _check_flags,
+    _check_nonnegative,
     _decay,
     _GroupwiseOptimizer,
     _lerp_,
@@ -24,16 +25,11 @@ class RMSprop(_GroupwiseOptimizer):
                  eps: float = 1e-8, weight_decay: float = 0, momentum: float = 0,
                  centered: bool = False, capturable: bool = False, foreach: bool | None = None,
                  maximize: bool = False, differentiable: bool = False) -> None:
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        _check_nonnegative(("Invalid learning rate", lr),
+                           ("Invalid epsilon value", eps),
+                           ("Invalid momentum value", momentum),
+                           ("Invalid weight_decay value", weight_decay),
+                           ("Invalid alpha value", alpha))
         _check_flags(differentiable, foreach)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
                         weight_decay=weight_decay, capturable=capturable, foreach=foreach,
