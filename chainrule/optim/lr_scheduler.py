@@ -123,6 +123,23 @@ class LRScheduler:
         self.__dict__.update(state_dict)
 
 
+class _FactorLR(LRScheduler):
+    """A chained schedule that multiplies the current lrs by one factor per epoch: subclasses
+    give it as ``_factor()``, None where the lrs stay as they are."""
+
+    def get_lr(self) -> list:
+        """The current lrs times this epoch's factor."""
+        self._warn_if_outside_step()
+        groups = self.optimizer.param_groups
+        factor = self._factor()
+        if factor is None:
+            return [group["lr"] for group in groups]
+        return [group["lr"] * factor for group in groups]
+
+    def _factor(self) -> float | None:
+        raise NotImplementedError
+
+
 def _lambdas(optimizer: Optimizer, lr_lambda) -> list:
     n = len(optimizer.param_groups)
     if isinstance(lr_lambda, (list, tuple)):
@@ -196,7 +213,7 @@ class MultiplicativeLR(LRScheduler):
     load_state_dict = LambdaLR.load_state_dict
 
 
-class StepLR(LRScheduler):
+class StepLR(_FactorLR):
     """Multiply the lr by gamma every ``step_size`` epochs."""
 
     def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
@@ -205,20 +222,18 @@ class StepLR(LRScheduler):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list:
-        """The current lrs, times gamma at each multiple of step_size."""
-        self._warn_if_outside_step()
-        groups = self.optimizer.param_groups
+    def _factor(self) -> float | None:
+        """gamma at each multiple of step_size."""
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
-            return [group["lr"] for group in groups]
-        return [group["lr"] * self.gamma for group in groups]
+            return None
+        return self.gamma
 
     def _get_closed_form_lr(self) -> list:
         return [base_lr * self.gamma ** (self.last_epoch // self.step_size)
                 for base_lr in self.base_lrs]
 
 
-class MultiStepLR(LRScheduler):
+class MultiStepLR(_FactorLR):
     """Multiply the lr by gamma at each milestone epoch (repeated milestones count twice)."""
 
     def __init__(self, optimizer: Optimizer, milestones: Sequence[int], gamma: float = 0.1,
@@ -227,33 +242,27 @@ class MultiStepLR(LRScheduler):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list:
-        """The current lrs, times gamma ** (times this epoch is a milestone)."""
-        self._warn_if_outside_step()
-        groups = self.optimizer.param_groups
+    def _factor(self) -> float | None:
+        """gamma ** (times this epoch is a milestone)."""
         if self.last_epoch not in self.milestones:
-            return [group["lr"] for group in groups]
-        return [group["lr"] * self.gamma ** self.milestones[self.last_epoch] for group in groups]
+            return None
+        return self.gamma ** self.milestones[self.last_epoch]
 
     def _get_closed_form_lr(self) -> list:
         passed = bisect_right(sorted(self.milestones.elements()), self.last_epoch)
         return [base_lr * self.gamma**passed for base_lr in self.base_lrs]
 
 
-class ExponentialLR(LRScheduler):
+class ExponentialLR(_FactorLR):
     """Multiply the lr by gamma every epoch."""
 
     def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list:
-        """The current lrs times gamma (unchanged at construction)."""
-        self._warn_if_outside_step()
-        groups = self.optimizer.param_groups
-        if self._is_initial:
-            return [group["lr"] for group in groups]
-        return [group["lr"] * self.gamma for group in groups]
+    def _factor(self) -> float | None:
+        """gamma (the lrs unchanged at construction)."""
+        return None if self._is_initial else self.gamma
 
     def _get_closed_form_lr(self) -> list:
         return [base_lr * self.gamma**self.last_epoch for base_lr in self.base_lrs]
@@ -289,7 +298,7 @@ class CosineAnnealingLR(LRScheduler):
                 for base_lr in self.base_lrs]
 
 
-class ConstantLR(LRScheduler):
+class ConstantLR(_FactorLR):
     """Multiply the lr by a constant factor until epoch total_iters."""
 
     def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
@@ -300,22 +309,20 @@ class ConstantLR(LRScheduler):
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list:
-        """The current lrs: times factor at epoch 0, divided by it at epoch total_iters."""
-        self._warn_if_outside_step()
-        groups = self.optimizer.param_groups
+    def _factor(self) -> float | None:
+        """factor at epoch 0, its inverse at epoch total_iters."""
         if self.last_epoch == 0:
-            return [group["lr"] * self.factor for group in groups]
+            return self.factor
         if self.last_epoch != self.total_iters:
-            return [group["lr"] for group in groups]
-        return [group["lr"] * (1.0 / self.factor) for group in groups]
+            return None
+        return 1.0 / self.factor
 
     def _get_closed_form_lr(self) -> list:
         after = self.last_epoch >= self.total_iters
         return [base_lr * (self.factor + after * (1 - self.factor)) for base_lr in self.base_lrs]
 
 
-class LinearLR(LRScheduler):
+class LinearLR(_FactorLR):
     """Scale the lr linearly from start_factor to end_factor over total_iters epochs."""
 
     def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3,
@@ -330,18 +337,15 @@ class LinearLR(LRScheduler):
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list:
-        """The current lrs times the ratio of this epoch's factor to the previous one's."""
-        self._warn_if_outside_step()
-        groups = self.optimizer.param_groups
+    def _factor(self) -> float | None:
+        """The ratio of this epoch's factor to the previous one's."""
         if self.last_epoch == 0:
-            return [group["lr"] * self.start_factor for group in groups]
+            return self.start_factor
         if self._is_initial or self.last_epoch > self.total_iters:
-            return [group["lr"] for group in groups]
+            return None
         change = self.end_factor - self.start_factor
-        ratio = 1.0 + change / (self.total_iters * self.start_factor
-                                + (self.last_epoch - 1) * change)
-        return [group["lr"] * ratio for group in groups]
+        return 1.0 + change / (self.total_iters * self.start_factor
+                               + (self.last_epoch - 1) * change)
 
     def _get_closed_form_lr(self) -> list:
         progress = min(self.total_iters, self.last_epoch) / self.total_iters
@@ -349,7 +353,7 @@ class LinearLR(LRScheduler):
                 for base_lr in self.base_lrs]
 
 
-class PolynomialLR(LRScheduler):
+class PolynomialLR(_FactorLR):
     """Decay the lr as (1 - epoch / total_iters) ** power, reaching zero at total_iters."""
 
     def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0,
@@ -358,15 +362,12 @@ class PolynomialLR(LRScheduler):
         self.power = power
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list:
-        """The current lrs times the ratio of this epoch's decay to the previous one's."""
-        self._warn_if_outside_step()
-        groups = self.optimizer.param_groups
+    def _factor(self) -> float | None:
+        """The ratio of this epoch's decay to the previous one's."""
         if self._is_initial or self.last_epoch > self.total_iters:
-            return [group["lr"] for group in groups]
-        factor = ((1.0 - self.last_epoch / self.total_iters)
-                  / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
-        return [group["lr"] * factor for group in groups]
+            return None
+        return ((1.0 - self.last_epoch / self.total_iters)
+                / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
 
     def _get_closed_form_lr(self) -> list:
         left = 1.0 - min(self.total_iters, self.last_epoch) / self.total_iters
