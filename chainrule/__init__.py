@@ -62,6 +62,7 @@ from .autograd.anomaly_mode import (
 )
 from .autograd.grad_mode import is_inference_mode_enabled
 from .ops import FUNCTIONS as _FUNCTIONS
+from .ops import _out
 from .ops._registry import REGISTRY as _REGISTRY
 from .serialization import load, save
 from .tensor import Size, Tensor
@@ -72,7 +73,9 @@ half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
 cfloat, cdouble = complex64, complex128
 
-globals().update(_FUNCTIONS)
+# torch.<name>(..., out=t) for the names PyTorch gives out= (methods stay as they are)
+globals().update({_name: _out.with_out(_name, _fn) if _name in _out.TORCH else _fn
+                  for _name, _fn in _FUNCTIONS.items()})
 autograd.graph.add_saved_attributes(_REGISTRY.values())  # grad_fn._saved_<name> of every op
 
 

@@ -10,7 +10,6 @@ from . import complex, decomposition, elementwise, indexing, linalg, reduction, 
 # isort: split
 # The nn families after the core ones (their records come later in docs/ops.md).
 from . import (
-    _out,
     activation,
     convolution,
     distance,
@@ -61,9 +60,6 @@ for _family in FAMILIES:
     FUNCTIONS.update(_family.FUNCTIONS)
     for _name, _fn in _family.METHODS.items():
         setattr(Tensor, _name, _fn)
-# torch.<name>(..., out=t) for the names PyTorch gives out= (methods stay as they are)
-FUNCTIONS.update({_name: _out.with_out(_name, FUNCTIONS[_name])
-                  for _name in _out.TORCH & FUNCTIONS.keys()})
 
 
 def _inplace_method(op):

@@ -7,6 +7,13 @@ from __future__ import annotations
 
 from ._spec import POSITIVE, REAL, Const, OpRow, S, T
 
+FLAGS = Const([[0.5, -1.0], [2.0, 0.0]])  # fixed values: Python results do not batch
+
+
+def _flag(name: str, call) -> OpRow:
+    """A predicate's row: its bool result wrapped as a tensor."""
+    return OpRow(name, call, (S(FLAGS),), orders=(), grad_fn=False, records=())
+
 PAIR = (S((3, 4), (3, 4)), S((5,), (5,)), S((2, 3), (3,)))
 AWAY = (S(T((3, 4), POSITIVE), (3, 4)), S(T((5,), POSITIVE), (5,)))  # |z| > 0: smooth
 
@@ -34,9 +41,30 @@ ROWS = [
     OpRow("sgn", lambda m, x, y: m.view_as_real(m.sgn(_z(m, x, y))), AWAY,
           records=("complex", "sgn")),
     OpRow("sgn", lambda m, x: m.sgn(x), (S((3, 4)),), variant="real", domain=REAL,
-          records=("sgn",)),
+          records=("sgn",), inplace={"sgn_": lambda x: x.sgn_()}),
     OpRow("abs", lambda m, x, y: m.abs(_z(m, x, y)), AWAY, variant="complex",
           records=("complex", "abs")),
     OpRow("isreal", lambda m, x: m.isreal(x), (S(Const([1.0, 2.0])),), orders=(),
           records=("isreal",)),
+    OpRow("conj_physical", lambda m, x, y: m.view_as_real(m.conj_physical(_z(m, x, y))), PAIR,
+          records=("complex", "conj", "view_as_real")),
+    # on a real tensor conj_physical_ records nothing here (PyTorch: ConjPhysicalBackward1)
+    OpRow("conj_physical", lambda m, x: m.conj_physical(x) * 2, (S((3, 4)),), variant="real",
+          records=(), grad_fn=False, inplace={"conj_physical_": lambda x: x.conj_physical_()}),
+    OpRow("Tensor.conj_physical", lambda m, x, y: m.view_as_real(_z(m, x, y).conj_physical()),
+          PAIR, records=("complex", "conj", "view_as_real")),
+    OpRow("resolve_conj", lambda m, x, y: m.view_as_real(m.resolve_conj(_z(m, x, y))), PAIR,
+          records=("complex", "view_as_real")),
+    OpRow("Tensor.resolve_conj", lambda m, x, y: m.view_as_real(_z(m, x, y).resolve_conj()),
+          PAIR, records=("complex", "view_as_real")),
+    OpRow("resolve_neg", lambda m, x: m.resolve_neg(x) * 2, (S((3, 4)),), records=()),
+    OpRow("Tensor.resolve_neg", lambda m, x: x.resolve_neg() * 2, (S((3, 4)),), records=()),
+    OpRow("Tensor.sgn", lambda m, x, y: m.view_as_real(_z(m, x, y).sgn()), AWAY,
+          records=("complex", "sgn")),
+    _flag("is_complex", lambda m, x: m.tensor([m.is_complex(x), m.is_complex(x * 1j)])),
+    _flag("Tensor.is_complex", lambda m, x: m.tensor([x.is_complex(), (x * 1j).is_complex()])),
+    _flag("is_conj", lambda m, x: m.tensor(m.is_conj(x * 1j))),
+    _flag("Tensor.is_conj", lambda m, x: m.tensor((x * 1j).is_conj())),
+    _flag("is_neg", lambda m, x: m.tensor(m.is_neg(x))),
+    _flag("Tensor.is_neg", lambda m, x: m.tensor(x.is_neg())),
 ]
