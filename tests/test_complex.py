@@ -225,3 +225,11 @@ def test_printing_large_and_scalar():
     a = np.arange(2000).reshape(40, 50) * (1 - 1j)
     assert repr(cr.tensor(a)) == repr(torch.tensor(a))
     assert repr(cr.tensor(3 + 4j)) == repr(torch.tensor(3 + 4j))
+
+
+@pytest.mark.parametrize("attr", ["mH", "H"])
+def test_conjugate_transposes(attr):
+    z = _complex(3, 4) if attr == "H" else _complex(2, 3, 4)
+    _check(lambda x: getattr(x, attr) * 1, lambda x: getattr(x, attr) * 1, [z])
+    with pytest.raises(RuntimeError, match="tensor.H is only supported on matrices"):
+        _ = cr.ones(2, 2, 2).H

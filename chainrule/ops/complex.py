@@ -126,6 +126,13 @@ def _sgn_grad(g, input, out):
     return (g - (g * out.conj()).real * out) / safe * (magnitude != 0)
 
 
+def _conj_transpose(input: Tensor) -> Tensor:
+    if input.dim() not in (0, 2):
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
+                           f"{input.dim()}-D tensor.")
+    return conj(input.T) if input.dim() == 2 else input
+
+
 # ---- functions -------------------------------------------------------------------------------
 
 
@@ -223,5 +230,9 @@ METHODS = {name: FUNCTIONS[name] for name in (
     "isreal", "angle", "sgn")}
 METHODS["conj_physical_"] = lambda self: apply_inplace(CONJ, self) if self.is_complex() else self
 METHODS["sgn_"] = lambda self: apply_inplace(SGN, self)
+METHODS["mH"] = property(lambda self: conj(self.mT), doc="The conjugate transpose of the last "
+                                                             "two dims.")
+METHODS["H"] = property(lambda self: _conj_transpose(self), doc="The conjugate transpose of a "
+                                                                 "matrix.")
 METHODS["real"] = property(real, lambda self, value: real(self).copy_(value))
 METHODS["imag"] = property(imag, lambda self, value: imag(self).copy_(value))
