@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 import traceback
 import warnings
 import weakref
@@ -29,6 +30,9 @@ from chainrule.autograd.graph import (
     _make_saved_tensor,
     saved_tensors_hooks,
 )
+
+# chainrule's own files (by the package's path: a user's checkout may be named chainrule too)
+_PACKAGE = os.path.dirname(os.path.abspath(chainrule.__file__)) + os.sep
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
            "check_backward_validity", "detach_variable", "noop_context_fn",
@@ -223,7 +227,7 @@ class _CheckpointFrame:
     def log(self, phase: int, x) -> None:
         if self.debug_logs is not None:
             frames = [f for f in traceback.extract_stack()[:-3]
-                      if "/chainrule/" not in f.filename.replace("\\", "/")]
+                      if not f.filename.startswith(_PACKAGE)]
             where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "?"
             self.debug_logs[phase].append(
                 f"{x.grad_fn.name() if x.grad_fn is not None else 'leaf'} "
