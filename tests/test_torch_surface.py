@@ -408,3 +408,177 @@ def test_stft_istft_against_torch():
     _raises_alike(lambda m: m.istft(m.ones(5, 3), 8))
     with pytest.warns(UserWarning, match="A window was not provided"):
         chainrule.stft(x, 8, return_complex=True)
+
+
+# ---- the functional recurrent kernels: torch.lstm_cell(...), torch.lstm(...) and kin ----------
+
+_GATES = {"rnn_tanh": 1, "rnn_relu": 1, "lstm": 4, "gru": 3}
+
+
+def _rnn_arrays(mode, input_shape, hidden, layers, directions, biases, proj=0, batch=None):
+    """Seeded input, initial states (layers x directions, batch, size) and flat weights in
+    PyTorch's order."""
+    rng = np.random.default_rng(11)
+    gates, out = _GATES[mode] * hidden, proj or hidden
+    arrays = [rng.uniform(-1.0, 1.0, input_shape)]
+    batch = batch or (input_shape[1] if len(input_shape) == 3 else input_shape[0])
+    arrays.append(rng.uniform(-1.0, 1.0, (layers * directions, batch, out)))
+    if mode == "lstm":
+        arrays.append(rng.uniform(-1.0, 1.0, (layers * directions, batch, hidden)))
+    for layer in range(layers):
+        for _ in range(directions):
+            size = input_shape[-1] if layer == 0 else out * directions
+            arrays += [rng.uniform(-0.6, 0.6, (gates, size)), rng.uniform(-0.6, 0.6, (gates, out))]
+            if biases:
+                arrays += [rng.uniform(-0.6, 0.6, (gates,)), rng.uniform(-0.6, 0.6, (gates,))]
+            if proj:
+                arrays.append(rng.uniform(-0.6, 0.6, (proj, hidden)))
+    return arrays
+
+
+def _flat_call(mode, layers, bidirectional, biases, batch_first):
+    states = 2 if mode == "lstm" else 1
+
+    def call(m, x, *rest):
+        hx = tuple(rest[:states]) if mode == "lstm" else rest[0]
+        return getattr(m, mode)(x, hx, list(rest[states:]), biases, layers, 0.0, False,
+                                bidirectional, batch_first)
+    return call
+
+
+@pytest.mark.parametrize("mode", ["rnn_tanh", "rnn_relu", "lstm", "gru"])
+@pytest.mark.parametrize("layers, bidirectional, biases, batch_first",
+                         [(1, False, True, False), (2, True, True, False), (2, False, False, True),
+                          (1, True, False, True)])
+def test_flat_recurrent_kernels(mode, layers, bidirectional, biases, batch_first):
+    directions = 2 if bidirectional else 1
+    shape = (3, 4, 5) if batch_first else (4, 3, 5)  # 4 steps, batch 3, 5 features
+    arrays = _rnn_arrays(mode, (4, 3, 5), 6, layers, directions, biases)
+    if batch_first:
+        arrays[0] = np.ascontiguousarray(arrays[0].transpose(1, 0, 2))
+    assert arrays[0].shape == shape
+    call = _flat_call(mode, layers, bidirectional, biases, batch_first)
+    ours, our_grads = _grads(chainrule, call, arrays)
+    theirs, their_grads = _grads(torch, call, arrays)
+    assert len(theirs) == (3 if mode == "lstm" else 2)
+    _close(ours, theirs)
+    _close(our_grads, their_grads)
+    # the final states' gradients too (the output alone does not reach h_n of the last layer)
+    for lib, got in ((chainrule, []), (torch, [])):
+        tensors = [lib.from_numpy(a.copy()).requires_grad_() for a in arrays]
+        out = call(lib, *tensors)
+        got.extend(lib.autograd.grad(sum((o * o).sum() for o in out[1:]), tensors))
+        if lib is chainrule:
+            ours_final = got
+        else:
+            _close(ours_final, got)
+
+
+def test_lstm_with_projections():
+    arrays = _rnn_arrays("lstm", (4, 2, 3), 5, 2, 2, True, proj=2)
+    call = _flat_call("lstm", 2, True, True, False)
+    ours, our_grads = _grads(chainrule, call, arrays)
+    theirs, their_grads = _grads(torch, call, arrays)
+    _close(ours, theirs)
+    _close(our_grads, their_grads)
+
+
+@pytest.mark.parametrize("mode", ["rnn_tanh", "rnn_relu", "lstm", "gru"])
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_packed_recurrent_kernels(mode, bidirectional):
+    lengths = [4, 3, 1]  # batch sorted by length, as pack_padded_sequence leaves it
+    batch_sizes = [sum(n > t for n in lengths) for t in range(max(lengths))]
+    directions = 2 if bidirectional else 1
+    arrays = _rnn_arrays(mode, (sum(lengths), 5), 6, 2, directions, True, batch=len(lengths))
+    states = 2 if mode == "lstm" else 1
+
+    def call(m, data, *rest):
+        hx = tuple(rest[:states]) if mode == "lstm" else rest[0]
+        sizes = m.tensor(batch_sizes)
+        return getattr(m, mode)(data, sizes, hx, list(rest[states:]), True, 2, 0.0, False,
+                                bidirectional)
+
+    ours, our_grads = _grads(chainrule, call, arrays)
+    theirs, their_grads = _grads(torch, call, arrays)
+    _close(ours, theirs)
+    _close(our_grads, their_grads)
+
+
+@pytest.mark.parametrize("mode", ["rnn_tanh", "rnn_relu", "lstm", "gru"])
+@pytest.mark.parametrize("biases", [True, False])
+@pytest.mark.parametrize("batched", [True, False])
+def test_recurrent_cells(mode, biases, batched):
+    arrays = _rnn_arrays(mode, (3, 4) if batched else (4,), 5, 1, 1, biases)
+    arrays[1:3 if mode == "lstm" else 2] = [a[0] if batched else a[0, 0]
+                                            for a in arrays[1:3 if mode == "lstm" else 2]]
+    states = 2 if mode == "lstm" else 1
+
+    def call(m, x, *rest):
+        hx = tuple(rest[:states]) if mode == "lstm" else rest[0]
+        return getattr(m, mode + "_cell")(x, hx, *rest[states:])
+
+    if batched:  # torch's own top-level cells reject unbatched input
+        theirs, their_grads = _grads(torch, call, arrays)
+    else:
+        module = {"rnn_tanh": torch.nn.RNNCell, "rnn_relu": torch.nn.RNNCell,
+                  "lstm": torch.nn.LSTMCell, "gru": torch.nn.GRUCell}[mode]
+        theirs = None
+    ours, our_grads = _grads(chainrule, call, arrays)
+    if theirs is None:
+        cell = module(4, 5, bias=biases, dtype=torch.float64, **(
+            {"nonlinearity": mode[4:]} if mode.startswith("rnn") else {}))
+        names = ["weight_ih", "weight_hh"] + (["bias_ih", "bias_hh"] if biases else [])
+        with torch.no_grad():
+            for name, a in zip(names, arrays[1 + states:]):
+                getattr(cell, name).copy_(torch.from_numpy(a))
+        x = torch.from_numpy(arrays[0])
+        hx = tuple(torch.from_numpy(a) for a in arrays[1:1 + states])
+        theirs = cell(x, hx if mode == "lstm" else hx[0])
+    else:
+        _close(our_grads, their_grads)
+    _close(ours, theirs)
+
+
+def test_lstm_cell_gradcheck():
+    arrays = _rnn_arrays("lstm", (2, 3), 4, 1, 1, True)
+    arrays[1:3] = [a[0] for a in arrays[1:3]]
+    tensors = [chainrule.from_numpy(a).requires_grad_() for a in arrays]
+
+    def f(x, h, c, *weights):
+        return chainrule.lstm_cell(x, (h, c), *weights)
+
+    assert chainrule.autograd.gradcheck(f, tensors)
+    assert chainrule.autograd.gradgradcheck(f, tensors)
+
+
+def test_size_arguments_by_keyword():
+    x, tx = _both(np.arange(12.0).reshape(3, 4))
+    calls = [
+        lambda m, t: m.permute(t, dims=(1, 0)),
+        lambda m, t: m.permute(input=t, dims=[1, 0]),
+        lambda m, t: t.permute(dims=(1, 0)),
+        lambda m, t: t.permute(1, 0),
+        lambda m, t: m.reshape(t, shape=(2, 6)),
+        lambda m, t: t.reshape(shape=[-1]),
+        lambda m, t: t.reshape(6, 2),
+        lambda m, t: m.tile(t, dims=(2,)),
+        lambda m, t: t.tile(dims=(2, 1, 1)),
+        lambda m, t: t.tile(2, 1),
+        lambda m, t: t.clone().copy_(other=t * 2),
+        lambda m, t: t.clone().copy_(t[0] + 1, True),
+    ]
+    for call in calls:
+        _same(call(chainrule, x), call(torch, tx))
+    errors = [
+        lambda m: m.ones(2, 3).permute(1, 0, dims=(1, 0)),
+        lambda m: m.permute(m.ones(2, 3), (1, 0), dims=(1, 0)),
+        lambda m: m.ones(2, 3).reshape(6, shape=(6,)),
+        lambda m: m.reshape(m.ones(2, 3), (6,), shape=(6,)),
+        lambda m: m.ones(2, 3).tile((2,), dims=(2,)),
+        lambda m: m.ones(3).permute(dims=0),
+        lambda m: m.ones(2, 3).reshape(shape=6),
+        lambda m: m.tile(m.ones(2, 3), dims=2),
+    ]
+    for call in errors:
+        _raises_alike(call)
+    _raises_alike(lambda m: m.ones(2).copy_(src=m.ones(2)), same_message=False)  # Python's words

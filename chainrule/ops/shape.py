@@ -595,8 +595,8 @@ def _zero_(self) -> Tensor:
     return apply_inplace(ZERO_, self, 0)
 
 
-def _copy_(self, src, non_blocking: bool = False) -> Tensor:
-    return apply_inplace(COPY, self, src)
+def _copy_(self, other, non_blocking: bool = False) -> Tensor:
+    return apply_inplace(COPY, self, other)
 
 
 COPY = defop(
@@ -687,9 +687,21 @@ def _view_dtype(input, to) -> Tensor:
     return out
 
 
-def reshape(input, *shape) -> Tensor:
+def _size_keyword(op: str, name: str, value, given: tuple) -> tuple:
+    """The keyword form of a size argument (``x.reshape(shape=(2, 3))``), as ``*args`` would be."""
+    if given:
+        raise TypeError(f"{op}() got multiple values for argument '{name}'")
+    if not isinstance(value, (tuple, list)):
+        raise TypeError(
+            f"{op}(): argument '{name}' must be tuple of ints, not {type(value).__name__}")
+    return (value,)
+
+
+def reshape(input, *sizes, shape=None) -> Tensor:
     """The data with a new shape: a view when possible, else a copy."""
-    shape = _infer_shape(size_tuple(shape), input._data.size)
+    if shape is not None:
+        sizes = _size_keyword("reshape", "shape", shape, sizes)
+    shape = _infer_shape(size_tuple(sizes), input._data.size)
     return apply(VIEW if _viewable(input._data, shape) else UNSAFE_VIEW, input, shape=shape)
 
 
@@ -761,9 +773,11 @@ def t(input) -> Tensor:
     return apply(T, input)
 
 
-def permute(input, *dims) -> Tensor:
+def permute(input, *order, dims=None) -> Tensor:
     """Reorder the dims."""
-    dims = size_tuple(dims)
+    if dims is not None:
+        order = _size_keyword("permute", "dims", dims, order)
+    dims = size_tuple(order)
     ndim = input._data.ndim
     if len(dims) != ndim:
         raise RuntimeError(
@@ -1083,9 +1097,11 @@ def repeat(input, *sizes) -> Tensor:
     return apply(REPEAT, input, repeats=repeats)
 
 
-def tile(input, *dims) -> Tensor:
+def tile(input, *reps, dims=None) -> Tensor:
     """``repeat`` with ``dims`` padded with leading ones to the tensor's number of dims."""
-    reps = size_tuple(dims)
+    if dims is not None:
+        reps = _size_keyword("tile", "dims", dims, reps)
+    reps = size_tuple(reps)
     return repeat(input, (1,) * (input._data.ndim - len(reps)) + reps)
 
 
