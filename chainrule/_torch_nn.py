@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from ._backend import as_dtype
 from .nn import functional as F
+from .nn.rnn import _gru_step, _input_projection, _lstm_step, _rnn_step
 from .ops import reduction as _reduction
+from .ops import shape as _shape
 from .tensor import Tensor
 
 __all__ = [
@@ -18,7 +20,8 @@ __all__ = [
     "adaptive_max_pool1d", "max_pool1d_with_indices", "native_layer_norm", "native_batch_norm",
     "native_group_norm", "native_dropout", "native_channel_shuffle",
     "feature_dropout", "norm_except_dim", "frobenius_norm", "channel_shuffle", "alpha_dropout",
-    "feature_alpha_dropout",
+    "feature_alpha_dropout", "rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell",
+    "rnn_tanh", "rnn_relu", "lstm", "gru",
 ]
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
@@ -242,6 +245,122 @@ def alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
 def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
     """alpha_dropout of whole channels."""
     return F.feature_alpha_dropout(input, p, train)
+
+
+# ---- recurrent kernels: the step math of chainrule.nn.rnn over explicit weights ----------------
+
+
+def rnn_tanh_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih=None,
+                  b_hh=None) -> Tensor:
+    """One Elman RNN step: tanh(input w_ihᵀ + b_ih + hx w_hhᵀ + b_hh)."""
+    return _rnn_step(_input_projection(input, w_ih, b_ih), hx, w_hh, b_hh, "tanh")
+
+
+def rnn_relu_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih=None,
+                  b_hh=None) -> Tensor:
+    """One Elman RNN step with relu: relu(input w_ihᵀ + b_ih + hx w_hhᵀ + b_hh)."""
+    return _rnn_step(_input_projection(input, w_ih, b_ih), hx, w_hh, b_hh, "relu")
+
+
+def lstm_cell(input: Tensor, hx, w_ih: Tensor, w_hh: Tensor, b_ih=None,
+              b_hh=None) -> tuple[Tensor, Tensor]:
+    """One LSTM step; hx is (h, c), returns the new (h, c)."""
+    h, c = hx
+    return _lstm_step(_input_projection(input, w_ih, b_ih), h, c, w_hh, b_hh)
+
+
+def gru_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih=None,
+             b_hh=None) -> Tensor:
+    """One GRU step."""
+    return _gru_step(_input_projection(input, w_ih, b_ih), hx, w_hh, b_hh)
+
+
+def _recurrent(mode: str, args: tuple) -> tuple:
+    """The multi-layer recurrence over flat weights, padded (input, hx, params, has_biases,
+    num_layers, dropout, train, bidirectional, batch_first) or packed (data, batch_sizes, hx,
+    params, has_biases, num_layers, dropout, train, bidirectional)."""
+    if len(args) != 9:
+        raise TypeError(f"{mode}() takes 9 positional arguments but {len(args)} were given")
+    packed = isinstance(args[1], Tensor) and args[1].dim() == 1
+    if packed:
+        x, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional = args
+        sizes = [int(b) for b in batch_sizes.tolist()]
+        batch_first = False
+    else:
+        x, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first = args
+        sizes = None
+        if batch_first:
+            x = x.transpose(0, 1)
+    states = [hx] if isinstance(hx, Tensor) else list(hx)
+    directions = 2 if bidirectional else 1
+    per = len(params) // (num_layers * directions)
+    join = _shape.stack if sizes is None else _shape.cat
+    finals: list[list[Tensor]] = [[] for _ in states]
+    for layer in range(num_layers):
+        if layer > 0 and dropout > 0 and train:
+            x = F.dropout(x, dropout, True)
+        outs = []
+        for direction in range(directions):
+            k = layer * directions + direction
+            w = list(params[k * per:(k + 1) * per])
+            w_ih, w_hh = w[0], w[1]
+            b_ih, b_hh = (w[2], w[3]) if has_biases else (None, None)
+            w_hr = w[4 if has_biases else 2] if len(w) > 2 + 2 * has_biases else None
+            out, last = _run_direction(mode, _input_projection(x, w_ih, b_ih),
+                                       [s[k] for s in states], w_hh, b_hh, w_hr,
+                                       direction == 1, sizes)
+            outs.append(join(out, 0))
+            for final, s in zip(finals, last):
+                final.append(s)
+        x = outs[0] if directions == 1 else _shape.cat(outs, -1)
+    if batch_first:
+        x = x.transpose(0, 1)
+    return (x, *(_shape.stack(f, 0) for f in finals))
+
+
+def _run_direction(mode: str, gi: Tensor, states: list, w_hh, b_hh, w_hr, reverse: bool,
+                   sizes) -> tuple[list, list]:
+    """One layer in one direction; packed, only a step's first ``sizes[t]`` states advance."""
+    steps = gi.unbind(0) if sizes is None else gi.split(sizes)
+    outputs = []
+    for step in reversed(steps) if reverse else steps:
+        n = step.shape[0]
+        current = states if n == states[0].shape[0] else [s[:n] for s in states]
+        if mode == "lstm":
+            new = list(_lstm_step(step, current[0], current[1], w_hh, b_hh, w_hr))
+        elif mode == "gru":
+            new = [_gru_step(step, current[0], w_hh, b_hh)]
+        else:
+            new = [_rnn_step(step, current[0], w_hh, b_hh, mode[4:])]
+        states = new if n == states[0].shape[0] else [
+            _shape.cat([a, s[n:]]) for a, s in zip(new, states)]
+        outputs.append(states[0][:n])
+    if reverse:
+        outputs.reverse()
+    return outputs, states
+
+
+def rnn_tanh(*args) -> tuple[Tensor, Tensor]:
+    """(output, h_n) of a multi-layer tanh RNN over flat weights (see _recurrent)."""
+    return _recurrent("rnn_tanh", args)
+
+
+def rnn_relu(*args) -> tuple[Tensor, Tensor]:
+    """(output, h_n) of a multi-layer relu RNN over flat weights."""
+    return _recurrent("rnn_relu", args)
+
+
+def lstm(*args) -> tuple[Tensor, Tensor, Tensor]:
+    """(output, h_n, c_n) of a multi-layer LSTM over flat weights; hx is (h_0, c_0)."""
+    return _recurrent("lstm", args)
+
+
+def gru(*args) -> tuple[Tensor, Tensor]:
+    """(output, h_n) of a multi-layer GRU over flat weights."""
+    return _recurrent("gru", args)
+
+
+# ---- the ATen forms of ctc_loss, embedding_bag, grid sampling and conv_tbc ----------------------
 
 
 Tensor.hardshrink = hardshrink
