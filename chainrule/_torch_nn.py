@@ -5,7 +5,7 @@ their schema says; the native_* kernels return their saved statistics)."""
 
 from __future__ import annotations
 
-from ._backend import as_dtype
+from ._backend import as_dtype, xp
 from .nn import functional as F
 from .nn.rnn import _gru_step, _input_projection, _lstm_step, _rnn_step
 from .ops import reduction as _reduction
@@ -361,6 +361,106 @@ def gru(*args) -> tuple[Tensor, Tensor]:
 
 
 # ---- the ATen forms of ctc_loss, embedding_bag, grid sampling and conv_tbc ----------------------
+
+
+# ---- the ATen forms of ctc_loss, embedding_bag, grid sampling and conv_tbc ----------------------
+__all__ += ["ctc_loss", "embedding_bag", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
+            "affine_grid_generator", "conv_tbc"]
+
+_INTERPOLATION = {0: "bilinear", 1: "nearest", 2: "bicubic"}
+_PADDING = {0: "zeros", 1: "border", 2: "reflection"}
+
+
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
+             reduction: int = 0, zero_infinity: bool = False) -> Tensor:
+    """The connectionist temporal classification loss (``reduction`` as an int)."""
+    return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                      _reduction_name(reduction), zero_infinity)
+
+
+def _ints(array, like: Tensor) -> Tensor:
+    return Tensor._wrap(array.astype(like.dtype.np), None, 0)
+
+
+def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor,
+                  scale_grad_by_freq: bool = False, mode: int = 0, sparse: bool = False,
+                  per_sample_weights=None, include_last_offset: bool = False,
+                  padding_idx=None) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """(output, offset2bag, bag_size, max_indices) of bags of embeddings (mode 0 sum, 1 mean,
+    2 max; the sum mode leaves the last three empty or zero, as PyTorch's CPU kernel does: no
+    offset2bag either for reduced-precision weights without padding_idx)."""
+    if mode not in (0, 1, 2):
+        raise ValueError(f"{mode} is not a valid embedding_bag mode")
+    output = F.embedding_bag(indices, weight, offsets, None, 2, scale_grad_by_freq,
+                             ("sum", "mean", "max")[mode], sparse, per_sample_weights,
+                             include_last_offset, padding_idx)
+    idx = indices.detach().numpy().reshape(-1)
+    starts = [int(o) for o in offsets.detach().numpy().reshape(-1)]
+    if include_last_offset:
+        starts = starts[:-1]
+    bags = len(starts)
+    bag_of = xp.zeros(idx.size, dtype=xp.int64)
+    for b, s in enumerate(starts):
+        bag_of[s:] = b
+    pad = None if padding_idx is None else padding_idx % weight.shape[0]
+    kept = idx != pad
+    sizes = xp.bincount(bag_of[kept], minlength=bags)[:bags].astype(xp.int64)
+    zeros = xp.zeros(bags, dtype=xp.int64)
+    if mode == 0:
+        fast = pad is None and weight.dtype.np.itemsize < 8 and weight.is_floating_point()
+        offset2bag = xp.zeros(0, dtype=xp.int64) if fast else bag_of
+        return output, _ints(offset2bag, indices), _ints(zeros, indices), _ints(zeros, indices)
+    if mode == 1:
+        return output, _ints(bag_of, indices), _ints(sizes, indices), _ints(sizes, indices)
+    table = weight.detach().numpy()
+    argmax = xp.zeros((bags, weight.shape[1]), dtype=xp.int64)
+    for b in range(bags):
+        rows = idx[(bag_of == b) & kept]
+        if rows.size:
+            argmax[b] = rows[xp.argmax(table[rows], axis=0)]
+    return output, _ints(bag_of, indices), _ints(sizes, indices), _ints(argmax, indices)
+
+
+def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                 align_corners: bool) -> Tensor:
+    """Samples input at grid (modes as ints: 0 bilinear, 1 nearest, 2 bicubic; padding 0 zeros,
+    1 border, 2 reflection)."""
+    if interpolation_mode not in _INTERPOLATION or padding_mode not in _PADDING:
+        raise ValueError(f"grid_sampler(): invalid mode {interpolation_mode} or padding mode "
+                         f"{padding_mode}")
+    return F.grid_sample(input, grid, _INTERPOLATION[interpolation_mode], _PADDING[padding_mode],
+                         align_corners)
+
+
+def _grid_sampler_nd(input: Tensor, grid: Tensor, ndim: int, args: tuple) -> Tensor:
+    if input.dim() != ndim or grid.dim() != ndim:
+        raise RuntimeError(
+            f"grid_sampler(): expected {ndim}D input and grid with same number of dimensions, "
+            f"but got input with sizes {list(input.shape)} and grid with sizes "
+            f"{list(grid.shape)}")
+    return grid_sampler(input, grid, *args)
+
+
+def grid_sampler_2d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                    align_corners: bool) -> Tensor:
+    """grid_sampler on (N, C, H, W) input."""
+    return _grid_sampler_nd(input, grid, 4, (interpolation_mode, padding_mode, align_corners))
+
+
+def grid_sampler_3d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                    align_corners: bool) -> Tensor:
+    """grid_sampler on (N, C, D, H, W) input."""
+    return _grid_sampler_nd(input, grid, 5, (interpolation_mode, padding_mode, align_corners))
+
+
+def affine_grid_generator(theta: Tensor, size, align_corners: bool) -> Tensor:
+    """The sampling grid of the affine maps theta for an output of the given size."""
+    return F.affine_grid(theta, size, align_corners)
+
+
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    """1-D convolution of (time, batch, channels) input."""
+    return F.conv_tbc(input, weight, bias, pad)
 
 
 Tensor.hardshrink = hardshrink

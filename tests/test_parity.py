@@ -48,6 +48,7 @@ _NOT_KEYWORDS: dict[str, set[str]] = {
     "Tensor.atanh_": {"other"},
     "Tensor.bmm": {"batch2"},
     "Tensor.broadcast_to": {"shape"},
+    "Tensor.dot": {"other"},
     "torch.broadcast_to": {"shape"},
     "Tensor.index_copy": {"tensor2"},
     "Tensor.index_copy_": {"tensor"},

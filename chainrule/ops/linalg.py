@@ -296,10 +296,10 @@ def _type_name(t) -> str:
     return t._type_desc().split()[0][len("torch."):-len("Tensor")]
 
 
-def dot(input, other) -> Tensor:
+def dot(input, tensor) -> Tensor:
     """Inner product of two 1-D tensors."""
-    _vector_pair("dot", input, other)
-    return apply(DOT, input, other)
+    _vector_pair("dot", input, tensor)
+    return apply(DOT, input, tensor)
 
 
 def vdot(input, other) -> Tensor:
@@ -1028,6 +1028,21 @@ def slogdet(A) -> tuple:
     return result("linalg_slogdet", "sign logabsdet", apply(LINALG_SLOGDET, A))
 
 
+def torch_det(input) -> Tensor:
+    """Determinant of a square matrix (batched)."""
+    return det(input)
+
+
+def torch_inverse(input) -> Tensor:
+    """Inverse of a square matrix (batched)."""
+    return inv(input)
+
+
+def torch_slogdet(input) -> tuple:
+    """(sign, log|det|) of a square matrix (batched)."""
+    return result("slogdet", "sign logabsdet", slogdet(input))
+
+
 def logdet(input) -> Tensor:
     """log(det(input)): nan for a negative determinant, -inf for zero."""
     _check_matrix(input, "logdet")
@@ -1342,15 +1357,23 @@ LINALG_SVD = defop(
 )
 
 
-def svd(A, full_matrices: bool = True) -> tuple:
+def _check_driver(driver) -> None:
+    if driver is not None:  # it picks a cuSOLVER routine
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on "
+                           "CUDA inputs with cuSOLVER backend.")
+
+
+def svd(A, full_matrices: bool = True, *, driver: str | None = None) -> tuple:
     """(U, S, Vh) with A = U diag(S) Vh, singular values descending."""
     _check_matrix(A, "linalg.svd", square=False)
+    _check_driver(driver)
     return result("linalg_svd", "U S Vh", apply(LINALG_SVD, A, full_matrices=full_matrices))
 
 
-def svdvals(A) -> Tensor:
+def svdvals(A, *, driver: str | None = None) -> Tensor:
     """Singular values, descending (batched)."""
     _check_matrix(A, "linalg.svdvals", square=False)
+    _check_driver(driver)
     return apply(LINALG_SVD, A, full_matrices=False)[1]
 
 
@@ -1402,18 +1425,18 @@ LINALG_PINV = defop("linalg_pinv", _pinv, ("A",), (_pinv_rule,), jvp=_pinv_jvp,
                     batch=leading_dims(2))
 
 
-def pinv(A, *, atol=None, rtol=None, hermitian: bool = False, rcond=None) -> Tensor:
+def pinv(input, *, atol=None, rtol=None, hermitian: bool = False, rcond=None) -> Tensor:
     """Moore-Penrose pseudo-inverse; singular values at or below max(atol, rtol * s_max) count
     as zero."""
-    _check_matrix(A, "linalg.pinv", square=False)
+    _check_matrix(input, "linalg.pinv", square=False)
     if rcond is not None:
         rtol = rcond
     if isinstance(atol, Tensor) or isinstance(rtol, Tensor):
         raise NotImplementedError("pinv: tensor atol/rtol are not implemented; pass floats")
     if rtol is None:
         rtol = 0.0 if atol is not None and atol > 0 else (
-            xp.finfo(A._data.dtype).eps * max(A._data.shape[-2:]))
-    return apply(LINALG_PINV, A, atol=0.0 if atol is None else float(atol), rtol=float(rtol),
+            xp.finfo(input._data.dtype).eps * max(input._data.shape[-2:]))
+    return apply(LINALG_PINV, input, atol=0.0 if atol is None else float(atol), rtol=float(rtol),
                  hermitian=hermitian)
 
 
@@ -1563,19 +1586,19 @@ def cross(input, other, dim: int | None = None) -> Tensor:
 # ---- norms and small composites -----------------------------------------------------------------
 
 
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None) -> Tensor:
+def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None) -> Tensor:
     """Matrix norm over the two dims ``dim``: 'fro', 'nuc', 2, -2, 1, -1, inf, -inf."""
     if dtype is not None:
-        A = A.to(dtype)
-    _check_matrix(A, "linalg.matrix_norm", square=False)
-    d0, d1 = (normalize_dim(d, A._data.ndim, "linalg.matrix_norm") for d in dim)
+        input = input.to(dtype)
+    _check_matrix(input, "linalg.matrix_norm", square=False)
+    d0, d1 = (normalize_dim(d, input._data.ndim, "linalg.matrix_norm") for d in dim)
     if d0 == d1:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
     if ord == "fro":
-        return vector_norm(A, 2, (d0, d1), keepdim)
+        return vector_norm(input, 2, (d0, d1), keepdim)
     if ord in ("nuc", 2, -2):
-        rest = tuple(d for d in range(A._data.ndim) if d not in (d0, d1))
-        s = svdvals(A.permute(rest + (d0, d1)))
+        rest = tuple(d for d in range(input._data.ndim) if d not in (d0, d1))
+        s = svdvals(input.permute(rest + (d0, d1)))
         out = s.sum(-1) if ord == "nuc" else amax(s, -1) if ord == 2 else amin(s, -1)
         if keepdim:
             for d in sorted((d0, d1)):
@@ -1583,27 +1606,27 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
         return out
     if ord in (1, -1, math.inf, -math.inf):
         summed, over = (d0, d1) if ord in (1, -1) else (d1, d0)
-        out = A.abs().sum(summed, keepdim=True)
+        out = input.abs().sum(summed, keepdim=True)
         out = amax(out, over, keepdim=True) if ord > 0 else amin(out, over, keepdim=True)
         return out if keepdim else out.squeeze((d0, d1))
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
-def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+def norm(input, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """A vector norm (1-D, or one dim) or a matrix norm (2-D, or two dims)."""
     if isinstance(dim, int):
         dim = (dim,)
     if dim is not None and len(dim) == 2:
-        return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
+        return matrix_norm(input, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
     if dim is None and ord is not None:
-        if A._data.ndim == 2:
-            return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
-        if A._data.ndim != 1:
+        if input._data.ndim == 2:
+            return matrix_norm(input, ord, (-2, -1), keepdim, dtype=dtype)
+        if input._data.ndim != 1:
             raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must "
-                               f"be 1D or 2D. Got {A._data.ndim}D.")
+                               f"be 1D or 2D. Got {input._data.ndim}D.")
     if isinstance(ord, str):
         raise RuntimeError(f"linalg.vector_norm: ord {ord!r} is a matrix norm: pass two dims")
-    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    return vector_norm(input, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
 def vecdot(x, y, *, dim: int = -1) -> Tensor:
@@ -1670,7 +1693,8 @@ FUNCTIONS = {
               diagonal, diagonal_copy, diag_embed, diag, trace, tril, triu, logdet, pinverse,
               cross, addmv, addr, addbmm, inner, adjoint, dist, chain_matmul)
 }
-FUNCTIONS.update(ger=outer, det=det, slogdet=slogdet, inverse=inv, matrix_exp=matrix_exp,
+FUNCTIONS.update(ger=outer, det=torch_det, slogdet=torch_slogdet, inverse=torch_inverse,
+                 matrix_exp=matrix_exp,
                  svd=torch_svd, norm=torch_norm, matrix_power=torch_matrix_power)
 
 METHODS = {
