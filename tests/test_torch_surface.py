@@ -618,3 +618,40 @@ def test_linalg_keyword_names_as_pytorch():
     ]
     for call in rejected:
         _raises_alike(call, same_message=False)
+
+
+def test_linalg_keyword_names_as_pytorch():
+    a = np.array([[2.0, 1.0, 0.5], [0.3, 3.0, 1.0], [1.0, 0.2, 4.0]])
+    x, tx = _both(a)
+    v, tv = _both(a[0])
+    calls = [
+        lambda m, t, u: m.linalg.matrix_norm(input=t, ord="nuc"),
+        lambda m, t, u: m.linalg.norm(input=t, ord=1),
+        lambda m, t, u: m.linalg.pinv(input=t, hermitian=False),
+        lambda m, t, u: m.linalg.svdvals(A=t, driver=None),
+        lambda m, t, u: m.linalg.svd(A=t, full_matrices=False, driver=None).S,
+        lambda m, t, u: m.det(input=t),
+        lambda m, t, u: m.inverse(input=t),
+        lambda m, t, u: m.slogdet(input=t),
+        lambda m, t, u: t.slogdet(),
+        lambda m, t, u: m.dot(input=u, tensor=u * 2),
+        lambda m, t, u: u.dot(tensor=u + 1),
+    ]
+    for call in calls:
+        _same(call(chainrule, x, v), call(torch, tx, tv))
+    assert type(chainrule.slogdet(x)).__name__ == type(torch.slogdet(tx)).__name__
+    for call in [lambda m: m.linalg.svd(m.eye(2), driver="gesvd"),
+                 lambda m: m.linalg.svdvals(m.eye(2), driver="gesvdj")]:
+        _raises_alike(call)
+    rejected = [  # the names torch's parser does not take (Python words the error differently)
+        lambda m: m.linalg.matrix_norm(A=m.eye(2)),
+        lambda m: m.linalg.norm(A=m.eye(2)),
+        lambda m: m.linalg.pinv(A=m.eye(2)),
+        lambda m: m.linalg.svdvals(input=m.eye(2)),
+        lambda m: m.det(A=m.eye(2)),
+        lambda m: m.inverse(A=m.eye(2)),
+        lambda m: m.slogdet(A=m.eye(2)),
+        lambda m: m.dot(m.ones(2), other=m.ones(2)),
+    ]
+    for call in rejected:
+        _raises_alike(call, same_message=False)
