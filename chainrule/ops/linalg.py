@@ -256,8 +256,16 @@ def mm(input, mat2) -> Tensor:
     return matmul(input, mat2)
 
 
-def bmm(input, mat2) -> Tensor:
+def _no_out_dtype(name: str) -> None:
+    # torch has out_dtype kernels on CUDA only
+    raise NotImplementedError(f"Could not run 'aten::{name}.dtype' with arguments from the 'CPU' "
+                              "backend.")
+
+
+def bmm(input, mat2, out_dtype=None) -> Tensor:
     """Batched matrix product of two 3-D tensors with the same batch size (no broadcasting)."""
+    if out_dtype is not None:
+        _no_out_dtype("bmm")
     if input._data.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if mat2._data.ndim != 3:
@@ -375,8 +383,10 @@ ADDMM = _addmm_record("addmm")
 BADDBMM = _addmm_record("baddbmm")
 
 
-def addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
+def addmm(input, mat1, mat2, out_dtype=None, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * (mat1 @ mat2)."""
+    if out_dtype is not None:
+        _no_out_dtype("addmm")
     mm_check = mm  # the shape errors of mm
     if mat1._data.ndim != 2 or mat2._data.ndim != 2:
         mm_check(mat1, mat2)
@@ -388,8 +398,10 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
     return apply(ADDMM, input, mat1, mat2, beta=beta, alpha=alpha)
 
 
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
+def baddbmm(input, batch1, batch2, out_dtype=None, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * (batch1 @ batch2), batched."""
+    if out_dtype is not None:
+        _no_out_dtype("baddbmm")
     if batch1._data.ndim != 3 or batch2._data.ndim != 3 or (
             batch1._data.shape[0] != batch2._data.shape[0]
             or batch1._data.shape[2] != batch2._data.shape[1]):
