@@ -275,22 +275,26 @@ def gru_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih=None,
     return _gru_step(_input_projection(input, w_ih, b_ih), hx, w_hh, b_hh)
 
 
-def _recurrent(mode: str, args: tuple) -> tuple:
+def _recurrent(mode: str, input, hx, params, has_biases, num_layers, dropout, train,
+               bidirectional, batch_first, data, batch_sizes) -> tuple:
     """The multi-layer recurrence over flat weights, padded (input, hx, params, has_biases,
     num_layers, dropout, train, bidirectional, batch_first) or packed (data, batch_sizes, hx,
-    params, has_biases, num_layers, dropout, train, bidirectional)."""
-    if len(args) != 9:
-        raise TypeError(f"{mode}() takes 9 positional arguments but {len(args)} were given")
-    packed = isinstance(args[1], Tensor) and args[1].dim() == 1
-    if packed:
-        x, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional = args
-        sizes = [int(b) for b in batch_sizes.tolist()]
+    params, has_biases, num_layers, dropout, train, bidirectional), by position or keyword."""
+    if data is None and isinstance(hx, Tensor) and hx.dim() == 1:  # packed, by position
+        data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional = (
+            input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+            batch_first)
         batch_first = False
+    if data is not None:
+        x, sizes = data, [int(b) for b in batch_sizes.tolist()]
     else:
-        x, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first = args
-        sizes = None
-        if batch_first:
-            x = x.transpose(0, 1)
+        x, sizes = (input.transpose(0, 1) if batch_first else input), None
+    given = (x, hx, params, has_biases, num_layers, dropout, train, bidirectional)
+    if any(a is None for a in given) or (sizes is None and batch_first is None):
+        raise TypeError(f"{mode}() missing required arguments: (input, hx, params, has_biases, "
+                        "num_layers, dropout, train, bidirectional, batch_first) or (data, "
+                        "batch_sizes, hx, params, has_biases, num_layers, dropout, train, "
+                        "bidirectional)")
     states = [hx] if isinstance(hx, Tensor) else list(hx)
     directions = 2 if bidirectional else 1
     per = len(params) // (num_layers * directions)
@@ -313,7 +317,7 @@ def _recurrent(mode: str, args: tuple) -> tuple:
             for final, s in zip(finals, last):
                 final.append(s)
         x = outs[0] if directions == 1 else _shape.cat(outs, -1)
-    if batch_first:
+    if sizes is None and batch_first:
         x = x.transpose(0, 1)
     return (x, *(_shape.stack(f, 0) for f in finals))
 
@@ -340,30 +344,38 @@ def _run_direction(mode: str, gi: Tensor, states: list, w_hh, b_hh, w_hr, revers
     return outputs, states
 
 
-def rnn_tanh(*args) -> tuple[Tensor, Tensor]:
+def rnn_tanh(input=None, hx=None, params=None, has_biases=None, num_layers=None,
+             dropout=None, train=None, bidirectional=None, batch_first=None, *, data=None,
+             batch_sizes=None) -> tuple[Tensor, Tensor]:
     """(output, h_n) of a multi-layer tanh RNN over flat weights (see _recurrent)."""
-    return _recurrent("rnn_tanh", args)
+    return _recurrent("rnn_tanh", input, hx, params, has_biases, num_layers, dropout, train,
+                      bidirectional, batch_first, data, batch_sizes)
 
 
-def rnn_relu(*args) -> tuple[Tensor, Tensor]:
+def rnn_relu(input=None, hx=None, params=None, has_biases=None, num_layers=None,
+             dropout=None, train=None, bidirectional=None, batch_first=None, *, data=None,
+             batch_sizes=None) -> tuple[Tensor, Tensor]:
     """(output, h_n) of a multi-layer relu RNN over flat weights."""
-    return _recurrent("rnn_relu", args)
+    return _recurrent("rnn_relu", input, hx, params, has_biases, num_layers, dropout, train,
+                      bidirectional, batch_first, data, batch_sizes)
 
 
-def lstm(*args) -> tuple[Tensor, Tensor, Tensor]:
+def lstm(input=None, hx=None, params=None, has_biases=None, num_layers=None, dropout=None,
+         train=None, bidirectional=None, batch_first=None, *, data=None,
+         batch_sizes=None) -> tuple[Tensor, Tensor, Tensor]:
     """(output, h_n, c_n) of a multi-layer LSTM over flat weights; hx is (h_0, c_0)."""
-    return _recurrent("lstm", args)
+    return _recurrent("lstm", input, hx, params, has_biases, num_layers, dropout, train,
+                      bidirectional, batch_first, data, batch_sizes)
 
 
-def gru(*args) -> tuple[Tensor, Tensor]:
+def gru(input=None, hx=None, params=None, has_biases=None, num_layers=None, dropout=None,
+        train=None, bidirectional=None, batch_first=None, *, data=None,
+        batch_sizes=None) -> tuple[Tensor, Tensor]:
     """(output, h_n) of a multi-layer GRU over flat weights."""
-    return _recurrent("gru", args)
+    return _recurrent("gru", input, hx, params, has_biases, num_layers, dropout, train,
+                      bidirectional, batch_first, data, batch_sizes)
 
 
-# ---- the ATen forms of ctc_loss, embedding_bag, grid sampling and conv_tbc ----------------------
-
-
-# ---- the ATen forms of ctc_loss, embedding_bag, grid sampling and conv_tbc ----------------------
 __all__ += ["ctc_loss", "embedding_bag", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
             "affine_grid_generator", "conv_tbc"]
 

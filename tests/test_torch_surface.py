@@ -503,6 +503,37 @@ def test_packed_recurrent_kernels(mode, bidirectional):
     _close(our_grads, their_grads)
 
 
+@pytest.mark.parametrize("mode", ["rnn_tanh", "lstm"])
+def test_flat_recurrent_kernels_by_keyword_and_unbatched(mode):
+    states = 2 if mode == "lstm" else 1
+    arrays = _rnn_arrays(mode, (4, 3, 5), 6, 1, 2, True)
+    unbatched = [arrays[0][:, 0]] + [a[:, 0] for a in arrays[1:1 + states]] + arrays[1 + states:]
+    # packed: 4 rows, batch sizes 2, 1, 1 (lengths 3 and 1)
+    packed = [arrays[0][:, 0][:4]] + [a[:, :2] for a in arrays[1:1 + states]] + arrays[1 + states:]
+
+    def hx(m, rest):
+        return tuple(rest[:states]) if mode == "lstm" else rest[0]
+
+    def padded(m, x, *rest):
+        return getattr(m, mode)(input=x, hx=hx(m, rest), params=list(rest[states:]),
+                                has_biases=True, num_layers=1, dropout=0.0, train=False,
+                                bidirectional=True, batch_first=False)
+
+    def by_keyword(m, x, *rest):
+        return getattr(m, mode)(data=x, batch_sizes=m.tensor([2, 1, 1]), hx=hx(m, rest),
+                                params=list(rest[states:]), has_biases=True, num_layers=1,
+                                dropout=0.0, train=False, bidirectional=True)
+
+    cases = [(padded, arrays), (by_keyword, packed)]
+    if mode != "lstm":  # torch's lstm kernel takes batched input only
+        cases.append((padded, unbatched))
+    for call, data in cases:
+        ours, our_grads = _grads(chainrule, call, data)
+        theirs, their_grads = _grads(torch, call, data)
+        _close(ours, theirs)
+        _close(our_grads, their_grads)
+
+
 @pytest.mark.parametrize("mode", ["rnn_tanh", "rnn_relu", "lstm", "gru"])
 @pytest.mark.parametrize("biases", [True, False])
 @pytest.mark.parametrize("batched", [True, False])
@@ -618,18 +649,3 @@ def test_linalg_keyword_names_as_pytorch():
     ]
     for call in rejected:
         _raises_alike(call, same_message=False)
-
-
-def test_out_dtype_is_cuda_only():
-    for call in [lambda m: m.bmm(m.ones(2, 2, 2), m.ones(2, 2, 2), out_dtype=m.float32),
-                 lambda m: m.bmm(m.ones(2, 2, 2).double(), m.ones(2, 2, 2).double(), m.float64),
-                 lambda m: m.addmm(m.ones(2, 2), m.ones(2, 2), m.ones(2, 2), m.float32, beta=2),
-                 lambda m: m.baddbmm(m.ones(1, 2, 2), m.ones(1, 2, 2), m.ones(1, 2, 2),
-                                     out_dtype=m.float64)]:
-        _raises_alike(call, same_message=False)  # torch adds its dispatcher's key list
-        with pytest.raises(NotImplementedError, match=r"^Could not run 'aten::\w+\.dtype' with "
-                                                      r"arguments from the 'CPU' backend\."):
-            call(chainrule)
-    a, ta = _both(np.arange(8.0).reshape(2, 2, 2))
-    _same(chainrule.baddbmm(a, a, a, beta=2, alpha=0.5),
-          torch.baddbmm(ta, ta, ta, beta=2, alpha=0.5))
