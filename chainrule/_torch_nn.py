@@ -376,6 +376,7 @@ def gru(input=None, hx=None, params=None, has_biases=None, num_layers=None, drop
                       bidirectional, batch_first, data, batch_sizes)
 
 
+# ---- the ATen forms of ctc_loss, embedding_bag, grid sampling and conv_tbc ----------------------
 __all__ += ["ctc_loss", "embedding_bag", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
             "affine_grid_generator", "conv_tbc"]
 

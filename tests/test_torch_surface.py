@@ -649,3 +649,18 @@ def test_linalg_keyword_names_as_pytorch():
     ]
     for call in rejected:
         _raises_alike(call, same_message=False)
+
+
+def test_out_dtype_is_cuda_only():
+    for call in [lambda m: m.bmm(m.ones(2, 2, 2), m.ones(2, 2, 2), out_dtype=m.float32),
+                 lambda m: m.bmm(m.ones(2, 2, 2).double(), m.ones(2, 2, 2).double(), m.float64),
+                 lambda m: m.addmm(m.ones(2, 2), m.ones(2, 2), m.ones(2, 2), m.float32, beta=2),
+                 lambda m: m.baddbmm(m.ones(1, 2, 2), m.ones(1, 2, 2), m.ones(1, 2, 2),
+                                     out_dtype=m.float64)]:
+        _raises_alike(call, same_message=False)  # torch adds its dispatcher's key list
+        with pytest.raises(NotImplementedError, match=r"^Could not run 'aten::\w+\.dtype' with "
+                                                      r"arguments from the 'CPU' backend\."):
+            call(chainrule)
+    a, ta = _both(np.arange(8.0).reshape(2, 2, 2))
+    _same(chainrule.baddbmm(a, a, a, beta=2, alpha=0.5),
+          torch.baddbmm(ta, ta, ta, beta=2, alpha=0.5))
