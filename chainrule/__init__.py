@@ -26,6 +26,7 @@ from ._creation import (
     arange,
     as_tensor,
     bernoulli,
+    binomial,
     default_generator,
     empty,
     empty_like,

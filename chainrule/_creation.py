@@ -18,7 +18,7 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty"
            "linspace", "eye", "rand", "randn", "randint", "randperm", "manual_seed", "seed",
            "initial_seed", "Generator", "zeros_like", "ones_like", "full_like", "empty_like",
            "rand_like", "randn_like", "randint_like", "default_generator", "normal", "poisson",
-           "bernoulli", "multinomial"]
+           "bernoulli", "multinomial", "binomial"]
 
 _DEFAULT_SEED = 67280421310721
 
@@ -569,6 +569,29 @@ def poisson(input: Tensor, generator=None) -> Tensor:
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     draws = _rng(generator).poisson(rates.astype(xp.float64))
     return _sampled(_array(draws, rates.dtype), input)
+
+
+def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
+    """Binomial samples: successes in ``count`` trials (rounded down) of probability ``prob``
+    (broadcast together; no derivative, as PyTorch's, so the sample does not require grad)."""
+    for what, x in (("count", count), ("prob", prob)):
+        if x._data.dtype.kind != "f":
+            raise ValueError(f"binomial only supports floating-point dtypes for {what}, got: "
+                             f"{_TYPE_NAMES[x._data.dtype.name]}")
+    if count._data.dtype == xp.float16:
+        raise NotImplementedError("\"binomial_cpu\" not implemented for 'Half'")
+    if prob._data.dtype != count._data.dtype:
+        raise RuntimeError(f"Found dtype {_TYPE_NAMES[prob._data.dtype.name]} but expected "
+                           f"{_TYPE_NAMES[count._data.dtype.name]}")
+    shape = _broadcast([count.shape, prob.shape])
+    if count.numel() and tuple(count.shape) != shape:
+        warnings.warn(_RESIZED.format(list(count.shape), list(shape)), UserWarning, stacklevel=2)
+    n = xp.broadcast_to(count.detach()._data.astype(xp.float64), shape)
+    p = xp.broadcast_to(prob.detach()._data.astype(xp.float64), shape)
+    valid = (n == n) & (p == p)
+    trials = xp.where(valid, xp.floor(xp.clip(xp.nan_to_num(n), 0, None)), 0).astype(xp.int64)
+    draws = _rng(generator).binomial(trials, xp.where(valid, xp.clip(p, 0.0, 1.0), 0.0))
+    return _array(xp.where(valid, draws, xp.nan), count._data.dtype)
 
 
 _P_IN_ERROR = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "

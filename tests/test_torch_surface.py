@@ -349,6 +349,36 @@ NN_TOP_LEVEL = [
     (lambda m, x: m.alpha_dropout(x, 0.5, False), [(3, 4)]),
     (lambda m, x: m.feature_alpha_dropout(x, 0.5, False), [(2, 3, 4)]),
     (lambda m, x: m.frobenius_norm(x, [0, 1]), [(3, 4)]),
+    (lambda m, x: m.ctc_loss(x.log_softmax(2), m.tensor([[1, 2], [3, 3]]), [6, 5], [2, 2]),
+     [(6, 2, 4)]),
+    (lambda m, x: m.ctc_loss(x.log_softmax(2), m.tensor([[1, 2], [3, 3]]), m.tensor([6, 5]),
+                             m.tensor([2, 2]), 0, 1, True), [(6, 2, 4)]),
+    (lambda m, x: m.ctc_loss(x.log_softmax(2), m.tensor([1, 2, 3]), [6, 5], [2, 1], 0, 2),
+     [(6, 2, 4)]),
+    (lambda m, w: m.embedding_bag(w, m.tensor([0, 2, 1, 5, 3]), m.tensor([0, 2, 2])), [(6, 3)]),
+    (lambda m, w: m.embedding_bag(w, m.tensor([0, 2, 1, 5, 3]), m.tensor([0, 2, 2]), False, 1),
+     [(6, 3)]),
+    (lambda m, w: m.embedding_bag(w, m.tensor([0, 2, 1, 5, 3]), m.tensor([0, 2, 2]), False, 2),
+     [(6, 3)]),
+    (lambda m, w, p: m.embedding_bag(w, m.tensor([0, 2, 1, 5, 3]), m.tensor([0, 2, 5]), False,
+                                     0, False, p, True), [(6, 3), (5,)]),
+    (lambda m, w: m.embedding_bag(w, m.tensor([0, 2, 1, 5, 3]), m.tensor([0, 2, 2]), False, 1,
+                                  False, None, False, 2), [(6, 3)]),
+    (lambda m, w: m.embedding_bag(w, m.tensor([0, 2, 1, 5, 3]), m.tensor([0, 2, 2]), False, 2,
+                                  False, None, False, 0), [(6, 3)]),
+    (lambda m, w: m.embedding_bag(w, m.tensor([0, 2, 1, 5, 3]), m.tensor([0, 2, 2]), False, 0,
+                                  False, None, False, 2), [(6, 3)]),
+    (lambda m, w: m.embedding_bag(w.float(), m.tensor([0, 2, 1, 5, 3], dtype=m.int32),
+                                  m.tensor([0, 2, 2], dtype=m.int32)), [(6, 3)]),
+    (lambda m, w: m.embedding_bag(w, m.tensor([0, 2, 1, 5, 3], dtype=m.int32),
+                                  m.tensor([0, 2, 2], dtype=m.int32), False, 2), [(6, 3)]),
+    (lambda m, x, g: m.grid_sampler(x, g / 2, 0, 0, False), [(2, 3, 4, 5), (2, 3, 2, 2)]),
+    (lambda m, x, g: m.grid_sampler_2d(x, g / 2, 2, 1, True), [(2, 3, 4, 5), (2, 3, 2, 2)]),
+    (lambda m, x, g: m.grid_sampler_2d(x, g / 2, 0, 2, False), [(1, 2, 4, 5), (1, 3, 2, 2)]),
+    (lambda m, x, g: m.grid_sampler_3d(x, g / 2, 0, 0, True), [(1, 2, 3, 4, 5), (1, 2, 2, 2, 3)]),
+    (lambda m, t: m.affine_grid_generator(t, [2, 1, 3, 4], False), [(2, 2, 3)]),
+    (lambda m, t: m.affine_grid_generator(t, [1, 1, 2, 3, 4], True), [(1, 3, 4)]),
+    (lambda m, x, w, b: m.conv_tbc(x, w, b, 1), [(5, 2, 3), (3, 3, 4), (4,)]),
 ]
 
 
@@ -360,6 +390,57 @@ def test_nn_kernels_at_the_top_level(index):
     theirs, their_grads = _grads(torch, call, arrays)
     _close(ours, theirs)
     _close(our_grads, their_grads)
+
+
+def test_grid_sampler_dimension_errors():
+    for lib in (chainrule, torch):
+        x, g = lib.zeros(1, 1, 2, 2), lib.zeros(1, 2, 2, 2)
+        with pytest.raises(RuntimeError, match="expected 5D input") as err:
+            lib.grid_sampler_3d(x, g, 0, 0, False)
+        assert "sizes [1, 1, 2, 2] and grid with sizes [1, 2, 2, 2]" in str(err.value)
+        with pytest.raises(RuntimeError, match="expected 4D input"):
+            lib.grid_sampler_2d(x[None], lib.zeros(1, 2, 2, 2, 3), 0, 0, False)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.binomial(m.ones(3), m.ones(2)),
+    lambda m: m.binomial(m.ones(3, dtype=m.int64), m.ones(3) / 2),
+    lambda m: m.binomial(m.ones(3), m.ones(3, dtype=m.int64)),
+    lambda m: m.binomial(m.ones(3), m.ones(3, dtype=m.float64)),
+    lambda m: m.binomial(m.ones(3, dtype=m.float16), m.ones(3, dtype=m.float16) / 2),
+])
+def test_binomial_errors(call):
+    _raises_alike(call)
+
+
+def test_binomial_values_shapes_and_dtypes():
+    for lib in (chainrule, torch):
+        nan = float("nan")
+        out = lib.binomial(lib.tensor([4.0, -2.0, 3.0, 2.0, 5.0]),  # (torch hangs on NaN counts)
+                           lib.tensor([1.0, 0.5, 0.0, nan, 2.0], dtype=lib.float32))
+        np.testing.assert_array_equal(out.numpy(), [4.0, 0.0, 0.0, nan, 5.0])
+        assert str(out.dtype).endswith("float32")
+        out = lib.binomial(lib.ones(4, dtype=lib.float64) * 3, lib.tensor(0.5, dtype=lib.float64))
+        assert tuple(out.shape) == (4,) and str(out.dtype).endswith("float64")
+        with pytest.warns(UserWarning, match=r"had shape \[2, 1\], which does not match the "
+                                             r"required output shape \[2, 3\]"):
+            assert tuple(lib.binomial(lib.ones(2, 1) * 5, lib.ones(3) / 2).shape) == (2, 3)
+
+
+def test_binomial_moments_and_generator():
+    count = chainrule.full((40000,), 12.0, dtype=chainrule.float64)
+    prob = chainrule.full((40000,), 0.3, dtype=chainrule.float64)
+    g = chainrule.Generator().manual_seed(3)
+    x = chainrule.binomial(count, prob, generator=g).numpy()
+    mean, var = 12 * 0.3, 12 * 0.3 * 0.7
+    assert abs(x.mean() - mean) <= 5 * np.sqrt(var / x.size)
+    fourth = mean * 0.7 * (1 + 3 * (12 - 2) * 0.3 * 0.7)  # the fourth central moment
+    assert abs(x.var() - var) <= 5 * np.sqrt((fourth - var**2) / x.size)
+    assert set(np.unique(x)) <= set(range(13))
+    again = chainrule.binomial(count, prob, generator=chainrule.Generator().manual_seed(3))
+    np.testing.assert_array_equal(again.numpy(), x)
+    p = chainrule.full((3,), 0.5, requires_grad=True)
+    assert not chainrule.binomial(chainrule.ones(3), p).requires_grad  # no derivative
 
 
 def _close(ours, theirs) -> None:
