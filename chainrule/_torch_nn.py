@@ -5,6 +5,7 @@ their schema says; the native_* kernels return their saved statistics)."""
 
 from __future__ import annotations
 
+from . import linalg as _linalg
 from ._backend import as_dtype, xp
 from .nn import functional as F
 from .nn.rnn import _gru_step, _input_projection, _lstm_step, _rnn_step
@@ -474,6 +475,22 @@ def affine_grid_generator(theta: Tensor, size, align_corners: bool) -> Tensor:
 def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
     """1-D convolution of (time, batch, channels) input."""
     return F.conv_tbc(input, weight, bias, pad)
+
+
+__all__ += ["nuclear_norm"]
+
+
+def nuclear_norm(input: Tensor, dim=None, keepdim: bool = False, *, out=None) -> Tensor:
+    """The sum of the singular values over ``dim`` (default the last two), as
+    linalg.matrix_norm(input, 'nuc', dim, keepdim)."""
+    if isinstance(dim, bool):  # the (input, keepdim) overload
+        dim, keepdim = None, dim
+    dims = (-2, -1) if dim is None else tuple(dim)
+    if len(dims) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
+                           f"{' '.join(str(d) for d in dims)}")
+    result = _linalg.matrix_norm(input, "nuc", dims, keepdim)
+    return result if out is None else out.resize_(result.shape).copy_(result)
 
 
 Tensor.hardshrink = hardshrink

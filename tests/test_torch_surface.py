@@ -379,6 +379,10 @@ NN_TOP_LEVEL = [
     (lambda m, t: m.affine_grid_generator(t, [2, 1, 3, 4], False), [(2, 2, 3)]),
     (lambda m, t: m.affine_grid_generator(t, [1, 1, 2, 3, 4], True), [(1, 3, 4)]),
     (lambda m, x, w, b: m.conv_tbc(x, w, b, 1), [(5, 2, 3), (3, 3, 4), (4,)]),
+    (lambda m, x: m.nuclear_norm(x), [(3, 4)]),
+    (lambda m, x: m.nuclear_norm(x, True), [(2, 3, 4)]),
+    (lambda m, x: m.nuclear_norm(x, (0, 2)), [(2, 3, 4)]),
+    (lambda m, x: m.nuclear_norm(x, [2, 1], keepdim=True), [(2, 3, 4)]),
 ]
 
 
@@ -441,6 +445,16 @@ def test_binomial_moments_and_generator():
     np.testing.assert_array_equal(again.numpy(), x)
     p = chainrule.full((3,), 0.5, requires_grad=True)
     assert not chainrule.binomial(chainrule.ones(3), p).requires_grad  # no derivative
+
+
+def test_nuclear_norm_errors_and_out():
+    _raises_alike(lambda m: m.nuclear_norm(m.ones(2, 3, 4), (0,)))
+    _raises_alike(lambda m: m.nuclear_norm(m.ones(3)))
+    a = np.arange(12.0).reshape(3, 4)
+    ours, theirs = chainrule.zeros(()).double(), torch.zeros(()).double()
+    chainrule.nuclear_norm(chainrule.from_numpy(a), out=ours)
+    torch.nuclear_norm(torch.from_numpy(a), out=theirs)
+    _close(ours, theirs)
 
 
 def _close(ours, theirs) -> None:
