@@ -493,4 +493,60 @@ def nuclear_norm(input: Tensor, dim=None, keepdim: bool = False, *, out=None) ->
     return result if out is None else out.resize_(result.shape).copy_(result)
 
 
+__all__ += ["segment_reduce"]
+_SEGMENT_REDUCTIONS = {"sum": "sum", "prod": "prod", "mean": "mean", "max": "amax",
+                       "amax": "amax", "min": "amin", "amin": "amin"}
+
+
+def _segment(seg: Tensor, reduce: str, initial) -> Tensor:
+    """One segment (its elements along dim 0) reduced, with ``initial`` as PyTorch folds it in."""
+    n, fill = seg.shape[0], {"sum": 0.0, "prod": 1.0, "mean": float("nan"),
+                             "amax": float("-inf"), "amin": float("inf")}[reduce]
+    if n == 0:
+        return seg.new_full(tuple(seg.shape[1:]), fill if initial is None else initial)
+    if reduce == "mean":
+        total = seg.sum(0) if initial is None else seg.sum(0) + initial
+        return total / n
+    out = getattr(seg, reduce)(0)
+    if initial is None:
+        return out
+    if reduce == "sum":
+        return out + initial
+    if reduce == "prod":
+        return out * initial
+    return out.clamp(min=initial) if reduce == "amax" else out.clamp(max=initial)
+
+
+def segment_reduce(data: Tensor, reduce: str, *, lengths=None, indices=None, offsets=None,
+                   axis: int = 0, unsafe: bool = False, initial=None) -> Tensor:
+    """data reduced over consecutive segments along ``axis`` (their ``lengths``, or their
+    ``offsets``); empty segments give ``initial`` or the reduction's identity."""
+    if reduce not in _SEGMENT_REDUCTIONS:
+        raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    if indices is not None:
+        raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
+    if lengths is None and offsets is None:
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
+    axis = axis % data.dim()
+    if offsets is None:
+        lens = lengths.detach().numpy().astype(xp.int64)
+        if not unsafe and (lens.sum(-1) != data.shape[axis]).any():
+            raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum "
+                               "to data.size(lengths.dim()-1) when !unsafe.")
+        zero = xp.zeros(lens.shape[:-1] + (1,), dtype=xp.int64)
+        bounds = xp.concatenate([zero, xp.cumsum(lens, -1)], -1)
+    else:
+        bounds = offsets.detach().numpy().astype(xp.int64)
+    rows = []
+    for lead in xp.ndindex(*bounds.shape[:-1]):
+        base = data[lead]
+        edges = bounds[lead]
+        rows.append(_shape.stack([_segment(base[int(a):int(b)], _SEGMENT_REDUCTIONS[reduce],
+                                           initial) for a, b in zip(edges[:-1], edges[1:])]))
+    out = rows[0] if bounds.ndim == 1 else _shape.stack(rows).reshape(
+        tuple(bounds.shape[:-1]) + tuple(rows[0].shape))
+    return out
+
+
 Tensor.hardshrink = hardshrink

@@ -383,6 +383,16 @@ NN_TOP_LEVEL = [
     (lambda m, x: m.nuclear_norm(x, True), [(2, 3, 4)]),
     (lambda m, x: m.nuclear_norm(x, (0, 2)), [(2, 3, 4)]),
     (lambda m, x: m.nuclear_norm(x, [2, 1], keepdim=True), [(2, 3, 4)]),
+    (lambda m, x: m.segment_reduce(x, "sum", lengths=m.tensor([2, 0, 3, 1])), [(6, 2)]),
+    (lambda m, x: m.segment_reduce(x, "max", lengths=m.tensor([2, 0, 3, 1]), initial=0.5),
+     [(6, 2)]),
+    (lambda m, x: m.segment_reduce(x, "amin", offsets=m.tensor([0, 2, 2, 5, 6])), [(6, 2)]),
+    (lambda m, x: m.segment_reduce(x, "mean", lengths=m.tensor([2, 1, 3]), initial=1.5),
+     [(6, 2, 3)]),
+    (lambda m, x: m.segment_reduce(x, "prod", lengths=m.tensor([[2, 0, 3, 1], [1, 1, 1, 3]]),
+                                   axis=1), [(2, 6)]),
+    (lambda m, x: m.segment_reduce(x, "min", lengths=m.tensor([[4, 2], [1, 5]]), axis=-2,
+                                   initial=-0.5), [(2, 6, 3)]),
 ]
 
 
@@ -455,6 +465,16 @@ def test_nuclear_norm_errors_and_out():
     chainrule.nuclear_norm(chainrule.from_numpy(a), out=ours)
     torch.nuclear_norm(torch.from_numpy(a), out=theirs)
     _close(ours, theirs)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.segment_reduce(m.ones(6, 2), "sum", lengths=m.tensor([2, 2])),
+    lambda m: m.segment_reduce(m.ones(6, 2), "foo", lengths=m.tensor([6])),
+    lambda m: m.segment_reduce(m.ones(6, 2), "sum"),
+    lambda m: m.segment_reduce(m.ones(6, 2), "sum", indices=m.tensor([6])),
+])
+def test_segment_reduce_errors(call):
+    _raises_alike(call)
 
 
 def _close(ours, theirs) -> None:
