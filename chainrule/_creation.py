@@ -586,6 +586,18 @@ def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
     shape = _broadcast([count.shape, prob.shape])
     if count.numel() and tuple(count.shape) != shape:
         warnings.warn(_RESIZED.format(list(count.shape), list(shape)), UserWarning, stacklevel=2)
+    if _batched_parameters(generator, count, prob):  # draw for the whole batch at once
+        level = max(x._level for x in (count, prob) if type(x) is BatchedTensor)
+        physical = []
+        for x in (count, prob):
+            lead = (1,) * (len(shape) - x.dim())
+            if type(x) is BatchedTensor and x._level == level:
+                physical.append(x._value.reshape((x._value.shape[0],) + lead + tuple(x.shape)))
+            else:
+                physical.append(x.reshape((1,) + lead + tuple(x.shape)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # warned above, on the logical shapes
+            return batched(binomial(*physical, generator), level)
     n = xp.broadcast_to(count.detach()._data.astype(xp.float64), shape)
     p = xp.broadcast_to(prob.detach()._data.astype(xp.float64), shape)
     valid = (n == n) & (p == p)

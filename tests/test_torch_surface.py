@@ -477,6 +477,18 @@ def test_segment_reduce_errors(call):
     _raises_alike(call)
 
 
+def test_binomial_under_vmap():
+    counts = chainrule.tensor([20.0, 400.0], dtype=chainrule.float64)
+    prob = chainrule.full((20000,), 0.25, dtype=chainrule.float64)
+    chainrule.manual_seed(5)
+    x = chainrule.vmap(lambda n: chainrule.binomial(n, prob), randomness="different")(counts)
+    assert tuple(x.shape) == (2, 20000)
+    for row, n in zip(x.numpy(), (20, 400)):  # every example draws with its own count
+        assert abs(row.mean() - n * 0.25) <= 5 * np.sqrt(n * 0.25 * 0.75 / row.size)
+    with pytest.raises(RuntimeError, match="same randomness with a batched tensor input"):
+        chainrule.vmap(lambda n: chainrule.binomial(n, prob), randomness="same")(counts)
+
+
 def _close(ours, theirs) -> None:
     if isinstance(theirs, (tuple, list)):
         assert len(ours) == len(theirs)
