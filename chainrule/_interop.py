@@ -128,10 +128,6 @@ def _finish(result, dtype, out):
 # ---- __array_function__ ---------------------------------------------------------------------
 
 
-def _axis(kwargs: dict, position_value=None, default=None):
-    return kwargs.pop("axis", position_value if position_value is not None else default)
-
-
 def _reduction(name: str, with_keepdim: bool = True):
     def handler(a, axis=None, dtype=None, out=None, keepdims=False, **rest):
         if rest.get("initial") is not None or rest.get("where", True) is not True:
