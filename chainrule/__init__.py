@@ -98,8 +98,9 @@ def numel(input: Tensor) -> int:
     return input.numel()
 
 
-from . import backends, cuda, distributions, fft, func, linalg, nn, optim, special  # noqa: E402  (they use the op functions above)
+from . import backends, cuda, distributed, distributions, fft, func, linalg, nn, optim, special  # noqa: E402  (they use the op functions above)
 from ._interop import from_dlpack  # noqa: E402
+from ._lobpcg import lobpcg  # noqa: E402
 from ._settings import (  # noqa: E402
     are_deterministic_algorithms_enabled,
     get_default_device,
