@@ -16,14 +16,13 @@ import chainrule.utils.data as cud
 
 LIBS = {"chainrule": (chainrule, cud), "torch": (torch, tud)}
 
-# Deprecated data pipes, and DistributedSampler (it comes with torch.distributed).
+# Deprecated data pipes.
 NOT_PROVIDED = {"DFIterDataPipe", "DataChunk", "IterDataPipe", "MapDataPipe",
                 "argument_validation", "functional_datapipe", "guaranteed_datapipes_determinism",
-                "non_deterministic", "runtime_validation", "runtime_validation_disabled",
-                "DistributedSampler"}
+                "non_deterministic", "runtime_validation", "runtime_validation_disabled"}
 
 
-def test_public_names_are_torchs_but_the_datapipes_and_distributed_sampler():
+def test_public_names_are_torchs_but_the_datapipes():
     assert sorted(cud.__all__) == sorted(set(tud.__all__) - NOT_PROVIDED)
     assert all(hasattr(cud, name) for name in cud.__all__)
     assert (cud._DatasetKind.Map, cud._DatasetKind.Iterable) == (

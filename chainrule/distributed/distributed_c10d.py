@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import enum
+import importlib.util
 import json
 import os
 import time
@@ -44,12 +45,8 @@ def _mpi():
 
 
 def is_available() -> bool:
-    """Whether the distributed package can run here (mpi4py is importable)."""
-    try:
-        import mpi4py  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether the distributed package can run here (mpi4py is installed)."""
+    return importlib.util.find_spec("mpi4py") is not None
 
 
 def is_mpi_available() -> bool:
