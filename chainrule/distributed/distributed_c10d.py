@@ -99,6 +99,9 @@ class ReduceOp:
         BXOR = 7
         PREMUL_SUM = 8
 
+        def __str__(self) -> str:
+            return f"RedOpType.{self.name}"
+
     SUM = RedOpType.SUM
     AVG = RedOpType.AVG
     PRODUCT = RedOpType.PRODUCT
