@@ -14,8 +14,9 @@ from operator import index
 
 from ._backend import as_dtype, xp
 
-__all__ = ["size", "check_grad", "nested_data", "same_dtype", "arange_steps", "check_expand",
-           "unit_interval", "dtype_name", "dtype_argument", "bool_condition"]
+__all__ = ["size", "int_sizes", "int_argument", "tensor_sequence", "check_grad", "nested_data",
+           "same_dtype", "arange_steps", "check_expand", "unit_interval", "dtype_name",
+           "dtype_argument", "bool_condition"]
 
 # PyTorch's C++ names for dtypes in some messages ("long int != float").
 _CPP = {"float64": "double", "float32": "float", "float16": "c10::Half", "int64": "long int",
@@ -39,30 +40,86 @@ def size(name: str, args: tuple, *, negative: str | None = None) -> tuple[int, .
     Floats, bools and other non-integers are a TypeError and negative sizes a RuntimeError, as
     in PyTorch; ``negative`` replaces the negative-size message (``zeros`` has its own).
     """
-    packed = len(args) == 1 and isinstance(args[0], (tuple, list))
-    if len(args) == 1 and not packed and not _is_int(args[0]) and hasattr(args[0], "__iter__") \
-            and not hasattr(args[0], "shape") and not isinstance(args[0], str):
-        args, packed = (tuple(args[0]),), True  # torch.Size, a generator, ...
-    items = tuple(args[0]) if packed else args
-    out = []
-    for pos, s in enumerate(items):
-        if not _is_int(s):
-            kind = type(s).__name__
-            if len(items) == 1 and not packed:
-                raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, "
-                                f"not {kind}")
-            if not packed:
-                raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
-                                f"{pos + 1} with error \"type must be tuple of ints,but got "
-                                f"{kind}\"")
-            raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, but "
-                            f"found element of type {kind} at pos {pos}")
-        out.append(index(s))
+    out = int_sizes(name, args)
     for s in out:
         if s < 0:
             raise RuntimeError(negative or f"Trying to create tensor with negative dimension {s}: "
-                               f"{out}")
-    return tuple(out)
+                               f"{list(out)}")
+    return out
+
+
+def int_sizes(name: str, args: tuple, arg: str = "size", position: int = 1,
+              overloads: tuple[str, ...] = ()) -> tuple[int, ...]:
+    """``f(2, 3)``, ``f((2, 3))`` or ``f([2, 3])`` as a tuple of ints (-1 and other negatives
+    pass), refusing floats, bools and other non-integers in the words of PyTorch's argument
+    parser; ``overloads`` lists the signatures it names when ``f`` has several (``view``)."""
+    packed = len(args) == 1 and not _is_int(args[0]) and hasattr(args[0], "__iter__") \
+        and not hasattr(args[0], "shape") and not isinstance(args[0], str)
+    items = tuple(args[0]) if packed else args
+    for pos, s in enumerate(items):
+        if type(s) is not int and not _is_int(s):
+            kind = _kind(s)
+            if pos:
+                raise TypeError(f"{name}(): argument '{arg}' failed to unpack the object at pos "
+                                f"{pos + 1} with error \"type must be tuple of ints,but got "
+                                f"{kind}\"")
+            if overloads:
+                raise TypeError(_no_overload(name, args, packed, overloads))
+            if packed:
+                raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be tuple "
+                                f"of ints, but found element of type {kind} at pos 0")
+            if len(items) == 1:
+                raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be tuple "
+                                f"of ints, not {kind}")
+            raise TypeError(f"{name}() takes 1 positional argument but {len(items)} were given")
+    return tuple(s if type(s) is int else index(s) for s in items)
+
+
+def _no_overload(name: str, args: tuple, packed: bool, overloads: tuple[str, ...]) -> str:
+    """PyTorch's "invalid combination of arguments" listing for a size no overload takes."""
+    got = ", ".join(_kind(a) for a in args)
+    lines = [f"{name}() received an invalid combination of arguments - got ({got}), but expected "
+             "one of:"]
+    if len(args) == 1:
+        what = got
+        if packed:
+            inner = ", ".join(_kind(a) for a in args[0])
+            what = f"{got} of [{inner}]" if isinstance(args[0], list) else f"{got} of ({inner})"
+        for o in overloads:
+            lines += [f" * {o}", "      didn't match because some of the arguments have invalid "
+                      f"types: (!{what}!)"]
+    else:
+        lines += [f" * {o}" for o in overloads]
+    return "\n".join(lines) + "\n"
+
+
+def int_argument(name: str, arg: str, value, position: int) -> int:
+    """An ``int`` parameter (``tril``'s ``diagonal``): an int, NumPy integer or 0-d integer
+    tensor; floats, bools and the rest are PyTorch's TypeError."""
+    if type(value) is int:
+        return value
+    if not _is_int(value):
+        raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be int, not "
+                        f"{_kind(value)}")
+    return index(value)
+
+
+def tensor_sequence(name: str, tensors, tensor_type: type) -> list:
+    """``cat``'s ``tensors``: a sequence of tensors (a tensor itself is not one, for PyTorch)."""
+    if isinstance(tensors, tensor_type) or not hasattr(tensors, "__iter__"):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {_kind(tensors)}")
+    tensors = list(tensors)
+    for i, t in enumerate(tensors):
+        if not isinstance(t, tensor_type):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {_kind(t)}")
+    return tensors
+
+
+def _kind(value) -> str:
+    """A value's type as PyTorch's argument parser names it (``float``, ``numpy.float64``)."""
+    cls = type(value)
+    return f"numpy.{cls.__name__}" if cls.__module__ == "numpy" else cls.__name__
 
 
 def _is_int(s) -> bool:

@@ -19,7 +19,7 @@ import warnings
 from .._backend import xp
 from .._batching import batch_dims, fallback, leading_dims, logical_ndim, pad_leading, physical
 from .._dispatch import apply, apply_inplace
-from .._validation import dtype_name
+from .._validation import dtype_name, int_argument
 from ..tensor import Tensor
 from ._registry import defop
 from ._shapes import normalize_dim
@@ -283,6 +283,9 @@ def mv(input, vec) -> Tensor:
     if input._data.ndim != 2 or vec._data.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input._data.ndim}, "
                            f"{vec._data.ndim}")
+    (n, m), k = input._data.shape, vec._data.shape[0]
+    if m != k:
+        raise RuntimeError(f"size mismatch, got input ({n}), mat ({n}x{m}), vec ({k})")
     return matmul(input, vec)
 
 
@@ -915,23 +918,23 @@ def _check_2d(input, name: str) -> None:
 def tril(input, diagonal: int = 0) -> Tensor:
     """The lower triangle (on and below diagonal ``diagonal``) of the last two dims."""
     _check_2d(input, "tril")
-    return apply(TRIL, input, diagonal=diagonal)
+    return apply(TRIL, input, diagonal=int_argument("tril", "diagonal", diagonal, 2))
 
 
 def triu(input, diagonal: int = 0) -> Tensor:
     """The upper triangle (on and above diagonal ``diagonal``) of the last two dims."""
     _check_2d(input, "triu")
-    return apply(TRIU, input, diagonal=diagonal)
+    return apply(TRIU, input, diagonal=int_argument("triu", "diagonal", diagonal, 2))
 
 
 def _tril_(self, diagonal: int = 0) -> Tensor:
     _check_2d(self, "tril_")
-    return apply_inplace(TRIL, self, diagonal=diagonal)
+    return apply_inplace(TRIL, self, diagonal=int_argument("tril_", "diagonal", diagonal, 1))
 
 
 def _triu_(self, diagonal: int = 0) -> Tensor:
     _check_2d(self, "triu_")
-    return apply_inplace(TRIU, self, diagonal=diagonal)
+    return apply_inplace(TRIU, self, diagonal=int_argument("triu_", "diagonal", diagonal, 1))
 
 
 # ---- torch.linalg: checks ------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import math
 
 from .._backend import xp
 from .._dispatch import apply
+from .._validation import check_expand
 from ..tensor import Tensor
 from ._nnutil import c_type, sum_terms
 from ._registry import defop
@@ -77,6 +78,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         if other is not None and other._data.dtype != input._data.dtype:
             raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
                                f"{c_type(input)} != {c_type(other)}")
+    if bias is not None and bias.ndim == 1 and bias.shape[0] not in (1, weight.shape[0]):
+        check_expand((math.prod(input.shape[:-1]), weight.shape[0]), tuple(bias.shape))
     return apply(LINEAR, input, weight, bias)
 
 

@@ -16,7 +16,7 @@ from .._backend import as_dtype, dtype, xp
 from .._batched import BatchedTensor, batched
 from .._batching import _pad, batch_dims, elementwise, fallback, materialize
 from .._dispatch import _check_inplace, _link_view, apply, apply_inplace, bump_version
-from .._validation import dtype_name
+from .._validation import dtype_name, int_sizes, tensor_sequence
 from ..autograd.forward_ad import get_tangent, set_tangent
 from ..autograd.forward_ad import state as forward_state
 from ..autograd.grad_mode import state
@@ -641,7 +641,8 @@ def _viewable(array, shape: tuple) -> bool:
     return True
 
 
-_DTYPE_LIKE = (dtype, str, type)
+_DTYPE_LIKE = (dtype, type)  # a dtype name ("float32") is refused, as in PyTorch
+_VIEW = ("(torch.dtype dtype)", "(tuple of ints size)")  # the overloads PyTorch's errors list
 
 
 def view(input, *shape, size=None, dtype=None) -> Tensor:
@@ -650,7 +651,7 @@ def view(input, *shape, size=None, dtype=None) -> Tensor:
         shape = (size if dtype is None else dtype,)
     if len(shape) == 1 and isinstance(shape[0], _DTYPE_LIKE):
         return _view_dtype(input, as_dtype(shape[0]))
-    shape = _infer_shape(size_tuple(shape), input._data.size)
+    shape = _infer_shape(int_sizes("view", shape, overloads=_VIEW), input._data.size)
     if not _viewable(input._data, shape):
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one "
@@ -701,7 +702,7 @@ def reshape(input, *sizes, shape=None) -> Tensor:
     """The data with a new shape: a view when possible, else a copy."""
     if shape is not None:
         sizes = _size_keyword("reshape", "shape", shape, sizes)
-    shape = _infer_shape(size_tuple(sizes), input._data.size)
+    shape = _infer_shape(int_sizes("reshape", sizes, "shape"), input._data.size)
     return apply(VIEW if _viewable(input._data, shape) else UNSAFE_VIEW, input, shape=shape)
 
 
@@ -777,7 +778,7 @@ def permute(input, *order, dims=None) -> Tensor:
     """Reorder the dims."""
     if dims is not None:
         order = _size_keyword("permute", "dims", dims, order)
-    dims = size_tuple(order)
+    dims = int_sizes("permute", order, "dims")
     ndim = input._data.ndim
     if len(dims) != ndim:
         raise RuntimeError(
@@ -815,7 +816,7 @@ def movedim(input, source, destination) -> Tensor:
 
 def expand(input, *sizes) -> Tensor:
     """Broadcast to a larger shape without copying (-1 keeps a dim)."""
-    sizes = size_tuple(sizes)
+    sizes = int_sizes("expand", sizes)
     shape = input._data.shape
     lead = len(sizes) - len(shape)
     if lead < 0:
@@ -824,6 +825,9 @@ def expand(input, *sizes) -> Tensor:
             f"number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
             f"dimensions in the tensor ({len(shape)})"
         )
+    if -1 in sizes[:lead]:
+        raise RuntimeError("The expanded size of the tensor (-1) isn't allowed in a leading, "
+                           f"non-existing dimension {sizes.index(-1)}")
     sizes = tuple(shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(sizes))
     for i, s in enumerate(shape):
         if s != 1 and s != sizes[i + lead]:
@@ -1084,7 +1088,7 @@ def rot90(input, k: int = 1, dims=(0, 1)) -> Tensor:
 
 def repeat(input, *sizes) -> Tensor:
     """Tile the tensor: ``sizes`` copies along each dim (leading new dims allowed)."""
-    repeats = size_tuple(sizes)
+    repeats = int_sizes("repeat", sizes, "repeats")
     if len(repeats) < input._data.ndim:
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number "
@@ -1101,21 +1105,12 @@ def tile(input, *reps, dims=None) -> Tensor:
     """``repeat`` with ``dims`` padded with leading ones to the tensor's number of dims."""
     if dims is not None:
         reps = _size_keyword("tile", "dims", dims, reps)
-    reps = size_tuple(reps)
+    reps = int_sizes("tile", reps, "dims")
     return repeat(input, (1,) * (input._data.ndim - len(reps)) + reps)
 
 
 def _tensor_list(tensors, op: str) -> list:
-    if isinstance(tensors, Tensor):
-        return list(tensors.unbind(0))
-    tensors = list(tensors)
-    for i, t in enumerate(tensors):
-        if not isinstance(t, Tensor):
-            raise TypeError(
-                f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, "
-                f"not {type(t).__name__} (element {i})"
-            )
-    return tensors
+    return tensor_sequence(op, tensors, Tensor)
 
 
 def _cat_tensors(tensors: list, dim: int) -> Tensor:
