@@ -3,7 +3,7 @@
 
 The iteration parameters (``niter``, ``tol``, ``iK``, ``method``, ``tracker``, ``ortho_*``) are
 accepted and not needed; ``X`` only sets the number of pairs. A and B are used through their
-symmetric parts, which is what PyTorch solves when A requires grad.
+symmetric (Hermitian) parts, which is what PyTorch solves when A requires grad.
 """
 
 from __future__ import annotations
@@ -33,18 +33,17 @@ def lobpcg(
     ortho_fparams: dict[str, float] | None = None,
     ortho_bparams: dict[str, bool] | None = None,
 ) -> tuple[Tensor, Tensor]:
-    """Find the k largest (or smallest) eigenvalues and the corresponding eigenvectors of a
-    symmetric positive definite generalized eigenvalue problem."""
+    """The k largest (or smallest) eigenpairs of A x = λ B x, A symmetric, B positive definite."""
     count = _check(A, k, B, X, n, tol)
-    sym = (A + A.mT) / 2
+    sym = (A + A.mH) / 2
     if B is None:
         values, vectors = _linalg.eigh(sym)
     else:
-        L = _linalg.cholesky((B + B.mT) / 2)
+        L = _linalg.cholesky((B + B.mH) / 2)
         half = solve_triangular(L, sym, upper=False)  # L^-1 A
-        C = solve_triangular(L, half.mT, upper=False)  # L^-1 A L^-T
-        values, vectors = _linalg.eigh((C + C.mT) / 2)
-        vectors = solve_triangular(L.mT, vectors, upper=True)  # B-orthonormal
+        C = solve_triangular(L, half.mH, upper=False)  # L^-1 A L^-H
+        values, vectors = _linalg.eigh((C + C.mH) / 2)
+        vectors = solve_triangular(L.mH, vectors, upper=True)  # B-orthonormal
     if largest is None or largest:
         return values[..., -count:].flip(-1), vectors[..., -count:].flip(-1)
     return values[..., :count], vectors[..., :count]

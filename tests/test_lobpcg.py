@@ -205,3 +205,22 @@ def test_negative_k_with_n_is_refused():
     """PyTorch returns a meaningless pair for k < 0 when n or X is given; chainrule refuses."""
     with pytest.raises(ValueError, match="k must be non-negative, got -1"):
         cr.lobpcg(cr.tensor(A9), k=-1, n=2)
+
+
+@pytest.mark.parametrize("with_b", [False, True])
+def test_complex_hermitian(with_b):
+    """PyTorch's solver fails on complex input (given a complex X); the dense solve takes
+    Hermitian A and B."""
+    a, b = (RNG.standard_normal((2, 9, 9)) + 1j * RNG.standard_normal((2, 9, 9)) for _ in "ab")
+    A = a + np.conj(np.swapaxes(a, -1, -2)) + 9 * np.eye(9)
+    B = b @ np.conj(np.swapaxes(b, -1, -2)) + np.eye(9) if with_b else None
+    X0 = cr.tensor(np.ones((2, 9, 2), complex))  # without X, PyTorch's dtype error (see ERRORS)
+    E, X = cr.lobpcg(cr.tensor(A), B=None if B is None else cr.tensor(B), X=X0, largest=False)
+    E, X = E.numpy(), X.numpy()
+    BX = X if B is None else B @ X
+    Linv = np.linalg.inv(np.linalg.cholesky(np.eye(9) if B is None else B))
+    exact = np.linalg.eigvalsh(Linv @ A @ np.conj(np.swapaxes(Linv, -1, -2)))
+    np.testing.assert_allclose(E, exact[..., :2], atol=1e-10)
+    np.testing.assert_allclose(A @ X, BX * E[..., None, :], atol=1e-10)
+    np.testing.assert_allclose(np.conj(np.swapaxes(X, -1, -2)) @ BX,
+                               np.broadcast_to(np.eye(2), (2, 2, 2)), atol=1e-10)
