@@ -1,13 +1,16 @@
 """Train a small CNN on scikit-learn's 8x8 digits with chainrule, written as PyTorch code.
 
 Run with ``python -m chainrule.examples.digits`` (or ``chainrule-digits``); ``--help`` lists the
-options. Needs the demo extras: ``pip install "chainrule[demo]"``.
+options. Needs the demo extras: ``pip install "chainrule[demo]"``. ``--nproc-per-node N`` trains
+on N processes with DistributedDataParallel (needs ``chainrule[distributed]``): every rank takes
+its share of each global batch, so the losses are the single process's.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -57,9 +60,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=Path("digits-run"),
                         help="folder for model.safetensors, curves.png, graph.svg and "
                              "history.json (default: ./digits-run)")
+    parser.add_argument("--nproc-per-node", type=int, default=1,
+                        help="train on this many processes with DistributedDataParallel, each "
+                             "taking its share of every batch (default: 1)")
     args = parser.parse_args(argv)
     if args.epochs < 1 or args.batch_size < 1:
         parser.error("--epochs and --batch-size must be at least 1")
+    if args.nproc_per_node < 1 or args.nproc_per_node > args.batch_size:
+        parser.error("--nproc-per-node must be between 1 and --batch-size")
     if args.lr is None:
         args.lr = 0.002 if args.optimizer == "adam" else 0.05
     return args
@@ -133,14 +141,30 @@ def save_outputs(out: Path, model: nn.Module, history: list[dict], graph_of) -> 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.nproc_per_node > 1 and "WORLD_SIZE" not in os.environ:
+        # Start the ranks, each running this module with the same arguments.
+        from chainrule.distributed.run import main as run
+
+        return run(["--nproc-per-node", str(args.nproc_per_node), "-m",
+                    "chainrule.examples.digits", *(sys.argv[1:] if argv is None else argv)])
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = 0
+    if world > 1:
+        import chainrule.distributed as dist
+
+        dist.init_process_group("gloo")
+        rank = dist.get_rank()
+    show = rank == 0  # progress and files come from rank 0 only
     start = time.perf_counter()
     torch.manual_seed(args.seed)
     train_set, test_set = load_data(args.seed)
-    model = DigitsNet()
+    net = DigitsNet()
+    model = net if world == 1 else nn.parallel.DistributedDataParallel(net)
     if args.optimizer == "adam":
         optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     else:
         optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+    # Every rank draws the same batches; each trains on its share of every batch.
     loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True,
                         generator=torch.Generator().manual_seed(args.seed))
     # The learning rate decays to zero along a cosine over the whole run: steady final epochs.
@@ -149,37 +173,51 @@ def main(argv: list[str] | None = None) -> int:
         from tqdm import tqdm
     except ImportError:
         tqdm = None
-    print(f"training {type(model).__name__} on {len(train_set)} digits, testing on "
-          f"{len(test_set)}; {args.optimizer}, lr {args.lr}, batch {args.batch_size}")
+    if show:
+        print(f"training {type(net).__name__} on {len(train_set)} digits, testing on "
+              f"{len(test_set)}; {args.optimizer}, lr {args.lr}, batch {args.batch_size}"
+              + (f" on {world} processes" if world > 1 else ""))
     history = []
     graph_of = None
     for epoch in range(1, args.epochs + 1):
-        batches = loader if tqdm is None else tqdm(
+        batches = loader if tqdm is None or not show else tqdm(
             loader, desc=f"epoch {epoch}/{args.epochs}", leave=False, unit="batch")
-        total, seen = 0.0, 0
+        total, seen = torch.zeros(2, dtype=torch.float64), 0
         for images, labels in batches:
-            loss = F.cross_entropy(model(images), labels)
+            n = len(labels)
+            share = slice(n * rank // world, n * (rank + 1) // world)
+            loss = F.cross_entropy(model(images[share]), labels[share])
+            # DDP averages over ranks: weighting by the share's size gives the batch's mean
+            # gradient when the shares differ by one (a last, short batch).
+            scaled = loss if world == 1 else loss * (len(labels[share]) * world / n)
             if graph_of is None:
                 graph_of = loss  # one training step's graph, drawn at the end
-                loss.backward(retain_graph=True)
+                scaled.backward(retain_graph=True)
             else:
-                loss.backward()
+                scaled.backward()
             optimizer.step()
             optimizer.zero_grad()
             schedule.step()
-            total += loss.item() * len(labels)
-            seen += len(labels)
-        train_loss, train_acc = evaluate(model, train_set)
-        test_loss, test_acc = evaluate(model, test_set)
+            total[0] += loss.item() * len(labels[share])
+            seen += n
+        total[1] = seen
+        if world > 1:
+            dist.reduce(total[:1], dst=0)  # the loss summed over every rank's share
+        train_loss, train_acc = evaluate(net, train_set)
+        test_loss, test_acc = evaluate(net, test_set)
         history.append({"epoch": epoch, "train_loss": train_loss, "train_accuracy": train_acc,
                         "test_loss": test_loss, "test_accuracy": test_acc,
                         "seconds": round(time.perf_counter() - start, 2)})
-        print(f"epoch {epoch:2d}/{args.epochs}  loss {total / seen:.4f}  "
-              f"train accuracy {train_acc:.4f}  test loss {test_loss:.4f}  "
-              f"test accuracy {test_acc:.4f}")
-    written = save_outputs(args.out, model, history, graph_of)
-    print(f"wrote {', '.join(written)} to {args.out}/ in {time.perf_counter() - start:.1f} s")
-    print(f"test accuracy: {history[-1]['test_accuracy']:.4f}")
+        if show:
+            print(f"epoch {epoch:2d}/{args.epochs}  loss {total[0].item() / seen:.4f}  "
+                  f"train accuracy {train_acc:.4f}  test loss {test_loss:.4f}  "
+                  f"test accuracy {test_acc:.4f}")
+    if show:
+        written = save_outputs(args.out, net, history, graph_of)
+        print(f"wrote {', '.join(written)} to {args.out}/ in {time.perf_counter() - start:.1f} s")
+        print(f"test accuracy: {history[-1]['test_accuracy']:.4f}")
+    if world > 1:
+        dist.destroy_process_group()
     return 0
 
 
