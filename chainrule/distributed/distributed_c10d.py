@@ -150,15 +150,19 @@ def _wait_all(requests: list, timeout: float, what: str, statuses: list | None =
         return
     start = time.monotonic()
     deadline = start + timeout
-    spin_until = start + 0.02  # spin briefly for latency, then yield the shared cores
+    idle = start + 1.0
+    # Each test lets MPI progress the operation; between tests give the core to whoever needs
+    # it (the ranks may share cores), and after a second of waiting stop polling hard.
     while not MPI.Request.Testall(requests, statuses):
         now = time.monotonic()
         if now > deadline:
             raise RuntimeError(f"{what}: timed out after {int(timeout * 1000)}ms waiting for "
                                f"the other ranks (rank {GroupMember.WORLD.rank()} of "
                                f"{GroupMember.WORLD.size()})")
-        if now > spin_until:
-            time.sleep(0.0002)
+        if now > idle:
+            time.sleep(0.001)
+        else:
+            os.sched_yield()
 
 
 class Work:

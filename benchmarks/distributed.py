@@ -1,0 +1,183 @@
+"""W11: a DistributedDataParallel training step of the W2 MLP (784-512-256-10), per-rank batch
+128, on 2 ranks of 1 thread each, chainrule's DDP on MPI beside torch's DDP on gloo.
+
+Every configuration runs in its own processes, started by chainrule's launcher (torch's ranks
+read the same RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT variables torchrun sets): 2 ranks with
+DDP, 2 ranks each training alone (the same work without the all-reduce), and 1 process alone.
+The cell is the 2-rank DDP step; the note gives the scaling (2-rank throughput over 1-rank
+throughput, ideally 2) and the all-reduce's share of the step.
+
+``python -m benchmarks --only W11`` (opt-in: it starts processes), or ``python -m
+benchmarks.distributed [--reps N] [--tiny]`` for this workload alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from benchmarks.harness import Cell, Config, Impl
+from benchmarks.mlp import SIZES, TINY_SIZES, make_data
+
+ROOT = Path(__file__).resolve().parent.parent
+BATCH = 128
+STEPS_PER_REP = 10
+
+
+def _rank(impl: str, mode: str, reps: int, tiny: bool, out: str) -> None:
+    """One rank: build the MLP from W2's weights, then time ``reps`` x 10 SGD steps."""
+    if impl == "torch":
+        import torch
+
+        torch.set_num_threads(1)
+    else:
+        import chainrule as torch
+    dist = torch.distributed
+    ddp = mode == "ddp"
+    if ddp:
+        dist.init_process_group("gloo")
+    rank = int(os.environ.get("RANK", "0"))
+    sizes = TINY_SIZES if tiny else SIZES
+    weights = make_data(sizes, BATCH).params
+    data = make_data(sizes, BATCH, seed=3 + rank)  # each rank its own batch
+    layers = []
+    for i in range(len(sizes) - 1):
+        linear = torch.nn.Linear(sizes[i], sizes[i + 1])
+        with torch.no_grad():
+            linear.weight.copy_(torch.tensor(weights[2 * i].T.copy()))
+            linear.bias.copy_(torch.tensor(weights[2 * i + 1]))
+        layers += [linear, torch.nn.ReLU()]
+    model = torch.nn.Sequential(*layers[:-1])
+    net = torch.nn.parallel.DistributedDataParallel(model) if ddp else model
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.tensor(data.x)
+    y = torch.tensor(data.onehot.argmax(1))
+
+    def step() -> None:
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(net(x), y).backward()
+        optimizer.step()
+
+    for _ in range(3):
+        step()
+    samples = []
+    for _ in range(reps):
+        if ddp:
+            dist.barrier()
+        start = time.perf_counter()
+        for _ in range(STEPS_PER_REP):
+            step()
+        samples.append((time.perf_counter() - start) / STEPS_PER_REP)
+    if rank == 0:
+        Path(out).write_text(json.dumps({"seconds": statistics.median(samples)}))
+    if ddp:
+        dist.destroy_process_group()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _run(impl: str, mode: str, nproc: int, reps: int, tiny: bool) -> float:
+    """Seconds per step on rank 0 of ``nproc`` processes running ``mode`` (ddp or alone)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "result.json")
+        worker = [str(Path(__file__).resolve()), "--rank-of", impl, mode, str(reps),
+                  str(int(tiny)), out]
+        env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT))
+        if mode == "ddp" or nproc > 1:
+            cmd = [sys.executable, "-m", "chainrule.distributed.run", "--nproc-per-node",
+                   str(nproc), "--master-port", str(_free_port()), *worker]
+        else:
+            cmd = [sys.executable, *worker]
+        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=600)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{impl} {mode} x{nproc} failed:\n{proc.stderr[-2000:]}")
+        return json.loads(Path(out).read_text())["seconds"]
+
+
+def figures(impl: str, reps: int, tiny: bool) -> dict[str, float]:
+    """Step times (ms) of the three configurations and what follows from them."""
+    ddp2 = _run(impl, "ddp", 2, reps, tiny) * 1e3
+    alone2 = _run(impl, "alone", 2, reps, tiny) * 1e3
+    alone1 = _run(impl, "alone", 1, reps, tiny) * 1e3
+    return {"ddp2_ms": ddp2, "alone2_ms": alone2, "alone1_ms": alone1,
+            "speedup": 2 * alone1 / ddp2, "efficiency": alone1 / ddp2,
+            "comm_ms": ddp2 - alone2}
+
+
+class _W11:
+    """The workload, in the shape run.py expects (id, title, unit, measure)."""
+
+    id = "W11"
+    title = "DDP step of the W2 MLP, 2 ranks x 1 thread, batch 128 per rank"
+    unit = "ms/step"
+    compiles = False
+
+    def measure(self, impls: Sequence[Impl], config: Config,
+                log: Callable[[str], None]) -> dict[str, Cell]:
+        """A Cell per implementation: the 2-rank DDP step; scaling in the note."""
+        cells: dict[str, Cell] = {}
+        reps = max(3, config.reps // 2)
+        for impl in impls:
+            if impl.is_numpy or impl.compiled:
+                cells[impl.name] = Cell(text="n/a (no DDP)")
+                continue
+            if impl.error is not None:
+                cells[impl.name] = Cell(text=f"n/a (import failed: {impl.error.split(':')[0]})")
+                continue
+            try:
+                f = figures(impl.name, reps, config.tiny)
+            except Exception as exc:  # noqa: BLE001 - one implementation's failure is one cell
+                cells[impl.name] = Cell(text=f"error ({type(exc).__name__})", note=str(exc),
+                                        failed=True)
+                continue
+            note = (f"{impl.name}: 2 ranks {f['ddp2_ms']:.2f} ms/step with DDP, "
+                    f"{f['alone2_ms']:.2f} without the all-reduce, 1 process "
+                    f"{f['alone1_ms']:.2f}; 2-rank/1-rank throughput {f['speedup']:.2f} "
+                    f"(efficiency {f['efficiency']:.0%})")
+            log(f"W11 {note}")
+            cells[impl.name] = Cell(value=f["ddp2_ms"], note=note)
+        return cells
+
+
+W11 = _W11()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print W11's figures for chainrule and torch."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.distributed",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--tiny", action="store_true")
+    args = parser.parse_args(argv)
+    print("| implementation | 2 ranks DDP (ms/step) | 2 ranks, no all-reduce | 1 process | "
+          "2-rank / 1-rank throughput | efficiency |")
+    print("|---|---|---|---|---|---|")
+    for impl in ("chainrule", "torch"):
+        f = figures(impl, args.reps, args.tiny)
+        print(f"| {impl} | {f['ddp2_ms']:.2f} | {f['alone2_ms']:.2f} | {f['alone1_ms']:.2f} | "
+              f"{f['speedup']:.2f} | {f['efficiency']:.0%} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--rank-of"]:
+        sys.path[0] = str(ROOT)
+        impl, mode, reps, tiny, out = sys.argv[2:7]
+        _rank(impl, mode, int(reps), bool(int(tiny)), out)
+    else:
+        sys.path[0] = str(ROOT)
+        raise SystemExit(main())
