@@ -98,7 +98,19 @@ def numel(input: Tensor) -> int:
     return input.numel()
 
 
-from . import backends, cuda, distributed, distributions, fft, func, linalg, nn, optim, special  # noqa: E402  (they use the op functions above)
+from . import (  # noqa: E402  (they use the op functions above)
+    backends,
+    compiler,
+    cuda,
+    distributed,
+    distributions,
+    fft,
+    func,
+    linalg,
+    nn,
+    optim,
+    special,
+)
 from ._interop import from_dlpack  # noqa: E402
 from ._lobpcg import lobpcg  # noqa: E402
 from ._settings import (  # noqa: E402
@@ -113,4 +125,5 @@ from ._settings import (  # noqa: E402
     use_deterministic_algorithms,
 )
 from ._torch_nn import *  # noqa: E402, F403  (torch.<name> for nn kernels, e.g. torch.pdist)
+from .compiler import compile  # noqa: E402, A004
 from .func import vmap  # noqa: E402

@@ -10,6 +10,8 @@ from ._batched import BatchedTensor, batched
 from ._batched import state as vmap_state
 from ._quiet import quiet
 from ._shapes import size_tuple
+from ._tooling import hooks as tool_hooks
+from ._tooling import kernel
 from ._validation import arange_steps, dtype_argument, nested_data
 from ._validation import size as check_size
 from .tensor import Tensor
@@ -253,7 +255,8 @@ class Generator:
 
     def manual_seed(self, seed: int) -> Generator:
         self._seed = int(seed)
-        self._rng = xp.random.default_rng(self._seed)
+        # Reseeded in place: code holding the stream (a compiled function's draws) follows.
+        self._rng.bit_generator.state = xp.random.default_rng(self._seed).bit_generator.state
         return self
 
     def seed(self) -> int:
@@ -307,7 +310,10 @@ def _rng(generator):
         raise RuntimeError("vmap: called random operation while in randomness error mode. Please "
                            "either use the 'same' or 'different' randomness flags on vmap or "
                            "perform the randomness operation out of vmap")
-    return (generator or default_generator)._rng
+    generator = generator or default_generator
+    if tool_hooks.capture is not None:
+        tool_hooks.capture.draw(generator)
+    return generator._rng
 
 
 def _random(draw, shape: tuple, dtype, requires_grad: bool) -> Tensor:
@@ -316,8 +322,10 @@ def _random(draw, shape: tuple, dtype, requires_grad: bool) -> Tensor:
     levels = [i + 1 for i, mode in enumerate(vmap_state.randomness) if mode == "different"] \
         if vmap_state.level else []
     sizes = tuple(vmap_state.sizes[i - 1] for i in levels)
-    array = draw(sizes + shape)
-    out = _finish(array.astype(dtype, copy=False), requires_grad and not levels)
+    array = kernel(draw, sizes + shape)
+    if array.dtype != dtype:
+        array = kernel(xp.ndarray.astype, array, dtype)
+    out = _finish(array, requires_grad and not levels)
     for level in levels:
         out = batched(out, level)
     if levels and requires_grad:

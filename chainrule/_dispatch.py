@@ -125,7 +125,10 @@ def apply(op, *inputs, **params):
     if op.casts and (not same or dtype is None or (
             scalar and (scalar > _category(dtype) or dtype.kind in "iu"))
             or (op.float_out and dtype.kind not in "fc")):
+        before = arrays
         arrays = _promote(op, arrays)
+        if tool_hooks.capture is not None:
+            tool_hooks.capture.promoted(before, arrays)
     try:
         try:  # in NumPy's error state "ignore": PyTorch's silent log(0) == -inf
             out = (quiet_run(op.forward, *arrays, **params) if params  # ** costs when empty
@@ -134,6 +137,8 @@ def apply(op, *inputs, **params):
             out = run_busy(err, op.forward, *arrays, **params)
     except ValueError as err:
         raise _shape_error(op, arrays, err) from None
+    if tool_hooks.capture is not None:  # chainrule.compile records the kernel
+        out = tool_hooks.capture.op(op.forward, arrays, params, out, inputs)
     if op.n_outputs == 1:
         if type(out) is not _ndarray:
             out = xp.asarray(out)
@@ -361,6 +366,8 @@ def _write(target: Tensor, array, op) -> None:
             f"{op.name}_: result type {array.dtype} can't be cast to the desired output type "
             f"{target._data.dtype}; use the out-of-place {op.name} or convert the tensor first")
     target._data[...] = array
+    if tool_hooks.capture is not None:
+        tool_hooks.capture.write(target._data, array)
 
 
 def bump_version(target: Tensor, name: str | None = None) -> None:
@@ -391,10 +398,15 @@ def apply_inplace(op, target: Tensor, *args, **params) -> Tensor:
         isinstance(x, Tensor) and get_tangent(x) is not None for x in (target,) + args)
     if not recording and not dual:
         if op.casts:
+            before = arrays
             arrays = [arrays[0]] + _promote(op, arrays)[1:]
+            if tool_hooks.capture is not None:
+                tool_hooks.capture.promoted(before, arrays)
         if type(op.forward) is _ufunc and not params and target._data.flags.writeable:
             try:  # straight into the target's storage: no temporary, no copy
                 run_quiet(op.forward, *arrays, out=target._data)
+                if tool_hooks.capture is not None:
+                    tool_hooks.capture.inplace(op.forward, arrays, target._data)
             except TypeError:  # NumPy refuses to cast the result to the target's dtype
                 out = run_quiet(op.forward, *arrays)
                 _write(target, out, op)  # raises PyTorch's error
@@ -411,6 +423,8 @@ def apply_inplace(op, target: Tensor, *args, **params) -> Tensor:
             out = run_quiet(op.forward, *arrays, **params)
         except ValueError as err:
             raise _shape_error(op, arrays, err) from None
+        if tool_hooks.capture is not None:
+            out = tool_hooks.capture.op(op.forward, arrays, params, out, (target,) + args)
         if out.shape != target._data.shape:
             raise RuntimeError(
                 f"{op.name}_: output with shape {list(target._data.shape)} doesn't match the "

@@ -26,9 +26,9 @@ import sys
 import threading
 from collections.abc import Callable
 
-__all__ = ["hooks", "RUN", "add_op_wrapper", "remove_op_wrapper", "run_op", "add_node_wrapper",
-           "remove_node_wrapper", "run_node", "user_frames", "user_location", "user_stacklevel",
-           "describe_location", "notes_of", "note_inplace"]
+__all__ = ["hooks", "RUN", "kernel", "add_op_wrapper", "remove_op_wrapper", "run_op",
+           "add_node_wrapper", "remove_node_wrapper", "run_node", "user_frames", "user_location",
+           "user_stacklevel", "describe_location", "notes_of", "note_inplace"]
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -36,12 +36,13 @@ _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 class _Hooks:
     # Slots, set on the instance: reading them is a few ns (a class attribute read through an
     # instance costs several times more, on every op).
-    __slots__ = ("op", "node", "anomaly")
+    __slots__ = ("op", "node", "anomaly", "capture")
 
     def __init__(self) -> None:
         self.op: Callable | None = None  # run_op while some tool wraps every op call
         self.node: Callable | None = None  # run_node while some tool watches the engine
         self.anomaly = False  # anomaly mode: nodes record the forward traceback that made them
+        self.capture = None  # chainrule.compile's Capture while it records a call's kernels
 
 
 class _Local(threading.local):
@@ -54,6 +55,15 @@ _op_wrappers: list = []
 _node_wrappers: list = []
 _installing = threading.Lock()  # tools in several threads install and remove wrappers at once
 RUN = object()  # run_op's answer to a call from inside a wrapped op: run it as usual
+
+
+def kernel(fn: Callable, *args, **kwargs):
+    """``fn(*args, **kwargs)`` on arrays outside an op (a random draw, a mask), recorded while
+    chainrule.compile captures so that a replay runs it again."""
+    capture = hooks.capture
+    if capture is None:
+        return fn(*args, **kwargs)
+    return capture.call(fn, args, kwargs)
 
 
 def add_op_wrapper(wrapper: Callable) -> None:

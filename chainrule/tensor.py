@@ -11,6 +11,7 @@ from collections.abc import Callable
 from . import _printing
 from ._backend import as_dtype, device, from_np, get_default_dtype, xp
 from ._shapes import normalize_dim
+from ._tooling import hooks as _hooks
 from ._validation import check_grad, dtype_argument
 from ._validation import size as check_size
 
@@ -114,6 +115,7 @@ class Tensor:
         if array.dtype.kind not in "fc" and self._requires_grad:
             raise RuntimeError(f"data set to a tensor that requires gradients must be floating "
                                f"point or complex dtype, got {from_np(array.dtype)}")
+        _graph_break("setting Tensor.data")
         self._data = array
 
     # ---- autograd state ---------------------------------------------------------------------
@@ -126,6 +128,8 @@ class Tensor:
     @grad.setter
     def grad(self, value) -> None:
         check_grad(self, value, Tensor)
+        if _hooks.capture is not None:
+            _hooks.capture.set_grad(self, value)
         self._grad = value
 
     @property
@@ -317,6 +321,7 @@ class Tensor:
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        _graph_break("Tensor.numpy()")
         return self._data
 
     def item(self):
@@ -324,10 +329,12 @@ class Tensor:
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to "
                                "Scalar")
+        _graph_break("Tensor.item()")
         return self._data.item()
 
     def tolist(self):
         """Nested Python lists of Python numbers."""
+        _graph_break("Tensor.tolist()")
         return self._data.tolist()
 
     def to(self, *args, **kwargs) -> Tensor:
@@ -405,12 +412,14 @@ class Tensor:
     def _scalar(self, kind: str):
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
+        _graph_break(f"{kind}(tensor)")
         return self._data.item()
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous "
                                f"(shape {list(self._data.shape)}); use .any() or .all()")
+        _graph_break("bool(tensor) (Python control flow on a tensor's value)")
         return bool(self._data.item())
 
     def __float__(self) -> float:
@@ -423,6 +432,7 @@ class Tensor:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an "
                             "index")
+        _graph_break("a tensor used as an index")
         return int(self._data.item())
 
     def __hash__(self) -> int:
@@ -485,3 +495,9 @@ class Tensor:
 
 _new = object.__new__
 
+
+def _graph_break(what: str) -> None:
+    """A tensor's value left the kernels (chainrule.compile cannot replay what Python did
+    with it)."""
+    if _hooks.capture is not None:
+        _hooks.capture.graph_break(what)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from heapq import heappop, heappush
 from sys import getrefcount
 
+from .._backend import xp
 from .._quiet import enter, leave
 from .._tooling import hooks as tool_hooks
 from .forward_ad import state as forward_state
@@ -56,7 +57,10 @@ def _add_into(buffer, grad) -> bool:
             or data.shape != grad._data.shape or data.dtype != grad._data.dtype
             or not data.flags.writeable):
         return False
-    data += grad._data
+    if tool_hooks.capture is not None:
+        tool_hooks.capture.call(xp.add, (data, grad._data), {"out": data}, out=data)
+    else:
+        data += grad._data
     return True
 
 

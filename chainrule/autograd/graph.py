@@ -9,8 +9,10 @@ import threading
 import weakref
 from collections.abc import Callable
 
+from .._backend import xp
 from .._batched import BatchedTensor, batched
 from .._tooling import describe_location, notes_of
+from .._tooling import hooks as tool_hooks
 from ..tensor import Tensor, type_desc
 from ._gradient_report import GradientReport, GradientStep, gradient_report
 from .forward_ad import set_tangent
@@ -442,6 +444,10 @@ class AccumulateGrad(Node):
             elif create_graph or old.requires_grad or type(grad) is BatchedTensor \
                     or type(old) is BatchedTensor:
                 tensor.grad = old + grad
+            elif tool_hooks.capture is not None:
+                tool_hooks.capture.grad_used.add(tool_hooks.capture.tensor_name(tensor))
+                tool_hooks.capture.call(xp.add, (old._data, grad._data), {"out": old._data},
+                                        out=old._data)
             else:
                 old._data += grad._data
         if self._post_hooks:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import NamedTuple
 
 from .._creation import as_tensor
+from .._tooling import hooks as _hooks
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import RemovableHandle, add_hook
 from ..tensor import Tensor
@@ -49,6 +50,14 @@ class Module:
                                   '"forward" function')
 
     def __call__(self, *args, **kwargs):
+        compiled = self.__dict__.get("_compiled_call")
+        if compiled is not None:
+            return compiled(*args, **kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def _call_impl(self, *args, **kwargs):
+        if _hooks.capture is not None:  # chainrule.compile guards the training flag
+            _hooks.capture.module(self)
         for key, hook in tuple(self._forward_pre_hooks.items()):
             if key in self._forward_pre_hooks_with_kwargs:
                 result = hook(self, args, kwargs)
@@ -240,6 +249,13 @@ class Module:
         return module._parameters[name]
 
     # ---- modes and bulk changes -----------------------------------------------------------------
+
+    def compile(self, *args, **kwargs) -> None:
+        """Compile this module's forward with ``chainrule.compile`` (in place; the state_dict
+        keys stay as they are)."""
+        from .._compile import compile as compile_fn
+
+        self.__dict__["_compiled_call"] = compile_fn(self._call_impl, *args, **kwargs)
 
     def train(self, mode: bool = True) -> Module:
         """Set training mode (affects dropout and batch norm) on this module and its children."""

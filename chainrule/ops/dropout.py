@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 
 from .._backend import from_np, xp
+from .._tooling import kernel
 from ..tensor import Tensor
 from ._nnutil import check_float
 
@@ -18,8 +19,11 @@ def _keep_mask(shape, p: float, dtype):
     noise = rand(*shape, dtype=xp.float64 if dtype == xp.float16 else dtype)
     if type(noise) is not Tensor:  # vmap(randomness="different"): a mask per example, batched
         return (noise >= p).to(from_np(dtype)) * (1.0 / (1.0 - p))
-    keep = noise._data >= p
-    return xp.multiply(keep, 1.0 / (1.0 - p), dtype=dtype)
+    return kernel(_scaled_keep, noise._data, p, dtype)
+
+
+def _scaled_keep(noise, p: float, dtype):
+    return xp.multiply(noise >= p, 1.0 / (1.0 - p), dtype=dtype)
 
 
 def _dropout(input, p, training, inplace, mask_shape) -> Tensor:

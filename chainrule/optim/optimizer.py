@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .. import Tensor, enable_grad, no_grad, where
+from .._tooling import hooks as _hooks
 
 __all__ = ["Optimizer"]
 
@@ -28,6 +29,9 @@ def _step(step: Callable) -> Callable:
     @functools.wraps(step)
     def wrapper(self, closure=None):
         self._opt_called = True
+        if _hooks.capture is not None:  # chainrule.compile: a scheduler's new lr recaptures
+            for group in self.param_groups:
+                _hooks.capture.watch(group)
         with no_grad():
             return step(self, closure)
 
@@ -255,7 +259,10 @@ def _with_grads(optimizer: Optimizer, group: dict, *buffers: str, scalars: dict 
                 state[name] = zeros_like(p)
             if init is not None:
                 init(p, grad, state)
-        yield p, grad, state, state["step"].add_(1).item()
+        step = state["step"].add_(1)
+        # While chainrule.compile captures, the step stays a (float64) tensor: the scalars made
+        # from it are then kernels that a replay computes again, not constants of one step.
+        yield p, grad, state, step.double() if _hooks.capture is not None else step.item()
 
 
 def _decay(p: Tensor, grad: Tensor, group: dict) -> Tensor:
@@ -308,7 +315,8 @@ def _addcmul_(buf: Tensor, tensor1: Tensor, tensor2: Tensor, value: float = 1) -
 
 def _addcdiv_(buf: Tensor, tensor1: Tensor, tensor2: Tensor, value: float = 1) -> None:
     """``buf.addcdiv_(tensor1, tensor2, value=value)``: buf += value * tensor1 / tensor2."""
-    buf.add_(tensor1 * value / tensor2 if value != 1 else tensor1 / tensor2)
+    buf.add_(tensor1 * value / tensor2 if isinstance(value, Tensor) or value != 1
+             else tensor1 / tensor2)
 
 
 def _maximum_(buf: Tensor, other: Tensor) -> None:

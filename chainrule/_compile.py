@@ -1,0 +1,884 @@
+"""``chainrule.compile``: run a function eagerly while recording the NumPy kernels it runs, then
+replay them as one generated straight-line function of arrays.
+
+Capture hooks into the seams every kernel passes (``_tooling.hooks.capture``): ``apply`` and
+``apply_inplace`` report each op's forward with the arrays it read and made, the engine its
+in-place gradient sums, AccumulateGrad and the ``.grad`` setter the gradients they store, the
+random factories their draws. A :class:`Capture` names every array: ``a<i>`` for the function's
+tensor arguments, ``e<i>`` for arrays that existed before the call (parameters, their ``.grad``,
+optimizer state), ``c<i>`` for constants, ``s<i>`` for kernel results. Anything it cannot replay
+faithfully (``.item()``, ``bool(tensor)``, ``.numpy()``, a result that escapes into Python state,
+an output that needs a graph) marks the capture as not replayable, with the reason.
+
+A capture becomes a :class:`Program` (Python source, printable with ``print(fn.code)``) only
+when two consecutive captures agree: same kernels, same constants, same arrays. Guards (shapes,
+dtypes and requires_grad of arguments and external tensors, grad mode, the default dtype,
+modules' training flags, Python arguments) pick the program on later calls; a failed guard
+captures again, up to ``recompile_limit`` programs, then the function runs eagerly with a
+warning.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import re
+import sys
+import threading
+import types
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from ._backend import get_default_dtype, xp
+from ._quiet import enter, leave
+from ._tooling import hooks
+from .autograd.grad_mode import state as grad_state
+from .autograd.graph import (
+    FREED_MESSAGE,
+    AccumulateGrad,
+    Node,
+    OpNode,
+    SavedInput,
+    SavedOutput,
+    accumulator_of,
+    next_seq,
+)
+from .tensor import Tensor
+
+__all__ = ["compile", "CompiledFunction", "reset", "is_compiling"]
+
+_ndarray = xp.ndarray
+_wrap = Tensor._wrap
+_INLINE = (int, bool, str, type(None))
+
+
+class _Break(Exception):
+    pass
+
+
+class Capture:
+    """The record of one eager call: kernels, the arrays they read and wrote, and effects."""
+
+    def __init__(self, arg_tensors: list) -> None:
+        self.thread = threading.get_ident()
+        self.lines: list[str] = []
+        self.names: dict[int, str] = {}  # id(array) -> its name in the program
+        self.keep: list = []  # every array named, alive until the capture ends (ids stay unique)
+        self.held: list = []
+        self.grad_used: set = set()  # tensors whose .grad the call reads or sets: guarded
+        self.watched: list = []  # (dict, key, value) guarded by value
+        self.ns: dict[str, Any] = {}  # the program's globals: kernels, constants, tensors
+        self.fns: dict[int, str] = {}
+        self.consts: list = []  # (name, value) compared between captures
+        self.externals: list = []  # [name, array, owner tensor or None, snapshot, written]
+        self.grads: dict[int, str] = {}  # id(a leaf's .grad array) -> the leaf's name
+        self.seen: dict[int, tuple] = {}  # id(tensor) -> (tensor, name, grad was None at first)
+        self.generators: dict[int, tuple] = {}
+        self.modules: dict[int, tuple] = {}
+        self.broken: str | None = None
+        self.live: list | None = None  # outputs whose graph the program's backward replays
+        self.backward: tuple | None = None  # (lines, output names, boundary edges)
+        self.seq0 = next_seq()  # nodes older than this were made before the call
+        self.draws = 0  # random draws seen by _rng: each must belong to a recorded kernel
+        self.claimed = 0
+        self.n = 0
+        for i, t in enumerate(arg_tensors):
+            self._name(t._data, f"a{i}")
+
+    # ---- naming -------------------------------------------------------------------------
+
+    def _name(self, array, name: str) -> str:
+        self.names[id(array)] = name
+        self.keep.append(array)
+        return name
+
+    def _new(self, prefix: str) -> str:
+        self.n += 1
+        return f"{prefix}{self.n}"
+
+    def tensor_name(self, t: Tensor) -> str:
+        """A global naming a tensor that lives outside the call (guarded, read at replay)."""
+        entry = self.seen.get(id(t))
+        if entry is None:
+            name = self._new("T")
+            self.ns[name] = t
+            grad = t._grad
+            entry = self.seen[id(t)] = (t, name, grad is None)
+            if grad is not None and id(grad._data) not in self.names:
+                self.grads[id(grad._data)] = name
+                self.held.append(grad._data)  # its id must not be reused during the capture
+        return entry[1]
+
+    def ref(self, x, owner=None, as_object: bool = False) -> str:
+        """The expression for ``x`` in the program (an array, a tensor or a Python value);
+        ``as_object``: the object itself, whatever its type."""
+        if as_object:
+            name = self._new("k")
+            self.ns[name] = x
+            return name
+        if type(x) is _ndarray:
+            name = self.names.get(id(x))
+            if name is not None:
+                return name
+            return self._external(x, owner)
+        if isinstance(x, Tensor):
+            return self.ref(x._data, x)
+        kind = type(x)
+        if kind in _INLINE or (kind is float and x == x and abs(x) != float("inf")):
+            return repr(x)
+        if kind is tuple or kind is list:
+            inner = ", ".join(self.ref(v) for v in x)
+            if kind is tuple:
+                return f"({inner}{',' if len(x) == 1 else ''})"
+            return f"[{inner}]"
+        if kind is dict:
+            return "{" + ", ".join(f"{self.ref(k)}: {self.ref(v)}" for k, v in x.items()) + "}"
+        name = self._new("k")
+        self.ns[name] = x
+        self.consts.append((name, x))
+        return name
+
+    def _external(self, array, owner) -> str:
+        grad_of = self.grads.get(id(array))
+        if grad_of is not None:
+            self.grad_used.add(grad_of)
+            return self._name(array, f"{grad_of}._grad._data")
+        if isinstance(owner, Tensor) and owner._requires_grad and owner.grad_fn is None:
+            self.tensor_name(owner)  # a leaf: its .grad state is guarded
+        name = self._name(array, self._new("e"))
+        self.externals.append([name, array, owner, array.copy(), False])
+        return name
+
+    def fn(self, f) -> str:
+        name = self.fns.get(id(f))
+        if name is None:
+            name = self.fns[id(f)] = self._new("f")
+            self.ns[name] = f
+        return name
+
+    def call_text(self, f, args, kwargs) -> str:
+        parts = [self.ref(a) for a in args]
+        parts += [f"{k}={self.ref(v)}" for k, v in kwargs.items()]
+        return f"{self.fn(f)}({', '.join(parts)})"
+
+    # ---- what the seams report ------------------------------------------------------------
+
+    def mine(self) -> bool:
+        return threading.get_ident() == self.thread and self.broken is None
+
+    def op(self, f, arrays: list, params: dict, out, inputs: tuple):
+        """``apply`` ran ``out = f(*arrays, **params)``; returns ``out`` as arrays."""
+        draws = self.draws
+        single = type(out) is not tuple
+        outs = [out] if single else list(out)
+        arrays_out = [o if type(o) is _ndarray else xp.asarray(o) for o in outs]
+        if not self.mine():
+            return arrays_out[0] if single else tuple(arrays_out)
+        self.claimed = draws  # draws inside the forward belong to it: replay draws them again
+        for x, a in zip(inputs, arrays):
+            if isinstance(x, Tensor) and type(a) is _ndarray and id(a) not in self.names:
+                self.ref(a, x)
+        text = self.call_text(f, arrays, params)
+        names = [self._new("s") for _ in arrays_out]
+        pure = _PURE if self.draws == draws else ""  # a kernel that draws must run
+        if single:
+            conv = type(out) is not _ndarray
+            self.lines.append(f"{names[0]} = {'asarray(' + text + ')' if conv else text}{pure}")
+        else:
+            tmp = self._new("t")
+            self.lines.append(f"{tmp} = {text}{pure}")
+            for i, (name, o) in enumerate(zip(names, outs)):
+                conv = type(o) is not _ndarray
+                self.lines.append(f"{name} = {'asarray(' if conv else ''}{tmp}[{i}]"
+                                  f"{')' if conv else ''}{_PURE}")
+        for name, a in zip(names, arrays_out):
+            self._name(a, name)
+        return arrays_out[0] if single else tuple(arrays_out)
+
+    def promoted(self, before: list, after: list) -> None:
+        """``apply`` cast some inputs to the result dtype."""
+        if not self.mine():
+            return
+        for b, a in zip(before, after):
+            if type(a) is _ndarray and a is not b and id(a) not in self.names:
+                if type(b) is _ndarray:
+                    self._name(a, name := self._new("s"))
+                    self.lines.append(f"{name} = {self.ref(b)}.astype({self.ref(a.dtype)})"
+                                      + _PURE)
+                # else: a Python int made an array of the result dtype: a constant
+
+    def call(self, f, args: tuple, kwargs: dict, out=None):
+        """Run and record a kernel outside ``apply``; ``out``: the array it writes into."""
+        draws = self.draws
+        result = f(*args, **kwargs)
+        if not self.mine():
+            return result
+        self.claimed = self.draws if self.draws > draws else self.claimed
+        if out is not None:
+            self.written(out)
+            self.lines.append(self.call_text(f, args, kwargs))
+            return result
+        if type(result) is not _ndarray:
+            result = xp.asarray(result)
+            text = f"asarray({self.call_text(f, args, kwargs)})"
+        else:
+            text = self.call_text(f, args, kwargs)
+        self._name(result, name := self._new("s"))
+        self.lines.append(f"{name} = {text}")
+        return result
+
+    def written(self, array) -> None:
+        """A kernel writes into ``array`` (and so into any array it is a view of)."""
+        name = self.ref(array)
+        while array is not None:
+            for entry in self.externals:
+                if entry[1] is array:
+                    entry[4] = True
+            array = array.base
+        return name
+
+    def inplace(self, f, arrays: list, target) -> None:
+        """``apply_inplace`` ran ``f(*arrays, out=target)``."""
+        if not self.mine():
+            return
+        for a in arrays:
+            if type(a) is _ndarray and id(a) not in self.names:
+                self.ref(a)
+        self.written(target)
+        self.lines.append(f"{self.fn(f)}({', '.join(self.ref(a) for a in arrays)}, "
+                          f"out={self.ref(target)})")
+
+    def write(self, target, array) -> None:
+        """``target[...] = array``."""
+        if not self.mine():
+            return
+        self.written(target)
+        self.lines.append(f"{self.ref(target)}[...] = {self.ref(array)}")
+
+    def set_grad(self, tensor: Tensor, value) -> None:
+        """``tensor.grad = value``."""
+        if not self.mine():
+            return
+        name = self.tensor_name(tensor)
+        self.grad_used.add(name)
+        if value is None:
+            self.lines.append(f"{name}._grad = None")
+        else:
+            self.lines.append(f"{name}._grad = wrap({self.ref(value._data)}, None, 0)")
+            self.grads[id(value._data)] = name
+
+    def draw(self, generator) -> None:
+        """``_rng`` handed out a generator's random stream."""
+        if threading.get_ident() != self.thread:
+            return
+        self.draws += 1
+        self.generators[id(generator)] = (generator, generator._rng)
+
+    def module(self, module) -> None:
+        """A module's forward ran: its training flag is guarded."""
+        if threading.get_ident() == self.thread:
+            self.modules[id(module)] = (module, module.training)
+
+    def watch(self, values: dict) -> None:
+        """Guard the Python numbers in ``values`` (an optimizer's param group: lr, betas...)."""
+        if threading.get_ident() != self.thread:
+            return
+        for key, value in values.items():
+            if type(value) in (int, float, bool) or (type(value) is tuple and all(
+                    type(v) in (int, float, bool) for v in value)):
+                self.watched.append((values, key, value))
+
+    def graph_break(self, what: str) -> None:
+        if threading.get_ident() == self.thread and self.broken is None:
+            self.broken = what
+
+    # ---- the end of the capture -----------------------------------------------------------
+
+    def finish(self, result, arg_tensors: list) -> Program | None:
+        """The program for this capture, or None (``self.broken`` says why)."""
+        if self.broken is None and self.draws > self.claimed:
+            self.broken = "random numbers drawn outside a recorded kernel"
+        if self.broken is not None:
+            return None
+        try:
+            out_text = self._outputs(result, {id(t): i for i, t in enumerate(arg_tensors)})
+            self._check_escapes(result)
+        except _Break as why:
+            self.broken = str(why)
+            return None
+        head = [f"a{i} = A[{i}]._data" for i in range(len(arg_tensors))]
+        for name, array, owner, snapshot, written in self.externals:
+            if owner is not None and sys.getrefcount(owner) > 3:  # held outside this capture
+                if owner._data is not array:
+                    self.broken = "a tensor's data was replaced during the call"
+                    return None
+                tname = self.tensor_name(owner)
+                head.append(f"{name} = {tname}._data")
+            elif sys.getrefcount(array) > 4:  # an array that outlives the call
+                self.ns[name + "_"] = array
+                head.append(f"{name} = {name}_")
+            else:  # a temporary made during the call: its value at first use
+                self.ns[name + "_"] = snapshot
+                self.consts.append((name + "_", snapshot))
+                head.append(f"{name} = {name}_.copy()" if written else f"{name} = {name}_")
+        if self.backward is None:
+            body = _free_dead(head + self.lines + [f"return {out_text}"], self._reuse)
+            source = "def replay(A):\n" + "".join(f"    {line}\n" for line in body)
+        else:
+            source = self._with_backward(head, out_text)
+        guards = self._guards(arg_tensors)
+        self.ns.update(asarray=xp.asarray, wrap=_wrap, freed=_freed)
+        return Program(source, self.ns, guards, self.consts,
+                       [e[0] for e in self.externals])
+
+    def capture_backward(self, result, arg_tensors: list) -> None:
+        """Outputs with a live graph: record the backward from them to the edges where the
+        call's graph begins (leaves' AccumulateGrad, tensor arguments' nodes), with the output
+        gradients as the program's inputs ``G``."""
+        from .autograd import engine
+
+        live = [t for t in _tensors(result) if (t.grad_fn is not None and not _spent(t.grad_fn))
+                or (t._requires_grad and t.grad_fn is None and id(t) not in self.seen
+                    and all(t is not a for a in arg_tensors))]
+        if not live or self.broken is not None:
+            return
+        if any(t.grad_fn is None for t in live):
+            self.broken = "an output is a new leaf that requires grad"
+            return
+        boundary: list = []
+        stack, seen = [t.grad_fn for t in live], set()
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if type(node) is not OpNode:
+                self.broken = f"an output's graph holds {node.name()} (only ops replay)"
+                return
+            for edge in node.next_edges:
+                if edge is None:
+                    continue
+                child = edge[0]
+                if type(child) is AccumulateGrad or child.seq < self.seq0:
+                    if edge not in boundary:
+                        boundary.append(edge)
+                else:
+                    stack.append(child)
+        sources = []
+        for child, nr in boundary:
+            if type(child) is AccumulateGrad:
+                leaf = child.variable
+                index = next((i for i, a in enumerate(arg_tensors) if a is leaf), None)
+                sources.append(("acc", f"A[{index}]") if index is not None
+                               else ("acc", self.tensor_name(leaf)))
+                continue
+            index = next((i for i, a in enumerate(arg_tensors)
+                          if a.grad_fn is child and a._output_nr == nr), None)
+            if index is None:
+                self.broken = "an output's graph reaches a graph made before the call"
+                return
+            sources.append(("arg", f"A[{index}]"))
+        split = len(self.lines)
+        seeds = []
+        for i, t in enumerate(live):
+            g = xp.ones_like(t._data)
+            self._name(g, f"G[{i}]")
+            seeds.append(_wrap(g, None, 0))
+        grads = engine.execute([(t.grad_fn, t._output_nr) for t in live], seeds, boundary,
+                               True, False, False)
+        lines = self.lines[split:]
+        del self.lines[split:]
+        outs = [self.ref(g._data) if g is not None else "None" for g in grads]
+        self.live = live
+        self.backward = (lines, outs, sources)
+
+    def _with_backward(self, head: list, out_text: str) -> str:
+        """Source of ``replay(A)`` returning the outputs, whose live ones get a CompiledNode
+        running ``backward(S, G)`` on the forward arrays ``S`` it reads."""
+        lines, outs, sources = self.backward
+        back_body = lines + [f"return ({', '.join(outs)},)"]
+        word = re.compile(r"\b([saet]\d+)\b")
+        made = {m for line in lines for m in word.findall(line.split(" = ")[0])}
+        needed = sorted({m for line in back_body for m in word.findall(line)} - made)
+        live = ", ".join(self.ref(t._data) for t in self.live)
+        node_names = ", ".join(repr(t.grad_fn.name()) for t in self.live)
+        edges = ", ".join(f"({kind!r}, {src})" for kind, src in sources)
+        fwd = head + self.lines + [
+            f"live = make_live(({live},), backward, ({', '.join(needed)}{',' if needed else ''}),"
+            f" ({edges},), ({node_names},))",
+            f"return {out_text}"]
+        fwd = _free_dead(fwd, self._reuse)
+        unpack = [f"{', '.join(needed)}, = S"] if needed else []
+        back = _free_dead(unpack + back_body, self._reuse)
+        self.ns["make_live"] = _make_live
+        return ("def replay(A):\n" + "".join(f"    {line}\n" for line in fwd)
+                + "\n\ndef backward(S, G):\n" + "".join(f"    {line}\n" for line in back))
+
+    def _reuse(self, lines: list) -> list:
+        """``sX = ufunc(.., sY, ..)`` where sY dies there, is sX's shape and dtype, owns its
+        memory and shares it with no live array: ``out=sY`` (no new buffer, no page faults)."""
+        arrays = {self.names[id(a)]: a for a in self.keep}
+        last: dict[str, int] = {}
+        for i, line in enumerate(lines):
+            for name in _WORD.findall(line):
+                last[name] = i
+        alive: set = set()
+        # The forward arrays a backward reads stay as they are: it may run again (retain_graph).
+        kept = {n for line in lines if line.endswith("= S") for n in _WORD.findall(line)}
+        out = list(lines)
+        for i, line in enumerate(lines):
+            m = _CALL.match(line)
+            if m and isinstance(self.ns.get(m.group(2)), xp.ufunc):
+                target = arrays.get(m.group(1))
+                for arg in m.group(3).split(", "):
+                    a = arrays.get(arg)
+                    if (arg[0] == "s" and last.get(arg) == i and arg not in kept
+                            and target is not None
+                            and a is not None and a.base is None and a.flags.c_contiguous
+                            and a.flags.writeable and a.shape == target.shape
+                            and a.dtype == target.dtype and not any(
+                                xp.may_share_memory(a, arrays[n]) for n in alive
+                                if n != arg and n in arrays and last.get(n, -1) > i)):
+                        out[i] = f"{line[:-1]}, out={arg})"
+                        break
+            alive.update(n for n in _WORD.findall(line) if n[0] == "s")
+        return out
+
+    def _outputs(self, result, arg_index: dict) -> str:
+        if isinstance(result, Tensor):
+            if id(result) in arg_index:
+                return f"A[{arg_index[id(result)]}]"
+            if id(result) in self.seen:
+                return self.seen[id(result)][1]
+            node = result.grad_fn
+            if node is not None and _spent(node):
+                # Its backward already ran and freed the graph: the replayed output gets the
+                # same spent node (a second backward raises PyTorch's error, as eager does).
+                return (f"freed({self.ref(result._data)}, {self.ref(node)}, "
+                        f"{result._output_nr})")
+            if node is not None or result._requires_grad:
+                if self.live is None:
+                    raise _Break("an output requires grad and its graph could not be captured")
+                index = next(i for i, t in enumerate(self.live) if t is result)
+                return f"live[{index}]"
+            return f"wrap({self.ref(result._data)}, None, 0)"
+        if type(result) in (tuple, list):
+            inner = ", ".join(self._outputs(r, arg_index) for r in result)
+            if type(result) is tuple:
+                return f"({inner}{',' if len(result) == 1 else ''})"
+            return f"[{inner}]"
+        if type(result) is dict:
+            return "{" + ", ".join(f"{self.ref(k)}: {self._outputs(v, arg_index)}"
+                                   for k, v in result.items()) + "}"
+        if isinstance(result, _ndarray):
+            raise _Break("the function returns a NumPy array")
+        return self.ref(result)
+
+    def _check_escapes(self, result) -> None:
+        """A kernel result still held after the call, other than by the outputs and the
+        ``.grad`` slots, went into Python state the program would not update."""
+        allowed: dict[int, int] = {}
+        for a in self.keep:
+            if a.base is not None:
+                allowed[id(a.base)] = allowed.get(id(a.base), 0) + 1
+        holders: dict[int, Any] = {}  # the outputs, and what the graphs behind them save
+        for t in _tensors(result):
+            holders[id(t)] = t
+            stack, seen = [t.grad_fn], set()
+            while stack:
+                node = stack.pop()
+                if node is None or id(node) in seen:
+                    continue
+                seen.add(id(node))
+                for value in (getattr(node, "saved", None) or {}).values():
+                    for v in value if type(value) is tuple else (value,):
+                        if type(v) is SavedInput:
+                            holders[id(v.tensor)] = v.tensor
+                        elif type(v) is SavedOutput:
+                            holders[id(v)] = v
+                        elif type(v) is _ndarray:  # an array operand saved as it is
+                            allowed[id(v)] = allowed.get(id(v), 0) + 1
+                stack.extend(e[0] for e in node.next_edges if e is not None)
+        for h in list(holders.values()):  # a view holds its base tensor
+            while isinstance(h, Tensor) and h._extra and "view" in h._extra:
+                h = h._extra["view"][0]
+                holders[id(h)] = h
+        for h in holders.values():
+            a = h.array if type(h) is SavedOutput else h._data
+            allowed[id(a)] = allowed.get(id(a), 0) + 1
+        for t, _, _ in self.seen.values():
+            if t._grad is not None:
+                allowed[id(t._grad._data)] = allowed.get(id(t._grad._data), 0) + 1
+        for a in self.keep:
+            name = self.names.get(id(a), "")
+            if not name.startswith("s"):
+                continue
+            # The keep list, this loop's variable and getrefcount's argument.
+            if sys.getrefcount(a) - 3 > allowed.get(id(a), 0):
+                raise _Break("a result made during the call is kept in Python state "
+                             "(e.g. an optimizer's new buffers): captured again next call")
+
+    def _guards(self, arg_tensors: list) -> list:
+        checks = [f"G.enabled is {grad_state.enabled!r}",
+                  f"default_dtype() is {self.ref(get_default_dtype())}"]
+        self.ns.update(G=grad_state, default_dtype=get_default_dtype)
+        for i, t in enumerate(arg_tensors):
+            a = t._data
+            checks.append(f"A[{i}]._data.shape == {a.shape!r} and A[{i}]._data.dtype == "
+                          f"{self.ref(a.dtype)} and A[{i}]._requires_grad is {t._requires_grad}")
+        for t, name, grad_none in self.seen.values():
+            a = t._data
+            checks.append(f"{name}._data.shape == {a.shape!r} and {name}._data.dtype == "
+                          f"{self.ref(a.dtype)} and {name}._requires_grad is "
+                          f"{t._requires_grad}")
+            if name in self.grad_used:
+                checks.append(f"{name}._grad is None" if grad_none else
+                              f"{name}._grad is not None and {name}._grad._data.shape == "
+                              f"{a.shape!r}")
+        for gen, rng in self.generators.values():
+            checks.append(f"{self.ref(gen)}._rng is {self.ref(rng)}")
+        for module, training in self.modules.values():
+            checks.append(f"{self.ref(module)}.training is {training}")
+        for values, key, value in self.watched:
+            checks.append(f"{self.ref(values, as_object=True)}[{key!r}] == {value!r}")
+        return checks
+
+
+class CompiledNode(Node):
+    """The grad_fn of a replayed output whose graph lives on: runs the captured backward."""
+
+    __slots__ = ("_backward", "_saved", "next_edges", "n_outputs", "_names", "_shapes")
+
+    def __init__(self, backward, saved: tuple, edges: tuple, names: tuple,
+                 shapes: list) -> None:
+        self.seq = next_seq()
+        self._backward, self._saved, self.next_edges = backward, saved, edges
+        self.n_outputs, self._names, self._shapes = len(shapes), names, shapes
+        self._pre_hooks = self._retain = self._hooks = None
+
+    def name(self) -> str:
+        return "CompiledFunctionBackward"
+
+    def apply(self, grads: list) -> list:
+        if self._saved is None:
+            raise RuntimeError(FREED_MESSAGE)
+        if grad_state.enabled:
+            raise RuntimeError("chainrule.compile: a compiled function's backward is not "
+                               "differentiable (create_graph=True); call the function eagerly "
+                               "for higher-order gradients, or take them inside it")
+        arrays = [g._data if g is not None else xp.zeros(shape, dtype)
+                  for g, (shape, dtype) in zip(grads, self._shapes)]
+        return [None if a is None else _wrap(a, None, 0)
+                for a in self._backward(self._saved, arrays)]
+
+    def release(self) -> None:
+        self._saved = None
+
+
+def _make_live(arrays: tuple, backward, saved: tuple, sources: tuple, names: tuple) -> list:
+    edges = []
+    for kind, t in sources:
+        if kind == "acc" or t.grad_fn is None:
+            edges.append((accumulator_of(t), 0) if t._requires_grad else None)
+        else:
+            edges.append((t.grad_fn, t._output_nr))
+    node = CompiledNode(backward, saved, tuple(edges), names,
+                        [(a.shape, a.dtype) for a in arrays])
+    live = []
+    for nr, a in enumerate(arrays):
+        t = _wrap(a, node, nr)
+        t._requires_grad = True
+        live.append(t)
+    return live
+
+
+def _spent(node) -> bool:
+    """Whether backward through ``node`` can only fail as it would after eager's backward:
+    every path to a leaf meets a node whose saved values were freed."""
+    stack, seen = [node], set()
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if type(n) is not OpNode:
+            return False
+        if n.saved is None:
+            continue
+        stack.extend(e[0] for e in n.next_edges if e is not None)
+    return True
+
+
+def _freed(array, node, output_nr: int) -> Tensor:
+    t = _wrap(array, node, output_nr)
+    t._requires_grad = True
+    return t
+
+
+def _tensors(result):
+    if isinstance(result, Tensor):
+        yield result
+    elif type(result) in (tuple, list):
+        for r in result:
+            yield from _tensors(r)
+    elif type(result) is dict:
+        for r in result.values():
+            yield from _tensors(r)
+
+
+_PURE = "  # pure"  # marks a kernel line without effects: dropped when its result is unused
+_WORD = re.compile(r"\b([a-zA-Z_]\w*)\b")
+
+
+def _drop_unused(lines: list) -> list:
+    """Drop pure kernel lines whose results nothing reads (a loss value no one returns)."""
+    used: set = set()
+    kept = []
+    for line in reversed(lines):
+        if line.endswith(_PURE):
+            target, _, expr = line[:-len(_PURE)].partition(" = ")
+            if target not in used:
+                continue
+            line = f"{target} = {expr}"
+            used.update(_WORD.findall(expr))
+        else:
+            used.update(_WORD.findall(line))
+        kept.append(line)
+    return kept[::-1]
+
+
+_CALL = re.compile(r"^(s\d+) = (f\d+)\(([\w.]+(?:, [\w.]+)*)\)$")
+
+
+def _free_dead(lines: list, reuse=None) -> list:
+    """Drop unused pure kernels; let an elementwise kernel write into an input that dies there
+    (``reuse``); insert ``del`` after the last use of each kernel result (eager's memory peak
+    at most)."""
+    lines = _drop_unused(lines)
+    if reuse is not None:
+        lines = reuse(lines)
+    word = re.compile(r"\b(s\d+|t\d+)\b")
+    last: dict[str, int] = {}
+    for i, line in enumerate(lines):
+        for name in word.findall(line):
+            last[name] = i
+    out = []
+    for i, line in enumerate(lines):
+        out.append(line)
+        dead = sorted(n for n, j in last.items() if j == i and not line.startswith("return"))
+        if dead:
+            out.append("del " + ", ".join(dead))
+    return out
+
+
+class Program:
+    """One replayable capture: the generated function, its guards and what to compare."""
+
+    def __init__(self, source: str, ns: dict, guards: list, consts: list,
+                 externals: list) -> None:
+        self.source = source
+        self.consts = consts
+        self.externals = externals
+        guard_src = "def guard(A):\n    return (" + "\n            and ".join(guards) + ")\n"
+        self.guard_source = guard_src
+        exec(builtins.compile(source, "<chainrule.compile>", "exec"), ns)  # noqa: S102
+        exec(builtins.compile(guard_src, "<chainrule.compile guard>", "exec"), ns)  # noqa: S102
+        self.replay = ns["replay"]
+        self.guard = ns["guard"]
+
+    def difference(self, other: Program) -> str | None:
+        """What differs between two captures (None: the same computation, so it does not
+        depend on values the guards do not see)."""
+        if self.source != other.source:
+            return "the kernels"
+        if self.guard_source != other.guard_source:
+            return "the guards"
+        mine, theirs = self.replay.__globals__, other.replay.__globals__
+        for key, value in mine.items():
+            if key in ("replay", "guard", "backward") or key.startswith("__"):
+                continue
+            if not _same(value, theirs.get(key)):
+                return f"{key} ({type(value).__name__})"
+        return None
+
+
+def _same(a, b) -> bool:
+    if type(a) is not type(b):
+        return False
+    if type(a) is _ndarray:
+        return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    if type(a) in (tuple, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if type(a) is dict:
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if type(a) in (int, float, bool, str, complex):
+        return a == b
+    if isinstance(a, Tensor | _ndarray):
+        return a is b
+    if type(a) is types.FunctionType:  # a kernel made per call (a closure): same code and cells
+        return a is b or (a.__code__ is b.__code__ and _same(
+            tuple(c.cell_contents for c in a.__closure__ or ()),
+            tuple(c.cell_contents for c in b.__closure__ or ())))
+    if isinstance(a, OpNode):  # a spent node of an output: the same op is the same
+        return a.op is b.op
+    try:
+        return a is b or bool(a == b)
+    except Exception:  # noqa: BLE001 - no equality: only the same object is the same
+        return False
+
+
+class _Entry:
+    __slots__ = ("last", "program", "captures")
+
+    def __init__(self) -> None:
+        self.last: Program | None = None
+        self.program: Program | None = None
+        self.captures = 0
+
+
+_warned: set = set()
+
+
+def _warn_once(fn, why: str) -> None:
+    key = (getattr(fn, "__qualname__", repr(fn)), why)
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(f"chainrule.compile: {getattr(fn, '__qualname__', fn)} runs eagerly: "
+                      f"{why}", RuntimeWarning, stacklevel=3)
+
+
+_MAX_CAPTURES = 4  # per guard set: captures that may disagree before giving up
+
+
+class CompiledFunction:
+    """``fn`` captured on its first calls and replayed on later calls that pass the guards."""
+
+    def __init__(self, fn: Callable, recompile_limit: int = 8) -> None:
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+        self._programs: list[Program] = []
+        self._by_key: dict = {}  # the non-tensor arguments, shapes and modes -> programs
+        self._pending: dict = {}  # key -> _Entry while captures are being compared
+        self._limit = recompile_limit
+        self._eager_reason: str | None = None
+        self._lock = threading.Lock()
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else functools.partial(self, obj)
+
+    @property
+    def code(self) -> str:
+        """The Python source of the programs captured so far."""
+        return "\n".join(p.source for p in self._programs)
+
+    def __call__(self, *args, **kwargs):
+        if hooks.capture is not None or self._eager_reason is not None:
+            return self._fn(*args, **kwargs)  # inside another capture: part of it
+        tensors, key = _flatten_args(args, kwargs)
+        for program in self._by_key.get(key, ()):
+            try:
+                ok = program.guard(tensors)
+            except AttributeError:
+                ok = False
+            if ok:
+                token = enter()
+                try:
+                    return program.replay(tensors)
+                finally:
+                    leave(token)
+        return self._capture(tensors, key, args, kwargs)
+
+    def _capture(self, tensors: list, key, args, kwargs):
+        entry = self._pending.get(key)
+        if entry is None:
+            if len(self._pending) + len(self._programs) >= self._limit:
+                self._eager_reason = (f"recompile_limit ({self._limit}) reached; the guards "
+                                      "keep failing")
+                _warn_once(self._fn, self._eager_reason)
+                return self._fn(*args, **kwargs)
+            entry = self._pending[key] = _Entry()
+        cap = Capture(tensors)
+        with self._lock:
+            hooks.capture = cap
+            try:
+                result = self._fn(*args, **kwargs)
+                cap.capture_backward(result, tensors)
+            finally:
+                hooks.capture = None
+        entry.captures += 1
+        program = cap.finish(result, tensors)
+        if program is None:
+            entry.last = None
+            if not cap.broken.endswith("next call") or entry.captures >= _MAX_CAPTURES:
+                self._pending.pop(key, None)
+                self._eager_reason = cap.broken
+                _warn_once(self._fn, cap.broken)
+            return result
+        differs = "no earlier capture" if entry.last is None else program.difference(entry.last)
+        if differs is None:
+            self._programs.append(program)
+            self._by_key.setdefault(key, []).append(program)
+            del self._pending[key]
+        elif entry.captures >= _MAX_CAPTURES:
+            self._pending.pop(key, None)
+            self._eager_reason = (f"captures of consecutive calls differ in {differs} (the "
+                                  "function depends on values the guards do not see)")
+            _warn_once(self._fn, self._eager_reason)
+        else:
+            entry.last = program
+        return result
+
+
+def _flatten_args(args: tuple, kwargs: dict) -> tuple[list, Any]:
+    """The tensor arguments in order, and a hashable key of everything else."""
+    tensors: list = []
+
+    def key_of(x):
+        if isinstance(x, Tensor):
+            tensors.append(x)
+            return ("T", x._data.shape, x._data.dtype.str, x._requires_grad)
+        if type(x) in (tuple, list):
+            return (type(x).__name__,) + tuple(key_of(v) for v in x)
+        if type(x) is dict:
+            return ("dict",) + tuple((k, key_of(v)) for k, v in x.items())
+        if type(x) in (int, float, bool, str, type(None), complex):
+            return (type(x).__name__, x)
+        return ("id", id(x))
+
+    key = key_of(args) + (("kw",) + tuple((k, key_of(v)) for k, v in kwargs.items()),)
+    key += (grad_state.enabled, get_default_dtype())
+    return tensors, key
+
+
+def is_compiling() -> bool:
+    """True while chainrule.compile captures a call."""
+    return hooks.capture is not None
+
+
+def reset() -> None:
+    """Forget the warnings given (captured programs live with their compiled functions)."""
+    _warned.clear()
+
+
+def compile(model: Callable | None = None, *, fullgraph: bool = False,
+            dynamic: bool | None = None, backend: str | Callable | None = None,
+            mode: str | None = None, options: dict | None = None, name: str | None = None,
+            disable: bool = False, recompile_limit: int | None = None,
+            isolate_recompiles: bool = False, shapes_spec: Any = None):
+    """Optimize ``model`` (a function or module) by capturing the kernels it runs and replaying
+    them; ``backend``, ``mode``, ``options``, ``dynamic`` are accepted and not needed."""
+    if model is None:
+        return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic,
+                                 backend=backend, mode=mode, options=options, name=name,
+                                 disable=disable, recompile_limit=recompile_limit)
+    if disable:
+        return model
+    if not callable(model):
+        raise RuntimeError("compile: the model to compile must be callable, got "
+                           f"{type(model).__name__}")
+    limit = 8 if recompile_limit is None else recompile_limit
+    compiled = CompiledFunction(model, limit)
+    if fullgraph:
+        compiled._fullgraph = True
+    return compiled

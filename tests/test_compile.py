@@ -1,0 +1,426 @@
+"""chainrule.compile: compiled calls (captures, then replays) agree with eager calls bit for bit.
+
+RuntimeWarnings are errors in this suite (pyproject.toml), so a test that does not expect the
+"runs eagerly" warning also checks that the function really was replayed.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+import torch as ref
+
+import chainrule as torch
+from chainrule._compile import CompiledFunction
+
+RNG = np.random.default_rng(0)
+
+
+def _data(n: int = 6, batch: int = 5):
+    rng = np.random.default_rng(1)
+    return [(torch.tensor(rng.standard_normal((batch, 8)).astype(np.float32)),
+             torch.tensor(rng.integers(0, 3, batch))) for _ in range(n)]
+
+
+def _model(seed: int = 0, dropout: float = 0.2):
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(),
+                               torch.nn.Dropout(dropout), torch.nn.Linear(16, 3))
+
+
+def _stepper(model, opt):
+    """One training step: zero_grad, cross-entropy of the model, backward, the update."""
+    def step(x, y):
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
+def _replays(fn) -> int:
+    return len(fn._programs)
+
+
+def _same_params(a, b) -> bool:
+    return all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+
+
+@pytest.mark.parametrize("opt_name,kwargs", [
+    ("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True)),
+    ("Adam", dict(lr=0.01)), ("AdamW", dict(lr=0.01, amsgrad=True))])
+def test_training_step_with_optimizer_inside(opt_name, kwargs):
+    runs = []
+    for compiled in (False, True):
+        model = _model()
+        step = _stepper(model, getattr(torch.optim, opt_name)(model.parameters(), **kwargs))
+        fn = torch.compile(step) if compiled else step
+        losses = []
+        for i in range(24):
+            x, y = _data()[i % 6]
+            torch.manual_seed(100 + i)  # dropout masks: the same draws in both runs
+            losses.append(fn(x, y))
+        runs.append((losses, model, fn))
+    (eager, m1, _), (compiled_losses, m2, fn) = runs
+    assert all(torch.equal(a, b) for a, b in zip(eager, compiled_losses))
+    assert _same_params(m1, m2)
+    assert _replays(fn) == 1 and fn._eager_reason is None
+    assert "f" in fn.code and "def replay" in fn.code  # the program is printable Python
+
+
+def test_optimizer_outside_and_several_outputs():
+    runs = []
+    for compiled in (False, True):
+        model = _model(dropout=0.0)
+        opt = torch.optim.Adam(model.parameters(), lr=0.01)
+
+        def forward_backward(x, y, model=model):
+            out = model(x)
+            loss = torch.nn.functional.cross_entropy(out, y)
+            loss.backward()
+            return loss, {"logits": out.detach(), "n": 3}, [p.grad for p in model.parameters()]
+
+        fn = torch.compile(forward_backward) if compiled else forward_backward
+        history = []
+        for i in range(12):
+            opt.zero_grad()
+            loss, aux, grads = fn(*_data()[i % 6])
+            opt.step()
+            history.append((loss, aux, grads))
+        runs.append((history, model, fn))
+    (h1, m1, _), (h2, m2, fn) = runs
+    for (l1, a1, g1), (l2, a2, g2) in zip(h1, h2):
+        assert torch.equal(l1, l2) and torch.equal(a1["logits"], a2["logits"]) and a2["n"] == 3
+        assert all(torch.equal(p, q) for p, q in zip(g1, g2))
+    assert _same_params(m1, m2) and _replays(fn) == 1
+    # A replayed loss carries the spent graph of eager's: a second backward fails as eager's.
+    loss = h2[-1][0]
+    assert loss.grad_fn.name() == h1[-1][0].grad_fn.name()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()
+
+
+def test_gradient_accumulation_and_inplace_ops():
+    def make():
+        w = torch.tensor(RNG.standard_normal((4, 3)).astype(np.float64), requires_grad=True)
+
+        def f(x):
+            h = x @ w
+            h.mul_(2).add_(1)  # in place on a non-leaf
+            h[:, 0] = h[:, 1] * 3  # index assignment through a view
+            with torch.no_grad():
+                scale = h.abs().max()
+            loss = (h.tanh() / scale).sum()
+            loss.backward()  # accumulates into w.grad: no zero_grad
+            return loss
+        return w, f
+
+    x = torch.tensor(RNG.standard_normal((5, 4)))
+    w1, f1 = make()
+    w2, f2 = make()
+    w2.data = w1.detach().clone()
+    c = torch.compile(f2)
+    for _ in range(6):
+        assert torch.equal(f1(x), c(x))
+        assert torch.equal(w1.grad, w2.grad)
+    assert _replays(c) == 1
+
+
+def test_hvp_double_backward_compiles():
+    """W4's shape: a Hessian-vector product (create_graph inside), which torch.compile cannot."""
+    w = torch.tensor(RNG.standard_normal(6), requires_grad=True)
+    v = torch.tensor(RNG.standard_normal(6))
+
+    def hvp(x):
+        loss = (torch.sin(w * x) * w).sum()
+        (g,) = torch.autograd.grad(loss, w, create_graph=True)
+        (h,) = torch.autograd.grad((g * v).sum(), w)
+        return h
+
+    c = torch.compile(hvp)
+    for _ in range(4):
+        x = torch.tensor(RNG.standard_normal(6))
+        assert torch.equal(hvp(x), c(x))
+    assert _replays(c) == 1
+    tw = ref.tensor(w.detach().numpy(), requires_grad=True)
+    tx = ref.tensor(x.numpy())
+    loss = (ref.sin(tw * tx) * tw).sum()
+    (g,) = ref.autograd.grad(loss, tw, create_graph=True)
+    (h,) = ref.autograd.grad((g * ref.tensor(v.numpy())).sum(), tw)
+    np.testing.assert_allclose(c(x).numpy(), h.numpy(), rtol=1e-12)
+
+
+def test_module_compile_in_eval_and_method():
+    model = _model()
+    model.eval()
+    opt_model = torch.compile(model)
+    assert type(opt_model).__name__ == "OptimizedModule"
+    assert list(opt_model.state_dict()) == ["_orig_mod." + k for k in model.state_dict()]
+    x = _data()[0][0]
+    with torch.no_grad():
+        for _ in range(4):
+            assert torch.equal(opt_model(x), model(x))
+    assert _replays(opt_model._compiled_forward) == 1
+    assert opt_model._orig_mod is model and getattr(opt_model, "0") is model[0]
+    model2 = _model()
+    model2.eval()
+    model2.compile()
+    with torch.no_grad():
+        for _ in range(3):
+            assert torch.equal(model2(x), model(x))
+    assert _replays(model2.__dict__["_compiled_call"]) == 1
+    assert list(model2.state_dict()) == list(model.state_dict())
+
+
+def _count_recaptures(fn, calls) -> int:
+    for args in calls:
+        fn(*args)
+    return len(fn._programs)
+
+
+def test_guards_recapture():
+    w = torch.ones(3, requires_grad=True)
+
+    def f(x, k):
+        y = (x * w * k).sum()
+        if torch.is_grad_enabled():  # Python reading the grad mode: the guard covers it
+            y.backward()
+        return y.detach()
+
+    c = torch.compile(f)
+    x32, x64 = torch.ones(3), torch.ones(3, dtype=torch.float64)
+    calls = [(x32, 2.0)] * 3
+    assert _count_recaptures(c, calls) == 1
+    assert _count_recaptures(c, [(torch.ones(4, 3), 2.0)] * 3) == 2  # shape
+    assert _count_recaptures(c, [(x64, 2.0)] * 3) == 3  # dtype
+    assert _count_recaptures(c, [(x32, 3.0)] * 3) == 4  # a Python argument
+    assert c(x32, 3.0).item() == 9.0 and c(x32, 2.0).item() == 6.0
+    w.grad = None
+    with torch.no_grad():  # grad mode
+        assert _count_recaptures(c, [(x32, 2.0)] * 3) == 5
+        assert c(x32, 2.0).item() == 6.0
+    assert w.grad is None
+
+
+def test_guard_requires_grad_of_argument_and_module_identity():
+    def f(x):
+        y = (x * x).sum()
+        if x.requires_grad:
+            (g,) = torch.autograd.grad(y, x)
+            return g
+        return y.detach()
+
+    c = torch.compile(f)
+    a = torch.arange(3.0)
+    for _ in range(3):
+        assert torch.equal(c(a), f(a))
+    b = torch.arange(3.0).requires_grad_()
+    for _ in range(3):
+        assert torch.equal(c(b), f(b))
+    assert _replays(c) == 2
+
+    def g(module, x):
+        return module(x)
+
+    cg = torch.compile(g)
+    m1, m2 = _model(1).eval(), _model(2).eval()
+    x = _data()[0][0]
+    with torch.no_grad():
+        for _ in range(3):
+            assert torch.equal(cg(m1, x), m1(x)) and torch.equal(cg(m2, x), m2(x))
+    assert _replays(cg) == 2
+
+
+def test_guard_training_flag_and_parameter_grad_state():
+    model = _model()
+    x = _data()[0][0]
+
+    def f(x):
+        return model(x).sum().detach()
+
+    c = torch.compile(f)
+    with torch.no_grad():
+        for _ in range(3):
+            torch.manual_seed(0)
+            c(x)
+        model.eval()  # dropout off: the training-mode program must not run
+        for _ in range(3):
+            assert torch.equal(c(x), f(x))
+    assert _replays(c) == 2
+
+    w = torch.ones(2, requires_grad=True)
+
+    def h():
+        (w * 3).sum().backward()
+
+    ch = torch.compile(h)
+    for _ in range(3):
+        w.grad = None
+        ch()
+    w.grad = torch.ones(2)  # now backward adds into an existing .grad: another program
+    for _ in range(3):
+        ch()
+    assert torch.equal(w.grad, torch.full((2,), 10.0)) and _replays(ch) == 2
+
+
+def test_manual_seed_between_calls_gives_eager_draws():
+    def f(x):
+        return torch.nn.functional.dropout(x, 0.5) + torch.randn(4)
+
+    c = torch.compile(f)
+    x = torch.ones(4)
+    for seed in range(5):
+        torch.manual_seed(seed)
+        want = f(x)
+        torch.manual_seed(seed)
+        assert torch.equal(c(x), want)
+    assert _replays(c) == 1
+
+
+@pytest.mark.parametrize("breaker", ["item", "bool", "numpy", "tolist", "float"])
+def test_graph_breaks_run_eagerly_with_a_warning(breaker):
+    def f(x):
+        s = x.sum()
+        if breaker == "item":
+            k = s.item()
+        elif breaker == "bool":
+            k = 2.0 if s > 0 else -2.0
+        elif breaker == "numpy":
+            k = float(x.detach().numpy().max())
+        elif breaker == "tolist":
+            k = x.tolist()[0]
+        else:
+            k = float(s)
+        return x * k
+
+    c = torch.compile(f)
+    with pytest.warns(RuntimeWarning, match="runs eagerly"):
+        c(torch.ones(3))
+    for v in (1.0, -1.0, 3.0):  # data-dependent: every call is eager and right
+        x = torch.full((3,), v)
+        assert torch.equal(c(x), f(x))
+    assert _replays(c) == 0
+
+
+def test_state_that_changes_python_values_is_not_replayed():
+    counter = {"n": 0}
+
+    def f(x):
+        counter["n"] += 1
+        return x * counter["n"]  # a value the guards cannot see
+
+    c = torch.compile(f)
+    x = torch.ones(2)
+    with pytest.warns(RuntimeWarning, match="captures of consecutive calls differ"):
+        for _ in range(5):
+            c(x)
+    assert torch.equal(c(x), x * counter["n"]) and _replays(c) == 0
+
+
+def test_recompile_limit_falls_back_to_eager():
+    c = torch.compile(lambda x: x + 1, recompile_limit=2)
+    with pytest.warns(RuntimeWarning, match="recompile_limit"):
+        for n in range(1, 6):
+            assert torch.equal(c(torch.zeros(n)), torch.ones(n))
+
+
+def test_signature_decorator_and_options():
+    assert list(inspect.signature(torch.compile).parameters) == list(
+        inspect.signature(ref.compile).parameters)
+
+    @torch.compile(backend="inductor", mode="max-autotune", dynamic=False,
+                   options={"ignored": True})
+    def f(x):
+        return x.exp()
+
+    assert isinstance(f, CompiledFunction)
+    x = torch.arange(3.0)
+    for _ in range(3):
+        assert torch.equal(f(x), x.exp())
+    assert torch.compile(f.__wrapped__, disable=True) is f.__wrapped__
+    assert not torch.compiler.is_compiling()
+    seen = []
+    g = torch.compile(lambda x: seen.append(torch.compiler.is_compiling()) or x * 2)
+    g(x)
+    assert seen == [True]
+    with pytest.raises(RuntimeError, match="must be callable"):
+        torch.compile(3)
+
+
+def test_outputs_with_a_live_graph_backward_through_the_replay():
+    w = torch.tensor(RNG.standard_normal(3), requires_grad=True)
+    x = torch.tensor(RNG.standard_normal(3), requires_grad=True)  # an argument needing grad too
+
+    def f(x):
+        return (w * x).sin().sum(), (x * 2).exp()
+
+    c = torch.compile(f)
+    for _ in range(4):
+        w.grad = x.grad = None
+        a, b = f(x)
+        (a + b.sum()).backward()
+        want = w.grad.clone(), x.grad.clone()
+        w.grad = x.grad = None
+        a2, b2 = c(x)
+        assert torch.equal(a, a2) and torch.equal(b, b2)
+        (a2 + b2.sum()).backward()
+        assert torch.equal(w.grad, want[0]) and torch.equal(x.grad, want[1])
+    assert _replays(c) == 1 and a2.grad_fn.name() == "CompiledFunctionBackward"
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        a2.backward()
+    a3, _ = c(x)  # only one output used: the other's gradient is zero
+    w.grad = None
+    a3.backward()
+    assert torch.allclose(w.grad, torch.cos((w * x).detach()) * x.detach())
+    a4, _ = c(x)
+    with pytest.raises(RuntimeError, match="not differentiable"):
+        torch.autograd.grad(a4, w, create_graph=True)
+
+
+def test_compiled_module_trains_like_eager():
+    runs = []
+    for compiled in (False, True):
+        model = _model()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        net = torch.compile(model) if compiled else model
+        losses = []
+        for i in range(16):
+            x, y = _data()[i % 6]
+            opt.zero_grad()
+            torch.manual_seed(i)
+            loss = torch.nn.functional.cross_entropy(net(x), y)
+            loss.backward()
+            opt.step()
+            losses.append(loss)
+        runs.append((losses, model, net))
+    (l1, m1, _), (l2, m2, net) = runs
+    assert all(torch.equal(a, b) for a, b in zip(l1, l2)) and _same_params(m1, m2)
+    assert _replays(net._compiled_forward) == 1
+
+
+def test_inner_compiled_function_is_part_of_the_outer_capture():
+    inner = torch.compile(lambda x: x.sin())
+    outer = torch.compile(lambda x: inner(x) * 2)
+    x = torch.arange(4.0)
+    for _ in range(3):
+        assert torch.equal(outer(x), x.sin() * 2)
+    assert _replays(outer) == 1 and _replays(inner) == 0
+
+
+def test_scheduler_changing_lr_recaptures():
+    runs = []
+    for compiled in (False, True):
+        model = _model(dropout=0.0)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        sched = torch.optim.lr_scheduler.StepLR(opt, step_size=4, gamma=0.5)
+        step = _stepper(model, opt)
+        fn = torch.compile(step) if compiled else step
+        for _ in range(12):
+            fn(*_data()[0])
+            sched.step()
+        runs.append((model, fn))
+    assert _same_params(runs[0][0], runs[1][0])
+    assert _replays(runs[1][1]) == 3  # one program per learning rate
