@@ -159,4 +159,5 @@ W7 = Timed(
     scale=1.0,
     rep_divisor=5,
     min_rep_s=0.0,
+    compiles=True,
 )

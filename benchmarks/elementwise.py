@@ -71,6 +71,7 @@ def _chain_build(impl: Impl, data: tuple[np.ndarray, np.ndarray, np.ndarray]) ->
     x = t.tensor(x0.copy(), requires_grad=True)
     ops = _chain_ops(t, t.tensor(a), t.tensor(b))
 
+    @impl.jit
     def run() -> Any:
         y = x
         for op in ops:
@@ -99,6 +100,7 @@ W1 = Timed(
     prepare=_chain_prepare,
     build=_chain_build,
     scale=1e6 / len(CHAIN),  # the final sum and the backward pass are shared among the ops
+    compiles=True,
 )
 
 
@@ -135,15 +137,16 @@ def _large_build(impl: Impl, x0: np.ndarray) -> Case:
 
     t = impl.module
     x = t.tensor(x0.copy(), requires_grad=True)
+    run = impl.jit(_large_module)
 
     def check() -> dict[str, Any]:
-        loss = _large_module(t, x)
+        loss = run(t, x)
         out = {"loss": to_numpy(loss), "grad x": to_numpy(x.grad)}
         x.grad = None
         return out
 
     def step() -> None:
-        _large_module(t, x)
+        run(t, x)
         x.grad = None
 
     return Case(check, step)
@@ -156,4 +159,5 @@ W6 = Timed(
     needs=("tensor", "exp", "sin"),
     prepare=_large_prepare,
     build=_large_build,
+    compiles=True,
 )

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-IMPLS = ("chainrule", "torch", "numpy")
+IMPLS = ("chainrule", "chainrule.compile", "torch", "torch.compile", "numpy")
 BENCH_DIR = Path(__file__).resolve().parent
 
 
@@ -25,11 +25,16 @@ class Impl:
     name: str
     module: ModuleType | None = None
     error: str | None = None  # why the module failed to import
+    compiled: bool = False  # "<module>.compile": the workload's step function is compiled
 
     @property
     def is_numpy(self) -> bool:
         """True for the hand-written NumPy floor."""
         return self.name == "numpy"
+
+    def jit(self, fn: Callable) -> Callable:
+        """``fn`` compiled with the module's ``compile`` for a compiled column, else as is."""
+        return self.module.compile(fn) if self.compiled else fn
 
 
 NUMPY = Impl("numpy")
@@ -39,8 +44,9 @@ def load_impl(name: str) -> Impl:
     """Import an implementation by name, recording (not raising) an import failure."""
     if name == "numpy":
         return NUMPY
+    base, _, suffix = name.partition(".")
     try:
-        return Impl(name, importlib.import_module(name))
+        return Impl(name, importlib.import_module(base), compiled=suffix == "compile")
     except Exception as exc:  # noqa: BLE001 - any import failure is reported in the table
         return Impl(name, error=f"{type(exc).__name__}: {exc}")
 
@@ -209,6 +215,7 @@ class Timed:
     tol: float = 1e-4
     rep_divisor: int = 1  # slow workloads run reps // rep_divisor repetitions
     min_rep_s: float = 0.02
+    compiles: bool = False  # its step function goes through Impl.jit (compiled columns)
 
     def measure(
         self, impls: Sequence[Impl], config: Config, log: Callable[[str], None]
@@ -232,6 +239,8 @@ class Timed:
     def _measure_one(self, impl: Impl, data: Any, reference: dict, config: Config) -> Cell:
         if impl.error is not None:
             return Cell(text=f"n/a (import failed: {impl.error.split(':')[0]})")
+        if impl.compiled and not self.compiles:
+            return Cell(text="n/a (not compiled)")
         try:
             require(impl.module, self.needs)
             case = self.build(impl, data)

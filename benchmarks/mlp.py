@@ -90,6 +90,7 @@ W2 = Timed(
     needs=NEEDS,
     prepare=_prepare(128),
     build=_build,
+    compiles=True,
 )
 W3 = Timed(
     id="W3",
@@ -98,4 +99,5 @@ W3 = Timed(
     needs=NEEDS,
     prepare=_prepare(16),
     build=_build,
+    compiles=True,
 )

@@ -97,8 +97,9 @@ def table(
 ) -> list[str]:
     """The results as markdown table lines: a value per implementation, then the ratios."""
     ratios = [(name, "numpy") for name in impl_names if name != "numpy" and "numpy" in impl_names]
-    if "chainrule" in impl_names and "torch" in impl_names:
-        ratios.append(("chainrule", "torch"))
+    for name in ("chainrule", "chainrule.compile"):
+        if name in impl_names and "torch" in impl_names:
+            ratios.append((name, "torch"))
     header = ["id", "workload", "unit", *impl_names, *(f"{a} / {b}" for a, b in ratios)]
     rows = [header, ["---"] * len(header)]
     for workload in workloads:

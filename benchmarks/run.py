@@ -16,7 +16,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 WORKLOAD_IDS = ("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W8L", "W9", "W10", "W10C", "W10T",
                 "W10CT")
-IMPL_NAMES = ("chainrule", "torch", "numpy")
+IMPL_NAMES = ("chainrule", "chainrule.compile", "torch", "torch.compile", "numpy")
+DEFAULT_IMPLS = ("chainrule", "chainrule.compile", "torch", "numpy")  # torch.compile: opt-in
 THREAD_VARS = (
     "OMP_NUM_THREADS",
     "MKL_NUM_THREADS",
@@ -40,8 +41,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--impl",
         type=_choices(IMPL_NAMES),
-        default=IMPL_NAMES,
-        help="comma-separated implementations (default: chainrule,torch,numpy)",
+        default=DEFAULT_IMPLS,
+        help="comma-separated implementations (default: chainrule,chainrule.compile,torch,"
+        "numpy; torch.compile compiles for seconds per workload)",
     )
     parser.add_argument("--reps", type=int, default=20, help="timed repetitions (default: 20)")
     parser.add_argument(
@@ -100,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.path.insert(0, str(ROOT))
 
     from benchmarks import checkpointing, cnn, elementwise, func, hvp, memory, mlp, report
-    from benchmarks.harness import Config, load_impl
+    from benchmarks.harness import Cell, Config, load_impl
 
     workloads = {
         w.id: w
@@ -118,7 +120,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(message, file=sys.stderr, flush=True)
 
     selected = [workloads[wid] for wid in args.only]
-    cells = {w.id: w.measure(impls, config, log) for w in selected}
+    cells = {}
+    for w in selected:  # compiled columns only where the workload compiles its step
+        runs = [i for i in impls if not i.compiled or getattr(w, "compiles", False)]
+        cells[w.id] = w.measure(runs, config, log)
+        for impl in impls:
+            cells[w.id].setdefault(impl.name, Cell(text="n/a (not compiled)"))
 
     header = report.machine_facts(impls, args.threads, args.reps, args.tiny)
     lines = report.table(selected, args.impl, cells)

@@ -73,6 +73,7 @@ def training_case(
         state = [t.tensor(p.copy(), requires_grad=True) for p in params]
         batches = [(t.tensor(x), t.tensor(onehot)) for x, onehot in batches]
 
+        @impl.jit
         def train(x: Any, onehot: Any) -> tuple[Any, list[Any]]:
             loss = module_loss(t, state, x, onehot)
             loss.backward()
