@@ -15,7 +15,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKLOAD_IDS = ("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W8L", "W9", "W10", "W10C", "W10T",
-                "W10CT")
+                "W10CT", "W11")
+DEFAULT_WORKLOADS = WORKLOAD_IDS[:-1]  # W11 starts processes: --only W11
 IMPL_NAMES = ("chainrule", "chainrule.compile", "torch", "torch.compile", "numpy")
 DEFAULT_IMPLS = ("chainrule", "chainrule.compile", "torch", "numpy")  # torch.compile: opt-in
 THREAD_VARS = (
@@ -35,8 +36,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--only",
         type=_choices(WORKLOAD_IDS),
-        default=WORKLOAD_IDS,
-        help="comma-separated workload ids (default: all)",
+        default=DEFAULT_WORKLOADS,
+        help="comma-separated workload ids (default: all but W11)",
     )
     parser.add_argument(
         "--impl",
@@ -102,13 +103,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.path.insert(0, str(ROOT))
 
     from benchmarks import checkpointing, cnn, elementwise, func, hvp, memory, mlp, report
+    from benchmarks.distributed import W11
     from benchmarks.harness import Cell, Config, load_impl
 
     workloads = {
         w.id: w
         for w in (elementwise.W1, mlp.W2, mlp.W3, hvp.W4, memory.W5, elementwise.W6, cnn.W7,
                   func.W8, func.W8L, func.W9, checkpointing.W10, checkpointing.W10C,
-                  checkpointing.W10T, checkpointing.W10CT)
+                  checkpointing.W10T, checkpointing.W10CT, W11)
     }
     impls = [load_impl(name) for name in args.impl]
     for impl in impls:

@@ -1,13 +1,16 @@
 """DistributedDataParallel on chainrule.distributed: one model replica per rank, gradients
-averaged in buckets while backward runs.
+averaged in buckets by MPI's non-blocking all-reduce.
 
 At construction the parameters and buffers of rank 0 are broadcast. Parameters are grouped into
-buckets in reverse order (the order backward produces their gradients; the first bucket holds
-about 1 MiB so communication starts early, the others ``bucket_cap_mb``). A post-accumulate-grad
-hook on every parameter marks it ready; a full bucket's gradients are copied into its flat
-buffer, divided by the world size and handed to MPI's non-blocking all-reduce, buckets starting
-in the same order on every rank. The hook of the last parameter to become ready waits for every
-bucket and writes the averages back into ``.grad``, so ``backward()`` returns averaged gradients.
+buckets in reverse order, as PyTorch groups them (the first bucket holds at most
+min(1 MiB, ``bucket_cap_mb``), the others ``bucket_cap_mb``). A post-accumulate-grad hook on
+every parameter marks it ready; a full bucket's gradients are copied into its flat buffer,
+divided by the world size and handed to ``Iallreduce``, buckets starting in the same order on
+every rank. The hook of the last parameter to become ready waits for every bucket and writes the
+averages back into ``.grad``, so ``backward()`` returns averaged gradients. (chainrule's engine
+accumulates leaf gradients after the step's other nodes, so today the buckets start at the end
+of backward; an engine that accumulated a leaf as soon as its gradient is complete would make
+them overlap it with no change here.)
 """
 
 from __future__ import annotations
