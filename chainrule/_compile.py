@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import gc
 import re
 import sys
 import threading
@@ -80,8 +81,8 @@ class Capture:
         self.live: list | None = None  # outputs whose graph the program's backward replays
         self.backward: tuple | None = None  # (lines, output names, boundary edges)
         self.seq0 = next_seq()  # nodes older than this were made before the call
-        self.draws = 0  # random draws seen by _rng: each must belong to a recorded kernel
-        self.claimed = 0
+        self.streams: dict = {}  # id(generator) -> its state after the last recorded kernel
+        self.stray = False  # a generator advanced outside a recorded kernel
         self.n = 0
         for i, t in enumerate(arg_tensors):
             self._name(t._data, f"a{i}")
@@ -167,21 +168,35 @@ class Capture:
     def mine(self) -> bool:
         return threading.get_ident() == self.thread and self.broken is None
 
+    def _advanced(self) -> bool:
+        """Whether a generator's stream moved since the last call (and note where it is)."""
+        moved = False
+        for key, (_, rng) in self.generators.items():
+            state = rng.bit_generator.state["state"]
+            if self.streams.get(key) != state:
+                moved = True
+                self.streams[key] = state
+        return moved
+
+    def before_op(self) -> None:
+        """``apply`` is about to run a forward: draws since the last kernel were Python's."""
+        if self.generators and threading.get_ident() == self.thread and self._advanced():
+            self.stray = True
+
     def op(self, f, arrays: list, params: dict, out, inputs: tuple):
         """``apply`` ran ``out = f(*arrays, **params)``; returns ``out`` as arrays."""
-        draws = self.draws
         single = type(out) is not tuple
         outs = [out] if single else list(out)
         arrays_out = [o if type(o) is _ndarray else xp.asarray(o) for o in outs]
         if not self.mine():
             return arrays_out[0] if single else tuple(arrays_out)
-        self.claimed = draws  # draws inside the forward belong to it: replay draws them again
+        drew = bool(self.generators) and self._advanced()  # replay must draw again: keep it
         for x, a in zip(inputs, arrays):
             if isinstance(x, Tensor) and type(a) is _ndarray and id(a) not in self.names:
                 self.ref(a, x)
         text = self.call_text(f, arrays, params)
         names = [self._new("s") for _ in arrays_out]
-        pure = _PURE if self.draws == draws else ""  # a kernel that draws must run
+        pure = "" if drew else _PURE
         if single:
             conv = type(out) is not _ndarray
             self.lines.append(f"{names[0]} = {'asarray(' + text + ')' if conv else text}{pure}")
@@ -210,15 +225,32 @@ class Capture:
 
     def call(self, f, args: tuple, kwargs: dict, out=None):
         """Run and record a kernel outside ``apply``; ``out``: the array it writes into."""
-        draws = self.draws
-        result = f(*args, **kwargs)
         if not self.mine():
-            return result
-        self.claimed = self.draws if self.draws > draws else self.claimed
-        if out is not None:
+            return f(*args, **kwargs)
+        if out is not None:  # named (and a new array's value kept) before the write
             self.written(out)
-            self.lines.append(self.call_text(f, args, kwargs))
-            return result
+            text = self.call_text(f, args, kwargs)
+            f(*args, **kwargs)
+            self.lines.append(text)
+            return out
+        for a in args:
+            self.ref(a)
+        if self.generators and self._advanced():
+            self.stray = True
+        result = f(*args, **kwargs)
+        if self.generators:
+            self._advanced()
+        if type(result) is tuple:  # several arrays
+            tmp = self._new("t")
+            self.lines.append(f"{tmp} = {self.call_text(f, args, kwargs)}")
+            arrays = []
+            for i, r in enumerate(result):
+                conv = type(r) is not _ndarray
+                arrays.append(xp.asarray(r) if conv else r)
+                self._name(arrays[-1], name := self._new("s"))
+                self.lines.append(f"{name} = {'asarray(' if conv else ''}{tmp}[{i}]"
+                                  f"{')' if conv else ''}")
+            return tuple(arrays)
         if type(result) is not _ndarray:
             result = xp.asarray(result)
             text = f"asarray({self.call_text(f, args, kwargs)})"
@@ -238,19 +270,32 @@ class Capture:
             array = array.base
         return name
 
+    def effect(self, f, *args) -> None:
+        """Run ``f(*args)`` for its effect on Python state (a reseed) and replay it too."""
+        f(*args)
+        if self.mine():
+            refs = ", ".join(self.ref(a, as_object=True) for a in args)
+            self.lines.append(f"{self.fn(f)}({refs})")
+            if self.generators:
+                self._advanced()
+
+    def before_write(self, *arrays) -> None:
+        """Name arrays about to be written in place (a new one's value is kept first)."""
+        if self.mine():
+            for a in arrays:
+                if type(a) is _ndarray:
+                    self.ref(a)
+
     def inplace(self, f, arrays: list, target) -> None:
-        """``apply_inplace`` ran ``f(*arrays, out=target)``."""
+        """``apply_inplace`` ran ``f(*arrays, out=target)`` (``before_write`` named them)."""
         if not self.mine():
             return
-        for a in arrays:
-            if type(a) is _ndarray and id(a) not in self.names:
-                self.ref(a)
         self.written(target)
         self.lines.append(f"{self.fn(f)}({', '.join(self.ref(a) for a in arrays)}, "
                           f"out={self.ref(target)})")
 
     def write(self, target, array) -> None:
-        """``target[...] = array``."""
+        """``target[...] = array`` (``before_write`` named them)."""
         if not self.mine():
             return
         self.written(target)
@@ -270,10 +315,10 @@ class Capture:
 
     def draw(self, generator) -> None:
         """``_rng`` handed out a generator's random stream."""
-        if threading.get_ident() != self.thread:
+        if threading.get_ident() != self.thread or id(generator) in self.generators:
             return
-        self.draws += 1
         self.generators[id(generator)] = (generator, generator._rng)
+        self.streams[id(generator)] = generator._rng.bit_generator.state["state"]
 
     def module(self, module) -> None:
         """A module's forward ran: its training flag is guarded."""
@@ -297,7 +342,7 @@ class Capture:
 
     def finish(self, result, arg_tensors: list) -> Program | None:
         """The program for this capture, or None (``self.broken`` says why)."""
-        if self.broken is None and self.draws > self.claimed:
+        if self.broken is None and (self.stray or (self.generators and self._advanced())):
             self.broken = "random numbers drawn outside a recorded kernel"
         if self.broken is not None:
             return None
@@ -478,10 +523,11 @@ class Capture:
     def _check_escapes(self, result) -> None:
         """A kernel result still held after the call, other than by the outputs and the
         ``.grad`` slots, went into Python state the program would not update."""
-        allowed: dict[int, int] = {}
-        for a in self.keep:
-            if a.base is not None:
-                allowed[id(a.base)] = allowed.get(id(a.base), 0) + 1
+        allowed: dict[int, int] = {}  # id(array) -> references known to be harmless
+        for view in self.keep:
+            if view.base is not None:
+                allowed[id(view.base)] = allowed.get(id(view.base), 0) + 1
+        del view
         holders: dict[int, Any] = {}  # the outputs, and what the graphs behind them save
         for t in _tensors(result):
             holders[id(t)] = t
@@ -505,19 +551,23 @@ class Capture:
                 h = h._extra["view"][0]
                 holders[id(h)] = h
         for h in holders.values():
-            a = h.array if type(h) is SavedOutput else h._data
-            allowed[id(a)] = allowed.get(id(a), 0) + 1
+            key = id(h.array if type(h) is SavedOutput else h._data)
+            allowed[key] = allowed.get(key, 0) + 1
+        del h
         for t, _, _ in self.seen.values():
             if t._grad is not None:
                 allowed[id(t._grad._data)] = allowed.get(id(t._grad._data), 0) + 1
-        for a in self.keep:
-            name = self.names.get(id(a), "")
-            if not name.startswith("s"):
-                continue
-            # The keep list, this loop's variable and getrefcount's argument.
-            if sys.getrefcount(a) - 3 > allowed.get(id(a), 0):
-                raise _Break("a result made during the call is kept in Python state "
-                             "(e.g. an optimizer's new buffers): captured again next call")
+        for collected in (False, True):
+            # The keep list, the comprehension's variable and getrefcount's argument.
+            held = [a for a in self.keep if self.names.get(id(a), "")[:1] == "s"
+                    and sys.getrefcount(a) - 3 > allowed.get(id(a), 0)]
+            if not held:
+                return
+            if not collected:  # reference cycles (a caught exception's frames) may hold some
+                del held
+                gc.collect()
+        raise _Break("a result made during the call is kept in Python state (e.g. an "
+                     "optimizer's new buffers): captured again next call")
 
     def _guards(self, arg_tensors: list) -> list:
         checks = [f"G.enabled is {grad_state.enabled!r}",
@@ -713,7 +763,7 @@ def _same(a, b) -> bool:
     if type(a) is dict:
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if type(a) in (int, float, bool, str, complex):
-        return a == b
+        return a == b or (a != a and b != b)  # NaN is NaN
     if isinstance(a, Tensor | _ndarray):
         return a is b
     if type(a) is types.FunctionType:  # a kernel made per call (a closure): same code and cells
@@ -762,6 +812,7 @@ class CompiledFunction:
         self._pending: dict = {}  # key -> _Entry while captures are being compared
         self._limit = recompile_limit
         self._eager_reason: str | None = None
+        self._why: str | None = None  # why the last capture did not become a program
         self._lock = threading.Lock()
 
     def __get__(self, obj, objtype=None):
@@ -808,6 +859,7 @@ class CompiledFunction:
                 hooks.capture = None
         entry.captures += 1
         program = cap.finish(result, tensors)
+        self._why = cap.broken
         if program is None:
             entry.last = None
             if not cap.broken.endswith("next call") or entry.captures >= _MAX_CAPTURES:
@@ -816,6 +868,7 @@ class CompiledFunction:
                 _warn_once(self._fn, cap.broken)
             return result
         differs = "no earlier capture" if entry.last is None else program.difference(entry.last)
+        self._why = differs and f"captures differ in {differs}"
         if differs is None:
             self._programs.append(program)
             self._by_key.setdefault(key, []).append(program)

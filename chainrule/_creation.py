@@ -255,8 +255,10 @@ class Generator:
 
     def manual_seed(self, seed: int) -> Generator:
         self._seed = int(seed)
-        # Reseeded in place: code holding the stream (a compiled function's draws) follows.
-        self._rng.bit_generator.state = xp.random.default_rng(self._seed).bit_generator.state
+        if tool_hooks.capture is not None:  # inside a compiled function: replayed too
+            tool_hooks.capture.effect(_reseed, self, self._seed)
+        else:
+            _reseed(self, self._seed)
         return self
 
     def seed(self) -> int:
@@ -271,6 +273,12 @@ class Generator:
     def set_state(self, state: Tensor) -> Generator:
         _load_state(self._rng, state)
         return self
+
+
+def _reseed(generator: Generator, seed: int) -> None:
+    # In place: code holding the stream (a compiled function's draws) follows.
+    generator._seed = seed
+    generator._rng.bit_generator.state = xp.random.default_rng(seed).bit_generator.state
 
 
 def _state_tensor(rng) -> Tensor:

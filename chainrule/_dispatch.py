@@ -129,6 +129,8 @@ def apply(op, *inputs, **params):
         arrays = _promote(op, arrays)
         if tool_hooks.capture is not None:
             tool_hooks.capture.promoted(before, arrays)
+    if tool_hooks.capture is not None:
+        tool_hooks.capture.before_op()
     try:
         try:  # in NumPy's error state "ignore": PyTorch's silent log(0) == -inf
             out = (quiet_run(op.forward, *arrays, **params) if params  # ** costs when empty
@@ -365,6 +367,8 @@ def _write(target: Tensor, array, op) -> None:
         raise RuntimeError(
             f"{op.name}_: result type {array.dtype} can't be cast to the desired output type "
             f"{target._data.dtype}; use the out-of-place {op.name} or convert the tensor first")
+    if tool_hooks.capture is not None:
+        tool_hooks.capture.before_write(target._data, array)
     target._data[...] = array
     if tool_hooks.capture is not None:
         tool_hooks.capture.write(target._data, array)
@@ -404,6 +408,8 @@ def apply_inplace(op, target: Tensor, *args, **params) -> Tensor:
                 tool_hooks.capture.promoted(before, arrays)
         if type(op.forward) is _ufunc and not params and target._data.flags.writeable:
             try:  # straight into the target's storage: no temporary, no copy
+                if tool_hooks.capture is not None:
+                    tool_hooks.capture.before_write(target._data, *arrays)
                 run_quiet(op.forward, *arrays, out=target._data)
                 if tool_hooks.capture is not None:
                     tool_hooks.capture.inplace(op.forward, arrays, target._data)

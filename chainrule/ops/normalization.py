@@ -10,7 +10,7 @@ from .._batching import batch_dims
 from .._dispatch import apply
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
-from ._nnutil import check_float, const, sum_terms
+from ._nnutil import check_float, sum_terms
 from ._registry import defop
 
 # ---- normalisation -----------------------------------------------------------------------------
@@ -159,20 +159,15 @@ def _channel_shape(input: Tensor) -> tuple[int, ...]:
 
 
 def _statistics(mean: Tensor, rstd: Tensor):
-    """The batch statistics as arrays, or under vmap as tensors (one per example)."""
-    if type(mean) is BatchedTensor:
-        return mean.detach(), rstd.detach()
-    return mean._data, rstd._data
+    """The batch statistics outside the graph (under vmap one per example); tensors, so that
+    the running-statistics update is ops (chainrule.compile replays them)."""
+    return mean.detach(), rstd.detach()
 
 
 def _update_running(running, new, momentum: float) -> None:
     """running = (1 - momentum) * running + momentum * new, in place (no gradient)."""
     with no_grad():  # one write (one version bump), as PyTorch's fused update
-        if isinstance(new, Tensor):
-            running.copy_(running * (1 - momentum) + new.to(running.dtype) * momentum)
-        else:
-            data = running._data
-            running.copy_(const(data * (1 - momentum) + new.astype(data.dtype) * momentum))
+        running.copy_(running * (1 - momentum) + new.to(running.dtype) * momentum)
 
 
 def _check_running(input, running_mean, running_var) -> None:
