@@ -37,6 +37,12 @@ def _fail(message: str) -> None:
 
 def main() -> None:
     _environment()
+    try:
+        # MPI's start-up waits, with no timeout, until every rank has started it: do it now, so
+        # a rank that is late to init_process_group makes the others time out there instead.
+        from mpi4py import MPI  # noqa: F401
+    except ImportError:
+        pass
     args = sys.argv[1:]
     module = args[:1] == ["-m"]
     if module:

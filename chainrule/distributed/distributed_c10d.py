@@ -157,8 +157,8 @@ def _wait_all(requests: list, timeout: float, what: str, statuses: list | None =
         now = time.monotonic()
         if now > deadline:
             raise RuntimeError(f"{what}: timed out after {int(timeout * 1000)}ms waiting for "
-                               f"the other ranks (rank {GroupMember.WORLD.rank()} of "
-                               f"{GroupMember.WORLD.size()})")
+                               f"the other ranks (rank {MPI.COMM_WORLD.Get_rank()} of "
+                               f"{MPI.COMM_WORLD.Get_size()})")
         if now > idle:
             time.sleep(0.001)
         else:
@@ -237,7 +237,9 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, "
                         f"got {timeout}")
     MPI = _mpi()
-    comm = MPI.COMM_WORLD.Dup()
+    timeout = timeout or default_pg_timeout
+    comm, request = MPI.COMM_WORLD.Idup()  # every rank must arrive: within the timeout
+    _wait_all([request], timeout.total_seconds(), "init_process_group")
     size, me = comm.Get_size(), comm.Get_rank()
     want_size = world_size if world_size != -1 else int(os.environ.get("WORLD_SIZE", size))
     want_rank = rank if rank != -1 else int(os.environ.get("RANK", me))
@@ -247,7 +249,7 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
             f"rank {want_rank} of world size {want_size} was asked for, but this process is "
             f"MPI rank {me} of {size}: start the ranks with "
             f"`python -m chainrule.distributed.run --nproc-per-node N script.py`")
-    GroupMember.WORLD = ProcessGroup(comm, name, timeout or default_pg_timeout)
+    GroupMember.WORLD = ProcessGroup(comm, name, timeout)
 
 
 def is_initialized() -> bool:

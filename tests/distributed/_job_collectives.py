@@ -13,9 +13,15 @@ import chainrule.distributed as dist
 from chainrule.nn.parallel import DistributedDataParallel as DDP
 from chainrule.utils.data import DistributedSampler
 
-dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
+got: dict = {}
+try:  # a rank and world size that are not the launcher's
+    dist.init_process_group("gloo", world_size=3, rank=0)
+except RuntimeError as e:
+    got["wrong_world"] = str(e)
+got["initialized_after_wrong_world"] = dist.is_initialized()
+dist.init_process_group("mpi", init_method="env://", timeout=datetime.timedelta(seconds=60))
 rank, world = dist.get_rank(), dist.get_world_size()
-got: dict = {"rank": rank, "world": world, "backend": dist.get_backend()}
+got.update(rank=rank, world=world, backend=dist.get_backend())
 
 
 def data(shape, dtype=torch.float64, seed=0):

@@ -12,7 +12,10 @@ import chainrule as torch
 import chainrule.distributed as dist
 
 how = sys.argv[1]
-dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=3 if how == "timeout" else 600))
+if how == "late-init" and os.environ["RANK"] == "1":
+    time.sleep(120)
+dist.init_process_group("gloo", timeout=datetime.timedelta(
+    seconds=3 if how in ("timeout", "late-init") else 600))
 rank = dist.get_rank()
 print(f"rank {rank}: RANK={os.environ['RANK']} WORLD_SIZE={os.environ['WORLD_SIZE']} "
       f"LOCAL_RANK={os.environ['LOCAL_RANK']} LOCAL_WORLD_SIZE={os.environ['LOCAL_WORLD_SIZE']} "

@@ -34,9 +34,14 @@ def each(seed, shape, dtype=np.float64):
 
 
 def test_world(ranks):
-    assert [(g["rank"], g["world"], g["backend"]) for g in ranks] == [(0, 2, "gloo"),
-                                                                       (1, 2, "gloo")]
-    assert all(g["initialized_after_destroy"] is False for g in ranks)
+    assert [(g["rank"], g["world"], g["backend"]) for g in ranks] == [(0, 2, "mpi"),
+                                                                       (1, 2, "mpi")]
+    for r, g in enumerate(ranks):
+        assert g["initialized_after_destroy"] is False
+        assert g["initialized_after_wrong_world"] is False
+        assert g["wrong_world"].startswith(f"rank 0 of world size 3 was asked for, but this "
+                                           f"process is MPI rank {r} of 2: start the ranks "
+                                           f"with `python -m chainrule.distributed.run")
 
 
 @pytest.mark.parametrize("op,reference", [("SUM", np.sum), ("AVG", np.mean),
