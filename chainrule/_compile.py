@@ -23,11 +23,13 @@ from __future__ import annotations
 import builtins
 import functools
 import gc
+import math
 import re
 import sys
 import threading
 import types
 import warnings
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -65,7 +67,10 @@ class Capture:
         self.thread = threading.get_ident()
         self.lines: list[str] = []
         self.names: dict[int, str] = {}  # id(array) -> its name in the program
-        self.keep: list = []  # every array named, alive until the capture ends (ids stay unique)
+        # Arrays are not kept alive (the capture's memory is eager's): a name is dropped when its
+        # array dies, so a new array with the same id gets a name of its own.
+        self.refs: dict[str, weakref.ref] = {}
+        self.meta: dict[str, tuple] = {}  # name -> shape, dtype, owns memory, contiguous, root
         self.held: list = []
         self.grad_used: set = set()  # tensors whose .grad the call reads or sets: guarded
         self.watched: list = []  # (dict, key, value) guarded by value
@@ -90,9 +95,20 @@ class Capture:
     # ---- naming -------------------------------------------------------------------------
 
     def _name(self, array, name: str) -> str:
-        self.names[id(array)] = name
-        self.keep.append(array)
+        key = id(array)
+        self.names[key] = name
+        self.refs[name] = weakref.ref(array, functools.partial(self._dead, key, name))
+        root = array.base
+        while root is not None and root.base is not None:
+            root = root.base
+        self.meta[name] = (array.shape, array.dtype, array.base is None,
+                           array.flags.c_contiguous and array.flags.writeable,
+                           None if root is None else self.names.get(id(root)))
         return name
+
+    def _dead(self, key: int, name: str, _ref) -> None:
+        if self.names.get(key) == name:
+            del self.names[key]
 
     def _new(self, prefix: str) -> str:
         self.n += 1
@@ -312,6 +328,7 @@ class Capture:
         else:
             self.lines.append(f"{name}._grad = wrap({self.ref(value._data)}, None, 0)")
             self.grads[id(value._data)] = name
+            self.held.append(value._data)  # its id must not be reused during the capture
 
     def draw(self, generator) -> None:
         """``_rng`` handed out a generator's random stream."""
@@ -360,7 +377,7 @@ class Capture:
                     return None
                 tname = self.tensor_name(owner)
                 head.append(f"{name} = {tname}._data")
-            elif sys.getrefcount(array) > 4:  # an array that outlives the call
+            elif sys.getrefcount(array) > 3:  # an array that outlives the call
                 self.ns[name + "_"] = array
                 head.append(f"{name} = {name}_")
             else:  # a temporary made during the call: its value at first use
@@ -368,7 +385,7 @@ class Capture:
                 self.consts.append((name + "_", snapshot))
                 head.append(f"{name} = {name}_.copy()" if written else f"{name} = {name}_")
         if self.backward is None:
-            body = _free_dead(head + self.lines + [f"return {out_text}"], self._reuse)
+            body = _free_dead(head + self.lines + [f"return {out_text}"], self)
             source = "def replay(A):\n" + "".join(f"    {line}\n" for line in body)
         else:
             source = self._with_backward(head, out_text)
@@ -453,41 +470,36 @@ class Capture:
             f"live = make_live(({live},), backward, ({', '.join(needed)}{',' if needed else ''}),"
             f" ({edges},), ({node_names},))",
             f"return {out_text}"]
-        fwd = _free_dead(fwd, self._reuse)
+        fwd = _free_dead(fwd, self)
         unpack = [f"{', '.join(needed)}, = S"] if needed else []
-        back = _free_dead(unpack + back_body, self._reuse)
+        back = _free_dead(unpack + back_body, self)
         self.ns["make_live"] = _make_live
         return ("def replay(A):\n" + "".join(f"    {line}\n" for line in fwd)
                 + "\n\ndef backward(S, G):\n" + "".join(f"    {line}\n" for line in back))
 
-    def _reuse(self, lines: list) -> list:
+    def _reuse(self, lines: list, last: dict, big: set) -> list:
         """``sX = ufunc(.., sY, ..)`` where sY dies there, is sX's shape and dtype, owns its
         memory and shares it with no live array: ``out=sY`` (no new buffer, no page faults)."""
-        arrays = {self.names[id(a)]: a for a in self.keep}
-        last: dict[str, int] = {}
-        for i, line in enumerate(lines):
-            for name in _WORD.findall(line):
-                last[name] = i
-        alive: set = set()
+        meta = self.meta
         # The forward arrays a backward reads stay as they are: it may run again (retain_graph).
         kept = {n for line in lines if line.endswith("= S") for n in _WORD.findall(line)}
+        views: dict[str, list] = {}  # name of an array owning its memory -> views into it
+        for name, m in meta.items():
+            if m[4] is not None:
+                views.setdefault(m[4], []).append(name)
         out = list(lines)
         for i, line in enumerate(lines):
             m = _CALL.match(line)
-            if m and isinstance(self.ns.get(m.group(2)), xp.ufunc):
-                target = arrays.get(m.group(1))
+            if m and m.group(1) in big and isinstance(self.ns.get(m.group(2)), xp.ufunc):
+                target = meta.get(m.group(1))
                 for arg in m.group(3).split(", "):
-                    a = arrays.get(arg)
+                    a = meta.get(arg)
                     if (arg[0] == "s" and last.get(arg) == i and arg not in kept
-                            and target is not None
-                            and a is not None and a.base is None and a.flags.c_contiguous
-                            and a.flags.writeable and a.shape == target.shape
-                            and a.dtype == target.dtype and not any(
-                                xp.may_share_memory(a, arrays[n]) for n in alive
-                                if n != arg and n in arrays and last.get(n, -1) > i)):
+                            and target is not None and a is not None and a[2] and a[3]
+                            and a[:2] == target[:2]
+                            and all(last.get(v, -1) <= i for v in views.get(arg, ()))):
                         out[i] = f"{line[:-1]}, out={arg})"
                         break
-            alive.update(n for n in _WORD.findall(line) if n[0] == "s")
         return out
 
     def _outputs(self, result, arg_index: dict) -> str:
@@ -523,11 +535,12 @@ class Capture:
     def _check_escapes(self, result) -> None:
         """A kernel result still held after the call, other than by the outputs and the
         ``.grad`` slots, went into Python state the program would not update."""
+        alive = [r() for name, r in self.refs.items() if name[0] == "s"]
+        alive = [a for a in alive if a is not None]
         allowed: dict[int, int] = {}  # id(array) -> references known to be harmless
-        for view in self.keep:
+        for view in alive:
             if view.base is not None:
                 allowed[id(view.base)] = allowed.get(id(view.base), 0) + 1
-        del view
         holders: dict[int, Any] = {}  # the outputs, and what the graphs behind them save
         for t in _tensors(result):
             holders[id(t)] = t
@@ -553,21 +566,19 @@ class Capture:
         for h in holders.values():
             key = id(h.array if type(h) is SavedOutput else h._data)
             allowed[key] = allowed.get(key, 0) + 1
-        del h
+        h = view = None  # no stray references while counting
         for t, _, _ in self.seen.values():
             if t._grad is not None:
                 allowed[id(t._grad._data)] = allowed.get(id(t._grad._data), 0) + 1
-        for collected in (False, True):
-            # The keep list, the comprehension's variable and getrefcount's argument.
-            held = [a for a in self.keep if self.names.get(id(a), "")[:1] == "s"
-                    and sys.getrefcount(a) - 3 > allowed.get(id(a), 0)]
-            if not held:
-                return
-            if not collected:  # reference cycles (a caught exception's frames) may hold some
-                del held
-                gc.collect()
-        raise _Break("a result made during the call is kept in Python state (e.g. an "
-                     "optimizer's new buffers): captured again next call")
+        for a in self.held:  # the capture's own references
+            allowed[id(a)] = allowed.get(id(a), 0) + 1
+        a = None
+        del alive
+        if _held(self.refs, allowed):
+            gc.collect()  # reference cycles (a caught exception's frames) may hold some
+            if _held(self.refs, allowed):
+                raise _Break("a result made during the call is kept in Python state (e.g. an "
+                             "optimizer's new buffers): captured again next call")
 
     def _guards(self, arg_tensors: list) -> list:
         checks = [f"G.enabled is {grad_state.enabled!r}",
@@ -701,24 +712,39 @@ def _drop_unused(lines: list) -> list:
 _CALL = re.compile(r"^(s\d+) = (f\d+)\(([\w.]+(?:, [\w.]+)*)\)$")
 
 
-def _free_dead(lines: list, reuse=None) -> list:
-    """Drop unused pure kernels; let an elementwise kernel write into an input that dies there
-    (``reuse``); insert ``del`` after the last use of each kernel result (eager's memory peak
+def _held(refs: dict, allowed: dict) -> bool:
+    """Whether a kernel result has more references than ``allowed`` says are harmless."""
+    alive = [r() for name, r in refs.items() if name[0] == "s"]
+    # The list, the generator's variable and getrefcount's argument.
+    return any(a is not None and sys.getrefcount(a) - 3 > allowed.get(id(a), 0) for a in alive)
+
+
+_BIG = 1 << 16  # bytes: smaller arrays are neither freed early nor written over (not worth a line)
+_RESULT = re.compile(r"\b(s\d+|t\d+)\b")
+
+
+def _free_dead(lines: list, capture: Capture) -> list:
+    """Drop unused pure kernels; let an elementwise kernel write into a large input that dies
+    there; insert ``del`` after the last use of each large kernel result (eager's memory peak
     at most)."""
     lines = _drop_unused(lines)
-    if reuse is not None:
-        lines = reuse(lines)
-    word = re.compile(r"\b(s\d+|t\d+)\b")
+    meta = capture.meta
+    big = {n for n, m in meta.items() if m[1].itemsize * math.prod(m[0]) >= _BIG}
     last: dict[str, int] = {}
     for i, line in enumerate(lines):
-        for name in word.findall(line):
+        for name in _RESULT.findall(line):
             last[name] = i
+    if big:
+        lines = capture._reuse(lines, last, big)
+    dies: dict[int, list] = {}
+    for name, i in last.items():
+        if name in big or name[0] == "t":
+            dies.setdefault(i, []).append(name)
     out = []
     for i, line in enumerate(lines):
         out.append(line)
-        dead = sorted(n for n, j in last.items() if j == i and not line.startswith("return"))
-        if dead:
-            out.append("del " + ", ".join(dead))
+        if i in dies and not line.startswith("return"):
+            out.append("del " + ", ".join(sorted(dies[i])))
     return out
 
 
@@ -730,12 +756,18 @@ class Program:
         self.source = source
         self.consts = consts
         self.externals = externals
-        guard_src = "def guard(A):\n    return (" + "\n            and ".join(guards) + ")\n"
-        self.guard_source = guard_src
-        exec(builtins.compile(source, "<chainrule.compile>", "exec"), ns)  # noqa: S102
-        exec(builtins.compile(guard_src, "<chainrule.compile guard>", "exec"), ns)  # noqa: S102
-        self.replay = ns["replay"]
-        self.guard = ns["guard"]
+        self.guard_source = ("def guard(A):\n    return (" + "\n            and ".join(guards)
+                             + ")\n")
+        self.ns = ns
+
+    def build(self) -> Program:
+        """Make the Python functions (only for the capture that becomes the program)."""
+        exec(builtins.compile(self.source, "<chainrule.compile>", "exec"), self.ns)  # noqa: S102
+        exec(builtins.compile(self.guard_source, "<chainrule.compile guard>", "exec"),  # noqa: S102
+             self.ns)
+        self.replay = self.ns["replay"]
+        self.guard = self.ns["guard"]
+        return self
 
     def difference(self, other: Program) -> str | None:
         """What differs between two captures (None: the same computation, so it does not
@@ -744,7 +776,7 @@ class Program:
             return "the kernels"
         if self.guard_source != other.guard_source:
             return "the guards"
-        mine, theirs = self.replay.__globals__, other.replay.__globals__
+        mine, theirs = self.ns, other.ns
         for key, value in mine.items():
             if key in ("replay", "guard", "backward") or key.startswith("__"):
                 continue
@@ -870,6 +902,7 @@ class CompiledFunction:
         differs = "no earlier capture" if entry.last is None else program.difference(entry.last)
         self._why = differs and f"captures differ in {differs}"
         if differs is None:
+            program.build()
             self._programs.append(program)
             self._by_key.setdefault(key, []).append(program)
             del self._pending[key]
