@@ -31,6 +31,7 @@ import types
 import warnings
 import weakref
 from collections.abc import Callable
+from time import perf_counter
 from typing import Any
 
 from ._backend import get_default_dtype, xp
@@ -845,6 +846,8 @@ class CompiledFunction:
         self._limit = recompile_limit
         self._eager_reason: str | None = None
         self._why: str | None = None  # why the last capture did not become a program
+        self._timing: dict = {}  # key -> [fastest capture, replays, replay seconds]
+        self._captures = 0
         self._lock = threading.Lock()
 
     def __get__(self, obj, objtype=None):
@@ -865,12 +868,33 @@ class CompiledFunction:
             except AttributeError:
                 ok = False
             if ok:
+                start = perf_counter()
                 token = enter()
                 try:
                     return program.replay(tensors)
                 finally:
                     leave(token)
-        return self._capture(tensors, key, args, kwargs)
+                    timing = self._timing[key]
+                    timing[1] += 1
+                    timing[2] += perf_counter() - start
+        start = perf_counter()
+        try:
+            return self._capture(tensors, key, args, kwargs)
+        finally:
+            timing = self._timing.setdefault(key, [float("inf"), 0, 0.0])
+            timing[0] = min(timing[0], perf_counter() - start)
+
+    @property
+    def stats(self) -> dict:
+        """Programs, captured and replayed calls, and for the most replayed guard set the
+        fastest captured (eager) call and the mean replayed one, in seconds."""
+        replays = sum(t[1] for t in self._timing.values())
+        out = {"programs": len(self._programs), "replays": replays,
+               "captures": self._captures}
+        if replays:
+            best, count, seconds = max(self._timing.values(), key=lambda t: t[1])
+            out.update(eager_seconds=best, replay_seconds=seconds / count)
+        return out
 
     def _capture(self, tensors: list, key, args, kwargs):
         entry = self._pending.get(key)
@@ -882,6 +906,7 @@ class CompiledFunction:
                 return self._fn(*args, **kwargs)
             entry = self._pending[key] = _Entry()
         cap = Capture(tensors)
+        self._captures += 1
         with self._lock:
             hooks.capture = cap
             try:

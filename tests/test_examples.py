@@ -72,10 +72,29 @@ def test_digits_seeded_runs_are_reproducible(digits_run, tmp_path):
     assert [{k: h[k] for k in keep} for h in h1] == [{k: h[k] for k in keep} for h in h2]
 
 
+def test_digits_compiled_run_is_the_eager_run(digits_run, tmp_path):
+    """--compile (the default) replays the model's kernels: the same numbers as --no-compile,
+    and the output says how many calls were replayed and how fast a step is either way."""
+    compiled, out = digits_run
+    assert compiled.returncode == 0, compiled.stderr
+    summary = [line for line in compiled.stdout.splitlines() if line.startswith("compile: ")]
+    assert len(summary) == 1 and " replayed, " in summary[0] and "ms replayed (" in summary[0]
+    assert int(summary[0].split(", ")[1].split()[0]) > 0  # calls replayed
+    eager = run("-m", "chainrule.examples.digits", "--epochs", "1", "--no-compile",
+                "--out", str(tmp_path))
+    assert eager.returncode == 0, eager.stderr
+    assert not any(line.startswith("compile: ") for line in eager.stdout.splitlines())
+    keep = ("train_loss", "train_accuracy", "test_loss", "test_accuracy")
+    h1 = json.loads((out / "history.json").read_text())
+    h2 = json.loads((tmp_path / "history.json").read_text())
+    assert [{k: h[k] for k in keep} for h in h1] == [{k: h[k] for k in keep} for h in h2]
+
+
 def test_digits_help_explains_the_options():
     result = run("-m", "chainrule.examples.digits", "--help")
     assert result.returncode == 0
-    for option in ("--epochs", "--batch-size", "--lr", "--seed", "--optimizer", "--out"):
+    for option in ("--epochs", "--batch-size", "--lr", "--seed", "--optimizer", "--out",
+                   "--compile", "--no-compile"):
         assert option in result.stdout
 
 
