@@ -478,7 +478,39 @@ class Capture:
         return ("def replay(A):\n" + "".join(f"    {line}\n" for line in fwd)
                 + "\n\ndef backward(S, G):\n" + "".join(f"    {line}\n" for line in back))
 
-    def _reuse(self, lines: list, last: dict, big: set) -> list:
+    def _times_one(self, lines: list) -> tuple[list, set]:
+        """``sX = multiply(ones, B)``, as backward starts from a gradient of ones: when the
+        shapes and dtypes agree the product is B, bit for bit, so sX names B's array (one pass
+        fewer), unless either is written later or sX leaves the program. Returns the lines and
+        the names that must not be written into."""
+        ones = set()
+        for line in lines:
+            m = _CONST.match(line)
+            if m:
+                value = self.ns.get(m.group(2))
+                if type(value) is _ndarray and value.size and bool((value == 1).all()):
+                    ones.add(m.group(1))
+        if not ones:
+            return lines, set()
+        meta = self.meta
+        ones.update(n for n, m in meta.items() if m[4] in ones)  # views of a ones array
+        frozen: set = set()
+        out = list(lines)
+        for i, line in enumerate(lines):
+            m = _CALL.match(line)
+            if not m or self.ns.get(m.group(2)) is not xp.multiply:
+                continue
+            args = m.group(3).split(", ")
+            if len(args) != 2 or not (args[0] in ones or args[1] in ones):
+                continue
+            target, other = m.group(1), args[1] if args[0] in ones else args[0]
+            if (other in meta and target in meta and meta[other][:2] == meta[target][:2]
+                    and not _escapes_or_written(lines[i + 1:], (target, other))):
+                out[i] = f"{target} = {other}"
+                frozen.update((target, other))
+        return out, frozen
+
+    def _reuse(self, lines: list, last: dict, big: set, frozen: set = frozenset()) -> list:
         """``sX = ufunc(.., sY, ..)`` where sY dies there, is sX's shape and dtype, owns its
         memory and shares it with no live array: ``out=sY`` (no new buffer, no page faults)."""
         meta = self.meta
@@ -496,6 +528,7 @@ class Capture:
                 for arg in m.group(3).split(", "):
                     a = meta.get(arg)
                     if (arg[0] == "s" and last.get(arg) == i and arg not in kept
+                            and arg not in frozen
                             and target is not None and a is not None and a[2] and a[3]
                             and a[:2] == target[:2]
                             and all(last.get(v, -1) <= i for v in views.get(arg, ()))):
@@ -720,6 +753,22 @@ def _held(refs: dict, allowed: dict) -> bool:
     return any(a is not None and sys.getrefcount(a) - 3 > allowed.get(id(a), 0) for a in alive)
 
 
+_CONST = re.compile(r"^(e\d+) = (e\d+_)$")
+
+
+def _escapes_or_written(lines: list, names: tuple) -> bool:
+    """Whether a later line writes into one of ``names`` or hands it out of the program."""
+    for line in lines:
+        for name in names:
+            if name not in line:
+                continue
+            if (f"out={name})" in line or line.startswith(f"{name}[") or "wrap(" in line
+                    or "freed(" in line or "make_live(" in line or line.startswith("return")
+                    or "._grad = " in line) and re.search(rf"\b{name}\b", line):
+                return True
+    return False
+
+
 _BIG = 1 << 16  # bytes: smaller arrays are neither freed early nor written over (not worth a line)
 _RESULT = re.compile(r"\b(s\d+|t\d+)\b")
 
@@ -729,6 +778,7 @@ def _free_dead(lines: list, capture: Capture) -> list:
     there; insert ``del`` after the last use of each large kernel result (eager's memory peak
     at most)."""
     lines = _drop_unused(lines)
+    lines, frozen = capture._times_one(lines)
     meta = capture.meta
     big = {n for n, m in meta.items() if m[1].itemsize * math.prod(m[0]) >= _BIG}
     last: dict[str, int] = {}
@@ -736,7 +786,7 @@ def _free_dead(lines: list, capture: Capture) -> list:
         for name in _RESULT.findall(line):
             last[name] = i
     if big:
-        lines = capture._reuse(lines, last, big)
+        lines = capture._reuse(lines, last, big, frozen)
     dies: dict[int, list] = {}
     for name, i in last.items():
         if name in big or name[0] == "t":
