@@ -63,8 +63,8 @@ def _blas(impls: Sequence[Impl]) -> str:
         numpy_blas = f"{blas.get('name', '?')} {blas.get('version', '')}".strip()
     parts = [f"numpy: {numpy_blas}"]
     for impl in impls:
-        if impl.name == "torch" and impl.module is not None:
-            parts.append(f"torch: {_torch_blas(impl.module)}")
+        if impl.name.split(".")[0] == "torch" and impl.module is not None:
+            parts.append(f"{impl.name}: {_torch_blas(impl.module)}")
         elif impl.name != "numpy" and impl.module is not None:
             parts.append(f"{impl.name}: NumPy's")
     return " | ".join(parts)

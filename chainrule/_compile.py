@@ -497,7 +497,7 @@ class Capture:
         frozen: set = set()
         out = list(lines)
         for i, line in enumerate(lines):
-            m = _CALL.match(line)
+            m = _CALL.match(line.removesuffix(_PURE))
             if not m or self.ns.get(m.group(2)) is not xp.multiply:
                 continue
             args = m.group(3).split(", ")
@@ -506,7 +506,7 @@ class Capture:
             target, other = m.group(1), args[1] if args[0] in ones else args[0]
             if (other in meta and target in meta and meta[other][:2] == meta[target][:2]
                     and not _escapes_or_written(lines[i + 1:], (target, other))):
-                out[i] = f"{target} = {other}"
+                out[i] = f"{target} = {other}{_PURE}"
                 frozen.update((target, other))
         return out, frozen
 
@@ -777,8 +777,8 @@ def _free_dead(lines: list, capture: Capture) -> list:
     """Drop unused pure kernels; let an elementwise kernel write into a large input that dies
     there; insert ``del`` after the last use of each large kernel result (eager's memory peak
     at most)."""
-    lines = _drop_unused(lines)
     lines, frozen = capture._times_one(lines)
+    lines = _drop_unused(lines)
     meta = capture.meta
     big = {n for n, m in meta.items() if m[1].itemsize * math.prod(m[0]) >= _BIG}
     last: dict[str, int] = {}
