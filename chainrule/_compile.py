@@ -409,25 +409,18 @@ class Capture:
         if any(t.grad_fn is None for t in live):
             self.broken = "an output is a new leaf that requires grad"
             return
+        def outside(node) -> bool:  # where the call's graph begins
+            return type(node) is AccumulateGrad or node.seq < self.seq0
+
         boundary: list = []
-        stack, seen = [t.grad_fn for t in live], set()
-        while stack:
-            node = stack.pop()
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
+        for node in _walk([t.grad_fn for t in live], lambda n: [
+                e[0] for e in n.next_edges if e is not None and not outside(e[0])]
+                if type(n) is OpNode else ()):
             if type(node) is not OpNode:
                 self.broken = f"an output's graph holds {node.name()} (only ops replay)"
                 return
-            for edge in node.next_edges:
-                if edge is None:
-                    continue
-                child = edge[0]
-                if type(child) is AccumulateGrad or child.seq < self.seq0:
-                    if edge not in boundary:
-                        boundary.append(edge)
-                else:
-                    stack.append(child)
+            boundary.extend(e for e in node.next_edges
+                            if e is not None and outside(e[0]) and e not in boundary)
         sources = []
         for child, nr in boundary:
             if type(child) is AccumulateGrad:
@@ -578,12 +571,7 @@ class Capture:
         holders: dict[int, Any] = {}  # the outputs, and what the graphs behind them save
         for t in _tensors(result):
             holders[id(t)] = t
-            stack, seen = [t.grad_fn], set()
-            while stack:
-                node = stack.pop()
-                if node is None or id(node) in seen:
-                    continue
-                seen.add(id(node))
+            for node in _walk([t.grad_fn], _inputs):
                 for value in (getattr(node, "saved", None) or {}).values():
                     for v in value if type(value) is tuple else (value,):
                         if type(v) is SavedInput:
@@ -592,7 +580,6 @@ class Capture:
                             holders[id(v)] = v
                         elif type(v) is _ndarray:  # an array operand saved as it is
                             allowed[id(v)] = allowed.get(id(v), 0) + 1
-                stack.extend(e[0] for e in node.next_edges if e is not None)
         for h in list(holders.values()):  # a view holds its base tensor
             while isinstance(h, Tensor) and h._extra and "view" in h._extra:
                 h = h._extra["view"][0]
@@ -688,21 +675,27 @@ def _make_live(arrays: tuple, backward, saved: tuple, sources: tuple, names: tup
     return live
 
 
+def _walk(roots, children):
+    """Each node reachable from ``roots`` once, depth first, going on to ``children(node)``."""
+    stack, seen = list(roots), set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node
+        stack.extend(children(node))
+
+
+def _inputs(node) -> list:
+    return [e[0] for e in node.next_edges if e is not None]
+
+
 def _spent(node) -> bool:
     """Whether backward through ``node`` can only fail as it would after eager's backward:
     every path to a leaf meets a node whose saved values were freed."""
-    stack, seen = [node], set()
-    while stack:
-        n = stack.pop()
-        if id(n) in seen:
-            continue
-        seen.add(id(n))
-        if type(n) is not OpNode:
-            return False
-        if n.saved is None:
-            continue
-        stack.extend(e[0] for e in n.next_edges if e is not None)
-    return True
+    return all(type(n) is OpNode for n in _walk(
+        [node], lambda n: _inputs(n) if type(n) is OpNode and n.saved is not None else ()))
 
 
 def _freed(array, node, output_nr: int) -> Tensor:

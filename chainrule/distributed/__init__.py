@@ -2,43 +2,7 @@
 (``python -m chainrule.distributed.run``). mpi4py is imported only when a group is initialised,
 so ``import chainrule`` never needs it: ``pip install 'chainrule[distributed]'`` brings it."""
 
-from .distributed_c10d import (
-    Backend,
-    GroupMember,
-    ProcessGroup,
-    ReduceOp,
-    Work,
-    all_gather,
-    all_gather_into_tensor,
-    all_gather_object,
-    all_reduce,
-    barrier,
-    broadcast,
-    broadcast_object_list,
-    destroy_process_group,
-    gather,
-    get_backend,
-    get_rank,
-    get_world_size,
-    init_process_group,
-    irecv,
-    is_available,
-    is_gloo_available,
-    is_initialized,
-    is_mpi_available,
-    is_nccl_available,
-    is_torchelastic_launched,
-    isend,
-    recv,
-    reduce,
-    reduce_scatter_tensor,
-    scatter,
-    send,
-)
+from . import distributed_c10d
+from .distributed_c10d import *  # noqa: F403  (the public names are distributed_c10d's)
 
-__all__ = ["Backend", "GroupMember", "ProcessGroup", "ReduceOp", "Work", "all_gather",
-           "all_gather_into_tensor", "all_gather_object", "all_reduce", "barrier", "broadcast",
-           "broadcast_object_list", "destroy_process_group", "gather", "get_backend", "get_rank",
-           "get_world_size", "init_process_group", "irecv", "is_available", "is_gloo_available",
-           "is_initialized", "is_mpi_available", "is_nccl_available", "is_torchelastic_launched",
-           "isend", "recv", "reduce", "reduce_scatter_tensor", "scatter", "send"]
+__all__ = list(distributed_c10d.__all__)
