@@ -129,8 +129,9 @@ def apply(op, *inputs, **params):
         arrays = _promote(op, arrays)
         if tool_hooks.capture is not None:
             tool_hooks.capture.promoted(before, arrays)
-    if tool_hooks.capture is not None:
-        tool_hooks.capture.before_op()
+    capture = tool_hooks.capture  # chainrule.compile: one slot read for both seams
+    if capture is not None:
+        capture.before_op()
     try:
         try:  # in NumPy's error state "ignore": PyTorch's silent log(0) == -inf
             out = (quiet_run(op.forward, *arrays, **params) if params  # ** costs when empty
@@ -139,8 +140,8 @@ def apply(op, *inputs, **params):
             out = run_busy(err, op.forward, *arrays, **params)
     except ValueError as err:
         raise _shape_error(op, arrays, err) from None
-    if tool_hooks.capture is not None:  # chainrule.compile records the kernel
-        out = tool_hooks.capture.op(op.forward, arrays, params, out, inputs)
+    if capture is not None:  # chainrule.compile records the kernel
+        out = capture.op(op.forward, arrays, params, out, inputs)
     if op.n_outputs == 1:
         if type(out) is not _ndarray:
             out = xp.asarray(out)
