@@ -874,6 +874,7 @@ def _warn_once(fn, why: str) -> None:
                       f"{why}", RuntimeWarning, stacklevel=3)
 
 
+_capturing = threading.Lock()
 _MAX_CAPTURES = 4  # per guard set: captures that may disagree before giving up
 
 
@@ -891,7 +892,6 @@ class CompiledFunction:
         self._why: str | None = None  # why the last capture did not become a program
         self._timing: dict = {}  # key -> [fastest capture, replays, replay seconds]
         self._captures = 0
-        self._lock = threading.Lock()
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
@@ -940,6 +940,14 @@ class CompiledFunction:
         return out
 
     def _capture(self, tensors: list, key, args, kwargs):
+        # One capture at a time in the process (the slot is global; other threads' ops are
+        # not recorded); a compiled function called meanwhile runs eagerly.
+        with _capturing:
+            if hooks.capture is not None:
+                return self._fn(*args, **kwargs)
+            return self._record(tensors, key, args, kwargs)
+
+    def _record(self, tensors: list, key, args, kwargs):
         entry = self._pending.get(key)
         if entry is None:
             if len(self._pending) + len(self._programs) >= self._limit:
@@ -950,13 +958,12 @@ class CompiledFunction:
             entry = self._pending[key] = _Entry()
         cap = Capture(tensors)
         self._captures += 1
-        with self._lock:
-            hooks.capture = cap
-            try:
-                result = self._fn(*args, **kwargs)
-                cap.capture_backward(result, tensors)
-            finally:
-                hooks.capture = None
+        hooks.capture = cap
+        try:
+            result = self._fn(*args, **kwargs)
+            cap.capture_backward(result, tensors)
+        finally:
+            hooks.capture = None
         entry.captures += 1
         program = cap.finish(result, tensors)
         self._why = cap.broken

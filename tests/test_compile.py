@@ -424,3 +424,29 @@ def test_scheduler_changing_lr_recaptures():
         runs.append((model, fn))
     assert _same_params(runs[0][0], runs[1][0])
     assert _replays(runs[1][1]) == 3  # one program per learning rate
+
+
+def test_threads_each_training_their_own_compiled_step():
+    import threading
+
+    def run(step, out: list) -> None:
+        out.extend(step(*_data()[i % 6]) for i in range(20))
+
+    steps = {}
+    for seed in range(4):  # models made here: the default generator is shared by threads
+        for compiled in (True, False):
+            model = _model(seed, dropout=0.0)
+            step = _stepper(model, torch.optim.SGD(model.parameters(), lr=0.1))
+            steps[seed, compiled] = torch.compile(step) if compiled else step
+    results = {key: [] for key in steps}
+    threads = [threading.Thread(target=run, args=(steps[seed, True], results[seed, True]))
+               for seed in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for seed in range(4):
+        run(steps[seed, False], results[seed, False])
+        assert len(results[seed, True]) == 20
+        assert all(torch.equal(a, b) for a, b in zip(results[seed, True],
+                                                      results[seed, False]))
