@@ -74,6 +74,7 @@ class Capture:
         self.meta: dict[str, tuple] = {}  # name -> shape, dtype, owns memory, contiguous, root
         self.held: list = []
         self.grad_used: set = set()  # tensors whose .grad the call reads or sets: guarded
+        self.graph_refs: dict[int, int] = {}  # id(tensor) -> saves of it behind the outputs
         self.watched: list = []  # (dict, key, value) guarded by value
         self.ns: dict[str, Any] = {}  # the program's globals: kernels, constants, tensors
         self.fns: dict[int, str] = {}
@@ -372,7 +373,10 @@ class Capture:
             return None
         head = [f"a{i} = A[{i}]._data" for i in range(len(arg_tensors))]
         for name, array, owner, snapshot, written in self.externals:
-            if owner is not None and sys.getrefcount(owner) > 3:  # held outside this capture
+            # Held outside this capture (the entry, the loop's variable, getrefcount's argument;
+            # the graph behind the outputs and the guards' own references do not count).
+            if owner is not None and sys.getrefcount(owner) - 3 - self.graph_refs.get(
+                    id(owner), 0) - (2 if id(owner) in self.seen else 0) > 0:
                 if owner._data is not array:
                     self.broken = "a tensor's data was replaced during the call"
                     return None
@@ -572,10 +576,16 @@ class Capture:
         for t in _tensors(result):
             holders[id(t)] = t
             for node in _walk([t.grad_fn], _inputs):
+                for value in (getattr(node, "params", None) or {}).values():
+                    for v in value if type(value) in (tuple, list) else (value,):
+                        if isinstance(v, Tensor):  # a tensor argument kept with the node
+                            self.graph_refs[id(v)] = self.graph_refs.get(id(v), 0) + 1
                 for value in (getattr(node, "saved", None) or {}).values():
                     for v in value if type(value) is tuple else (value,):
                         if type(v) is SavedInput:
                             holders[id(v.tensor)] = v.tensor
+                            self.graph_refs[id(v.tensor)] = (
+                                self.graph_refs.get(id(v.tensor), 0) + 1)
                         elif type(v) is SavedOutput:
                             holders[id(v)] = v
                         elif type(v) is _ndarray:  # an array operand saved as it is
@@ -584,6 +594,7 @@ class Capture:
             while isinstance(h, Tensor) and h._extra and "view" in h._extra:
                 h = h._extra["view"][0]
                 holders[id(h)] = h
+                self.graph_refs[id(h)] = self.graph_refs.get(id(h), 0) + 1
         for h in holders.values():
             key = id(h.array if type(h) is SavedOutput else h._data)
             allowed[key] = allowed.get(key, 0) + 1

@@ -450,3 +450,49 @@ def test_threads_each_training_their_own_compiled_step():
         assert len(results[seed, True]) == 20
         assert all(torch.equal(a, b) for a, b in zip(results[seed, True],
                                                       results[seed, False]))
+
+
+class _Sequence(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(20, 8)
+        self.lstm = torch.nn.LSTM(8, 16, batch_first=True)
+        self.att = torch.nn.MultiheadAttention(16, 2, batch_first=True)
+        self.out = torch.nn.Linear(16, 3)
+
+    def forward(self, x):
+        h, _ = self.lstm(self.emb(x))
+        a, _ = self.att(h, h, h)
+        return self.out(torch.nn.functional.layer_norm(a + h, (16,)).mean(1))
+
+
+def _conv_bn():
+    return torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3), torch.nn.BatchNorm2d(4),
+                               torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Flatten(),
+                               torch.nn.Linear(36, 3))
+
+
+@pytest.mark.parametrize("make,shape,high", [(_Sequence, (4, 7), 20), (_conv_bn, (5, 1, 8, 8), 0)])
+def test_compiled_models_train_like_eager(make, shape, high):
+    """Embedding, LSTM, attention, layer norm; convolution, batch norm (running statistics),
+    max pooling: a compiled model trains to the eager model's weights and buffers."""
+    rng = np.random.default_rng(0)
+    data = [(torch.tensor(rng.integers(0, high, shape)) if high else
+             torch.tensor(rng.standard_normal(shape).astype(np.float32)),
+             torch.tensor(rng.integers(0, 3, shape[0]))) for _ in range(4)]
+    models = []
+    for compiled in (False, True):
+        torch.manual_seed(0)
+        model = make()
+        net = torch.compile(model) if compiled else model
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+        for i in range(10):
+            x, y = data[i % 4]
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(net(x), y).backward()
+            opt.step()
+        models.append((model, net))
+    (eager, _), (model, net) = models
+    state = model.state_dict()
+    assert all(torch.equal(v, state[k]) for k, v in eager.state_dict().items())
+    assert _replays(net._compiled_forward) == 1
