@@ -35,6 +35,7 @@ from time import perf_counter
 from typing import Any
 
 from ._backend import get_default_dtype, xp
+from ._batched import BatchedTensor
 from ._quiet import enter, leave
 from ._tooling import hooks
 from .autograd.grad_mode import state as grad_state
@@ -75,6 +76,7 @@ class Capture:
         self.held: list = []
         self.grad_used: set = set()  # tensors whose .grad the call reads or sets: guarded
         self.graph_refs: dict[int, int] = {}  # id(tensor) -> saves of it behind the outputs
+        self.temps: set = set()  # names of tensors made during the call (not compared)
         self.watched: list = []  # (dict, key, value) guarded by value
         self.ns: dict[str, Any] = {}  # the program's globals: kernels, constants, tensors
         self.fns: dict[int, str] = {}
@@ -122,7 +124,7 @@ class Capture:
         if entry is None:
             name = self._new("T")
             self.ns[name] = t
-            grad = t._grad
+            grad = getattr(t, "_grad", None)  # a BatchedTensor has none
             entry = self.seen[id(t)] = (t, name, grad is None)
             if grad is not None and id(grad._data) not in self.names:
                 self.grads[id(grad._data)] = name
@@ -321,7 +323,7 @@ class Capture:
 
     def set_grad(self, tensor: Tensor, value) -> None:
         """``tensor.grad = value``."""
-        if not self.mine():
+        if not self.mine() or type(tensor) is BatchedTensor:  # a vmap wrapper's is its own
             return
         name = self.tensor_name(tensor)
         self.grad_used.add(name)
@@ -382,8 +384,14 @@ class Capture:
                     return None
                 tname = self.tensor_name(owner)
                 head.append(f"{name} = {tname}._data")
-            elif sys.getrefcount(array) > 3:  # an array that outlives the call
-                self.ns[name + "_"] = array
+                continue
+            if owner is not None and id(owner) in self.seen:  # a leaf made during the call
+                tname = self.seen.pop(id(owner))[1]
+                self.grad_used.discard(tname)
+                self.temps.add(tname)
+            # Beyond the entry, the loop's variable, getrefcount's argument and its owner:
+            if sys.getrefcount(array) - 3 - (owner is not None and owner._data is array) > 0:
+                self.ns[name + "_"] = array  # an array that outlives the call
                 head.append(f"{name} = {name}_")
             else:  # a temporary made during the call: its value at first use
                 self.ns[name + "_"] = snapshot
@@ -397,7 +405,7 @@ class Capture:
         guards = self._guards(arg_tensors)
         self.ns.update(asarray=xp.asarray, wrap=_wrap, freed=_freed)
         return Program(source, self.ns, guards, self.consts,
-                       [e[0] for e in self.externals])
+                       [e[0] for e in self.externals], self.temps)
 
     def capture_backward(self, result, arg_tensors: list) -> None:
         """Outputs with a live graph: record the backward from them to the edges where the
@@ -807,8 +815,9 @@ class Program:
     """One replayable capture: the generated function, its guards and what to compare."""
 
     def __init__(self, source: str, ns: dict, guards: list, consts: list,
-                 externals: list) -> None:
+                 externals: list, temps: set = frozenset()) -> None:
         self.source = source
+        self.temps = temps
         self.consts = consts
         self.externals = externals
         self.guard_source = ("def guard(A):\n    return (" + "\n            and ".join(guards)
@@ -833,7 +842,7 @@ class Program:
             return "the guards"
         mine, theirs = self.ns, other.ns
         for key, value in mine.items():
-            if key in ("replay", "guard", "backward") or key.startswith("__"):
+            if key in ("replay", "guard", "backward") or key.startswith("__") or key in self.temps:
                 continue
             if not _same(value, theirs.get(key)):
                 return f"{key} ({type(value).__name__})"

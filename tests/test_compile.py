@@ -496,3 +496,34 @@ def test_compiled_models_train_like_eager(make, shape, high):
     state = model.state_dict()
     assert all(torch.equal(v, state[k]) for k, v in eager.state_dict().items())
     assert _replays(net._compiled_forward) == 1
+
+
+def _vmap_grad(x):
+    w = torch.tensor(np.linspace(-1, 1, 12).reshape(3, 4))
+    return torch.func.vmap(torch.func.grad(lambda w, x: (torch.tanh(x @ w) ** 2).sum()),
+                           in_dims=(None, 0))(w, x)
+
+
+def _jvp(x):
+    return torch.func.jvp(lambda v: (torch.sin(v) * v).sum(), (x,), (torch.ones_like(x),))[1]
+
+
+def _hessian(x):
+    return torch.func.hessian(lambda v: (torch.sin(v) * v).sum())(x[0])
+
+
+def _forward_ad(x):
+    fwd = torch.autograd.forward_ad
+    with fwd.dual_level():
+        dual = fwd.make_dual(x, torch.ones_like(x))
+        return fwd.unpack_dual(torch.sin(dual) * dual).tangent
+
+
+@pytest.mark.parametrize("fn", [_vmap_grad, _jvp, _hessian, _forward_ad],
+                         ids=lambda f: f.__name__)
+def test_function_transforms_inside_a_compiled_function(fn):
+    c = torch.compile(fn)
+    for _ in range(4):
+        x = torch.tensor(RNG.standard_normal((5, 3)))
+        assert torch.equal(c(x), fn(x))
+    assert _replays(c) == 1
