@@ -325,6 +325,9 @@ class Capture:
         """``tensor.grad = value``."""
         if not self.mine() or type(tensor) is BatchedTensor:  # a vmap wrapper's is its own
             return
+        if value is not None and value._requires_grad:
+            self.graph_break("a .grad that requires grad (backward with create_graph=True)")
+            return
         name = self.tensor_name(tensor)
         self.grad_used.add(name)
         if value is None:

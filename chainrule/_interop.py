@@ -12,7 +12,7 @@ import numpy as np
 from . import linalg as _la
 from ._creation import as_tensor, from_numpy
 from .ops import FUNCTIONS
-from .tensor import Tensor
+from .tensor import Tensor, _graph_break
 
 # ufunc name -> chainrule function name, where they differ (the rest share NumPy's name).
 _UFUNC_NAMES = {
@@ -297,6 +297,7 @@ def array_function(self, func, types, args, kwargs):
         if result is not NotImplemented:
             return result
     _without_grad(func.__name__ + "()", args, kwargs)
+    _graph_break(f"np.{func.__name__} on a tensor's values")
     return func._implementation(*_to_arrays(args), **_to_arrays(kwargs))
 
 
@@ -307,6 +308,7 @@ def dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
     """The tensor as a DLPack capsule, sharing memory (``Tensor.__dlpack__``)."""
     if self.requires_grad:
         raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+    _graph_break("a tensor exported through DLPack")
     kwargs = {} if max_version is None else {"max_version": max_version}
     if copy is not None:
         kwargs["copy"] = copy

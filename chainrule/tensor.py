@@ -395,6 +395,7 @@ class Tensor:
         if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        _graph_break("np.asarray(tensor)")
         if dtype is not None and dtype != self._data.dtype:
             return self._data.astype(dtype)
         return self._data.copy() if copy else self._data
@@ -439,6 +440,7 @@ class Tensor:
         return id(self)
 
     def __repr__(self) -> str:
+        _graph_break("printing a tensor")
         suffixes = []
         if self.grad_fn is not None:
             suffixes.append(f"grad_fn=<{self.grad_fn.name().rpartition('::')[2]}>")
@@ -454,6 +456,7 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
+        _graph_break("formatting a tensor")
         if self._data.ndim == 0:
             return format(self._data.item(), spec)
         return format(repr(self), spec)

@@ -280,7 +280,8 @@ def test_manual_seed_between_calls_gives_eager_draws():
     assert _replays(c) == 1
 
 
-@pytest.mark.parametrize("breaker", ["item", "bool", "numpy", "tolist", "float"])
+@pytest.mark.parametrize("breaker", ["item", "bool", "numpy", "tolist", "float", "repr",
+                                     "asarray"])
 def test_graph_breaks_run_eagerly_with_a_warning(breaker):
     def f(x):
         s = x.sum()
@@ -292,6 +293,10 @@ def test_graph_breaks_run_eagerly_with_a_warning(breaker):
             k = float(x.detach().numpy().max())
         elif breaker == "tolist":
             k = x.tolist()[0]
+        elif breaker == "repr":  # printing a value: eager prints it on every call, so must we
+            k = float(len(f"{s}"))
+        elif breaker == "asarray":
+            k = float(np.asarray(x).sum())
         else:
             k = float(s)
         return x * k
