@@ -1017,11 +1017,15 @@ class CompiledFunction:
 def _flatten_args(args: tuple, kwargs: dict) -> tuple[list, Any]:
     """The tensor arguments in order, and a hashable key of everything else."""
     tensors: list = []
+    storage: dict[int, int] = {}  # id(the array owning a tensor's memory) -> first tensor's index
 
     def key_of(x):
         if isinstance(x, Tensor):
+            a = x._data
+            owner = id(a if a.base is None else a.base)
+            first = storage.setdefault(owner, len(tensors))  # arguments sharing memory
             tensors.append(x)
-            return ("T", x._data.shape, x._data.dtype.str, x._requires_grad)
+            return ("T", a.shape, a.dtype.str, x._requires_grad, first)
         if type(x) in (tuple, list):
             return (type(x).__name__,) + tuple(key_of(v) for v in x)
         if type(x) is dict:

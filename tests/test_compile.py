@@ -532,3 +532,17 @@ def test_function_transforms_inside_a_compiled_function(fn):
         x = torch.tensor(RNG.standard_normal((5, 3)))
         assert torch.equal(c(x), fn(x))
     assert _replays(c) == 1
+
+
+def test_arguments_sharing_memory_are_a_guard():
+    def f(a, b):
+        a.add_(1)  # through a, b changes too when they share memory
+        return b * 2
+
+    c = torch.compile(f)
+    for _ in range(3):
+        x = torch.zeros(3)
+        assert torch.equal(c(x, x), torch.full((3,), 2.0))
+    for _ in range(3):
+        assert torch.equal(c(torch.zeros(3), torch.zeros(3)), torch.zeros(3))
+    assert _replays(c) == 2
