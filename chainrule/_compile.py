@@ -77,6 +77,7 @@ class Capture:
         self.grad_used: set = set()  # tensors whose .grad the call reads or sets: guarded
         self.graph_refs: dict[int, int] = {}  # id(tensor) -> saves of it behind the outputs
         self.temps: set = set()  # names of tensors made during the call (not compared)
+        self.expands: set = set()  # results of expand (broadcast views)
         self.watched: list = []  # (dict, key, value) guarded by value
         self.ns: dict[str, Any] = {}  # the program's globals: kernels, constants, tensors
         self.fns: dict[int, str] = {}
@@ -203,8 +204,10 @@ class Capture:
         if self.generators and threading.get_ident() == self.thread and self._advanced():
             self.stray = True
 
-    def op(self, f, arrays: list, params: dict, out, inputs: tuple):
-        """``apply`` ran ``out = f(*arrays, **params)``; returns ``out`` as arrays."""
+    def op(self, record, arrays: list, params: dict, out, inputs: tuple):
+        """``apply`` ran ``out = record.forward(*arrays, **params)``; returns ``out`` as
+        arrays."""
+        f = record.forward
         single = type(out) is not tuple
         outs = [out] if single else list(out)
         arrays_out = [o if type(o) is _ndarray else xp.asarray(o) for o in outs]
@@ -229,6 +232,8 @@ class Capture:
                                   f"{')' if conv else ''}{_PURE}")
         for name, a in zip(names, arrays_out):
             self._name(a, name)
+        if record.name == "expand":
+            self.expands.add(names[0])
         return arrays_out[0] if single else tuple(arrays_out)
 
     def promoted(self, before: list, after: list) -> None:
@@ -518,6 +523,46 @@ class Capture:
                 frozen.update((target, other))
         return out, frozen
 
+    def _fold_operands(self, lines: list) -> list:
+        """Operands an elementwise kernel takes as they are, bit for bit: a bool array cast to
+        a float to multiply by (``multiply`` casts it the same way), a broadcast view whose
+        shape the product keeps anyway (NumPy broadcasts). The cast or view goes if unused."""
+        meta = self.meta
+        source: dict[str, str] = {}  # name -> the operand that can stand for it
+        for line in lines:
+            m = _ASTYPE.match(line)
+            if m and m.group(2) in meta and meta[m.group(2)][1].kind == "b":
+                source[m.group(1)] = m.group(2)
+            target = line.split(" = ", 1)[0]
+            if target in self.expands:  # sX = fN(source, shape=...)
+                source[target] = line.split("(", 1)[1].split(",", 1)[0]
+        if not source:
+            return lines
+        out = []
+        for line in lines:
+            m = _CALL.match(line.removesuffix(_PURE))
+            f = m and self.ns.get(m.group(2))
+            if m and isinstance(f, xp.ufunc) and m.group(1) in meta:
+                args = m.group(3).split(", ")
+                shape = meta[m.group(1)][0]
+                new = list(args)
+                for i, a in enumerate(args):
+                    s = source.get(a)
+                    if s is None or s not in meta:
+                        continue
+                    if a in self.expands:  # another operand must still give the shape
+                        if not any(meta.get(b, ((),))[0] == shape for j, b in enumerate(new)
+                                   if j != i):
+                            continue
+                    elif f is not xp.multiply:
+                        continue
+                    new[i] = s
+                if new != args:
+                    line = f"{m.group(1)} = {m.group(2)}({', '.join(new)})" + (
+                        _PURE if line.endswith(_PURE) else "")
+            out.append(line)
+        return out
+
     def _reuse(self, lines: list, last: dict, big: set, frozen: set = frozenset()) -> list:
         """``sX = ufunc(.., sY, ..)`` where sY dies there, is sX's shape and dtype, owns its
         memory and shares it with no live array: ``out=sY`` (no new buffer, no page faults)."""
@@ -769,6 +814,7 @@ def _held(refs: dict, allowed: dict) -> bool:
 
 
 _CONST = re.compile(r"^(e\d+) = (e\d+_)$")
+_ASTYPE = re.compile(r"^(s\d+) = (s\d+)\.astype\((k\d+)\)  # pure$")
 
 
 def _escapes_or_written(lines: list, names: tuple) -> bool:
@@ -793,6 +839,7 @@ def _free_dead(lines: list, capture: Capture) -> list:
     there; insert ``del`` after the last use of each large kernel result (eager's memory peak
     at most)."""
     lines, frozen = capture._times_one(lines)
+    lines = capture._fold_operands(lines)
     lines = _drop_unused(lines)
     meta = capture.meta
     big = {n for n, m in meta.items() if m[1].itemsize * math.prod(m[0]) >= _BIG}

@@ -141,7 +141,7 @@ def apply(op, *inputs, **params):
     except ValueError as err:
         raise _shape_error(op, arrays, err) from None
     if capture is not None:  # chainrule.compile records the kernel
-        out = capture.op(op.forward, arrays, params, out, inputs)
+        out = capture.op(op, arrays, params, out, inputs)
     if op.n_outputs == 1:
         if type(out) is not _ndarray:
             out = xp.asarray(out)
@@ -431,7 +431,7 @@ def apply_inplace(op, target: Tensor, *args, **params) -> Tensor:
         except ValueError as err:
             raise _shape_error(op, arrays, err) from None
         if tool_hooks.capture is not None:
-            out = tool_hooks.capture.op(op.forward, arrays, params, out, (target,) + args)
+            out = tool_hooks.capture.op(op, arrays, params, out, (target,) + args)
         if out.shape != target._data.shape:
             raise RuntimeError(
                 f"{op.name}_: output with shape {list(target._data.shape)} doesn't match the "
