@@ -268,39 +268,60 @@ def _jvp(op, inputs: tuple, tangents: list, params: dict, results: tuple):
 def _record(op, inputs: tuple, params: dict, results: tuple) -> None:
     edges = []
     meta = []
+    mask = 0  # bit i: input i needs a gradient
+    bit = 1
     for x in inputs:
         if isinstance(x, Tensor) and x._requires_grad:
             fn = x.grad_fn
             edges.append((fn, x._output_nr) if fn is not None else (accumulator_of(x), 0))
             data = x._data
             meta.append((data.shape, data.dtype))
+            mask |= bit
         else:
             edges.append(None)
             meta.append(None)
+        bit <<= 1
     node = OpNode(op, params, tuple(edges), tuple(meta))
     if tool_hooks.anomaly:
         note_forward(node)
+    plan = op.save_plans.get(mask)
+    if plan is None:
+        plan = op.save_plans[mask] = _save_plan(op, mask)
     saved = node.saved
-    save_out = False
-    names = op.inputs
-    for reads, edge in zip(op.reads, edges):
-        if edge is not None:
-            for r in reads:
-                if r == "out":
-                    save_out = True
-                elif names[r] not in saved:
-                    x = inputs[r]
-                    saved[names[r]] = SavedInput(x) if isinstance(x, Tensor) else x
-    for nr, result in enumerate(results):
+    for name, i in plan[0]:
+        x = inputs[i]
+        saved[name] = SavedInput(x) if isinstance(x, Tensor) else x
+    if len(results) == 1:
+        result = results[0]
         if result._data.dtype.kind in "fc":
             result._requires_grad = True
             result.grad_fn = node
-            result._output_nr = nr
-    if save_out:
+            result._output_nr = 0
+    else:
+        for nr, result in enumerate(results):
+            if result._data.dtype.kind in "fc":
+                result._requires_grad = True
+                result.grad_fn = node
+                result._output_nr = nr
+    if plan[1]:
         saved["out"] = (SavedOutput(results[0]) if len(results) == 1
                         else tuple(SavedOutput(r) for r in results))
     if saved_hooks.stack:  # saved_tensors_hooks: store what the pack hook makes of them
         pack_saved(node, results)
+
+
+def _save_plan(op, mask: int) -> tuple[tuple, bool]:
+    """What a node of ``op`` saves when the inputs in ``mask`` need gradients: (input name,
+    position) for each input a needed rule reads, and whether one reads the output."""
+    inputs, out = [], False
+    for i, reads in enumerate(op.reads):
+        if mask >> i & 1:
+            for r in reads:
+                if r == "out":
+                    out = True
+                elif all(r != j for _, j in inputs):
+                    inputs.append((op.inputs[r], r))
+    return tuple(inputs), out
 
 
 def _link_view(result: Tensor, base: Tensor, op, params: dict, *, shared: bool = False) -> None:

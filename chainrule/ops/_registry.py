@@ -64,6 +64,7 @@ class Op:
         "jvp_args",
         "batch",
         "holomorphic",
+        "save_plans",
     )
 
     def __init__(
@@ -86,6 +87,7 @@ class Op:
         if len(vjp) != len(inputs):
             raise ValueError(f"op {name}: {len(inputs)} inputs but {len(vjp)} VJP rules")
         self.name = name
+        self.save_plans: dict = {}  # recording: which inputs need gradients -> what to save
         self.forward = forward
         self.inputs = inputs
         self.vjp = vjp
