@@ -231,11 +231,12 @@ TORCH_SAVED_NAMES = {"mm": {"mat2": "other"}, "bmm": {"mat2": "other"}, "mv": {"
 class OpNode(Node):
     """A recorded op: its rules, what they read, and the edges to its inputs' nodes."""
 
-    __slots__ = ("op", "params", "saved", "next_edges", "meta")
+    __slots__ = ("op", "params", "saved", "next_edges", "meta", "n_outputs")
 
     def __init__(self, op, params: dict, next_edges: tuple, meta: tuple) -> None:
         self.seq = next_seq()
         self.op = op
+        self.n_outputs = op.n_outputs  # read by the engine for every edge: a slot, not a property
         self.params = params
         self.saved: dict | None = {}
         self.next_edges = next_edges
@@ -246,10 +247,6 @@ class OpNode(Node):
 
     def name(self) -> str:
         return self.op.backward_name
-
-    @property
-    def n_outputs(self) -> int:
-        return self.op.n_outputs
 
     @property
     def next_functions(self) -> tuple:
@@ -300,6 +297,12 @@ class OpNode(Node):
 
     def apply(self, grads: list) -> list:
         """The gradients for each input edge, given the gradients of the outputs."""
+        fast = self.op.node_apply
+        if fast is None:
+            fast = self.op.node_apply = _specialise(self.op)
+        return fast(self, grads)
+
+    def _apply_generic(self, grads: list) -> list:
         saved = self.saved
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
@@ -385,6 +388,79 @@ def add_saved_attributes(ops) -> None:
                 if attr not in OpNode.__dict__:
                     setattr(OpNode, attr, property(
                         lambda node, key=key, raw=raw: node._lookup_saved(key, raw)))
+
+
+def _unpack(value, node):
+    """A saved value as the rules read it."""
+    kind = type(value)
+    if kind is SavedInput or kind is SavedOutput or kind is SavedPacked:
+        return value.unpack(node)
+    if kind is tuple and value and type(value[0]) in (SavedOutput, SavedPacked):
+        return tuple(v.unpack(node) for v in value)
+    return value
+
+
+def _specialise(op) -> Callable:
+    """``OpNode.apply`` for one op as straight-line code: each needed rule called with its
+    arguments read from the saved values, parameters and the output gradient directly (no
+    argument dictionary). Multi-output ops keep the general path."""
+    if op.n_outputs != 1:
+        return OpNode._apply_generic
+    lines = ["def apply(self, grads):",
+             "    saved = self.saved",
+             "    if saved is None:",
+             "        raise RuntimeError(FREED_MESSAGE)",
+             "    params, edges, metas = self.params, self.next_edges, self.meta",
+             "    rules = self.op.vjp",  # read per call: tools may wrap an op's rules
+             "    g = grads[0]"]
+    if op.holomorphic:
+        lines += ["    conj = g._data.dtype.kind == 'c'",
+                  "    if conj:",
+                  "        g = g.conj()"]
+    out = []
+    for i, (rule, args) in enumerate(zip(op.vjp, op.rule_args)):
+        if rule is None:
+            out.append("None")
+            continue
+        values = []
+        for a in args:
+            if a == "g":
+                values.append("g")
+            elif a in op.inputs or a == "out":
+                values.append(f"_unpack(saved[{a!r}], self)")
+            elif a.endswith("_shape") and a[:-6] in op.inputs:
+                values.append(f"metas[{op.inputs.index(a[:-6])}][0]")
+            else:
+                values.append(f"params[{a!r}]")
+        lines += [f"    r{i} = None",
+                  f"    if edges[{i}] is not None:",
+                  f"        r{i} = rules[{i}]({', '.join(values)})",
+                  f"        if r{i} is not None:"]
+        if op.holomorphic:
+            lines += ["            if conj:",
+                      f"                r{i} = r{i}.conj()"]
+        lines += [f"            m = metas[{i}]",
+                  f"            d = r{i}._data",
+                  "            if d.shape != m[0] or d.dtype != m[1]:",
+                  f"                r{i} = _fit_complex(r{i}, m)"]
+        out.append(f"r{i}")
+    lines.append(f"    return [{', '.join(out)}]")
+    ns = {"FREED_MESSAGE": FREED_MESSAGE, "_unpack": _unpack, "_fit_complex": _fit_complex}
+    exec(compile("\n".join(lines), f"<{op.backward_name}.apply>", "exec"), ns)  # noqa: S102
+    return ns["apply"]
+
+
+def _fit_complex(grad, meta):
+    """A rule's gradient in its input's shape and dtype (a real input takes the real part)."""
+    shape, dtype = meta
+    data = grad._data
+    if data.shape != shape:
+        grad = grad.sum_to_size(shape)
+    if data.dtype != dtype:
+        if data.dtype.kind == "c" and dtype.kind != "c":
+            grad = grad.real  # a real input's share of a complex gradient
+        grad = grad.to(dtype)
+    return grad
 
 
 def _fit(grad, meta):

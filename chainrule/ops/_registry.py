@@ -65,6 +65,7 @@ class Op:
         "batch",
         "holomorphic",
         "save_plans",
+        "node_apply",
     )
 
     def __init__(
@@ -88,6 +89,7 @@ class Op:
             raise ValueError(f"op {name}: {len(inputs)} inputs but {len(vjp)} VJP rules")
         self.name = name
         self.save_plans: dict = {}  # recording: which inputs need gradients -> what to save
+        self.node_apply = None  # OpNode.apply specialised to this op's rules, made on first use
         self.forward = forward
         self.inputs = inputs
         self.vjp = vjp
