@@ -93,6 +93,9 @@ def _rank(impl: str, mode: str, reps: int, tiny: bool, out: str) -> None:
         dist.barrier()
         if impl == "torch":  # gloo's threads sometimes abort the interpreter's exit: skip it
             sys.stdout.flush()
+            mpi = sys.modules.get("mpi4py.MPI")  # the launcher's worker started MPI: end it
+            if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
+                mpi.Finalize()
             os._exit(0)
         dist.destroy_process_group()
 
