@@ -81,6 +81,7 @@ class Capture:
         self.watched: list = []  # (dict, key, value) guarded by value
         self.ns: dict[str, Any] = {}  # the program's globals: kernels, constants, tensors
         self.fns: dict[int, str] = {}
+        self.function = None  # the compiled function (its closure and globals are guarded)
         self.consts: list = []  # (name, value) compared between captures
         self.externals: list = []  # [name, array, owner tensor or None, snapshot, written]
         self.grads: dict[int, str] = {}  # id(a leaf's .grad array) -> the leaf's name
@@ -691,6 +692,29 @@ class Capture:
             checks.append(f"{self.ref(module)}.training is {training}")
         for values, key, value in self.watched:
             checks.append(f"{self.ref(values, as_object=True)}[{key!r}] == {value!r}")
+        checks += self._name_guards()
+        return checks
+
+    def _name_guards(self) -> list:
+        """The objects the function's own code reads from its closure and globals, by identity:
+        a name bound to another tensor, module or number later is a new recording."""
+        fn = getattr(self.function, "__func__", self.function)  # a bound method's function
+        code = getattr(fn, "__code__", None)
+        if code is None:
+            return []
+        checks = []
+        for cell in getattr(fn, "__closure__", None) or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:  # not yet bound
+                continue
+            checks.append(f"{self.ref(cell, as_object=True)}.cell_contents is "
+                          f"{self.ref(value, as_object=True)}")
+        names = fn.__globals__
+        for name in code.co_names:
+            if name in names and not isinstance(names[name], types.ModuleType):
+                checks.append(f"{self.ref(names, as_object=True)}.get({name!r}) is "
+                              f"{self.ref(names[name], as_object=True)}")
         return checks
 
 
@@ -1027,6 +1051,7 @@ class CompiledFunction:
                 return self._fn(*args, **kwargs)
             entry = self._pending[key] = _Entry()
         cap = Capture(tensors)
+        cap.function = self._fn
         self._captures += 1
         hooks.capture = cap
         try:

@@ -546,3 +546,29 @@ def test_arguments_sharing_memory_are_a_guard():
     for _ in range(3):
         assert torch.equal(c(torch.zeros(3), torch.zeros(3)), torch.zeros(3))
     assert _replays(c) == 2
+
+
+SCALE = 2.0
+
+
+def test_closure_and_global_rebinding_is_a_guard():
+    global SCALE
+    w = torch.ones(3)
+
+    def f(x):
+        return x * w * SCALE
+
+    c = torch.compile(f)
+    x = torch.arange(3.0)
+    for _ in range(3):
+        assert torch.equal(c(x), x * 2)
+    w = torch.full((3,), 10.0)  # the closure now holds another tensor  # noqa: F841
+    for _ in range(3):
+        assert torch.equal(c(x), x * 20)
+    SCALE = 3.0
+    try:
+        for _ in range(3):
+            assert torch.equal(c(x), x * 30)
+    finally:
+        SCALE = 2.0
+    assert _replays(c) == 3
