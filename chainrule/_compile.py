@@ -978,6 +978,7 @@ class CompiledFunction:
     def __init__(self, fn: Callable, recompile_limit: int = 8) -> None:
         functools.update_wrapper(self, fn)
         self._fn = fn
+        self._fullgraph = False
         self._programs: list[Program] = []
         self._by_key: dict = {}  # the non-tensor arguments, shapes and modes -> programs
         self._pending: dict = {}  # key -> _Entry while captures are being compared
@@ -1021,6 +1022,12 @@ class CompiledFunction:
             timing = self._timing.setdefault(key, [float("inf"), 0, 0.0])
             timing[0] = min(timing[0], perf_counter() - start)
 
+    def _give_up(self, why: str) -> None:
+        """The function runs eagerly from now on: one warning (fullgraph=True: an error)."""
+        if self._fullgraph:
+            raise RuntimeError(f"chainrule.compile(fullgraph=True): {why}")
+        _warn_once(self._fn, why)
+
     @property
     def stats(self) -> dict:
         """Programs, captured and replayed calls, and for the most replayed guard set the
@@ -1047,7 +1054,7 @@ class CompiledFunction:
             if len(self._pending) + len(self._programs) >= self._limit:
                 self._eager_reason = (f"recompile_limit ({self._limit}) reached; the guards "
                                       "keep failing")
-                _warn_once(self._fn, self._eager_reason)
+                self._give_up(self._eager_reason)
                 return self._fn(*args, **kwargs)
             entry = self._pending[key] = _Entry()
         cap = Capture(tensors)
@@ -1067,7 +1074,7 @@ class CompiledFunction:
             if not cap.broken.endswith("next call") or entry.captures >= _MAX_CAPTURES:
                 self._pending.pop(key, None)
                 self._eager_reason = cap.broken
-                _warn_once(self._fn, cap.broken)
+                self._give_up(cap.broken)
             return result
         differs = "no earlier capture" if entry.last is None else program.difference(entry.last)
         self._why = differs and f"captures differ in {differs}"
@@ -1080,7 +1087,7 @@ class CompiledFunction:
             self._pending.pop(key, None)
             self._eager_reason = (f"captures of consecutive calls differ in {differs} (the "
                                   "function depends on values the guards do not see)")
-            _warn_once(self._fn, self._eager_reason)
+            self._give_up(self._eager_reason)
         else:
             entry.last = program
         return result
@@ -1139,6 +1146,5 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False,
                            f"{type(model).__name__}")
     limit = 8 if recompile_limit is None else recompile_limit
     compiled = CompiledFunction(model, limit)
-    if fullgraph:
-        compiled._fullgraph = True
+    compiled._fullgraph = fullgraph
     return compiled

@@ -572,3 +572,12 @@ def test_closure_and_global_rebinding_is_a_guard():
     finally:
         SCALE = 2.0
     assert _replays(c) == 3
+
+
+def test_fullgraph_raises_where_it_would_run_eagerly():
+    c = torch.compile(lambda x: x * x.sum().item(), fullgraph=True)
+    with pytest.raises(RuntimeError, match=r"fullgraph=True\): Tensor.item\(\)"):
+        c(torch.ones(2))
+    ok = torch.compile(lambda x: x * 2, fullgraph=True)
+    for _ in range(3):
+        assert torch.equal(ok(torch.ones(2)), torch.full((2,), 2.0))
