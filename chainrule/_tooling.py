@@ -3,8 +3,11 @@
 ``_dispatch.apply`` checks ``hooks.op`` (set while the profiler records), recording checks
 ``hooks.anomaly`` (anomaly mode) and the engine checks ``hooks.node`` (set while the profiler,
 anomaly mode or a gradient report watches backward) and then runs each node through the
-installed wrappers. The tools live above (``chainrule.profiler``, ``autograd.anomaly_mode``,
-``autograd.graph.gradient_report``) and install themselves here; nothing below imports them.
+installed wrappers. ``hooks.capture`` holds chainrule.compile's recorder while it captures a
+call: the seams every kernel passes report to it, and ``kernel(fn, ...)`` runs array code
+outside an op so that it is recorded too. The tools live above (``chainrule.profiler``,
+``autograd.anomaly_mode``, ``autograd.graph.gradient_report``, ``chainrule._compile``) and
+install themselves here; nothing below imports them.
 
 It also keeps the in-place notes, for the "modified by an inplace operation" error: which
 in-place op first changed a saved value after the save, and the user's line that called it.
