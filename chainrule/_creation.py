@@ -14,13 +14,13 @@ from ._tooling import hooks as tool_hooks
 from ._tooling import kernel
 from ._validation import arange_steps, dtype_argument, nested_data
 from ._validation import size as check_size
-from .tensor import Tensor
+from .tensor import Tensor, _graph_break
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
            "linspace", "eye", "rand", "randn", "randint", "randperm", "manual_seed", "seed",
            "initial_seed", "Generator", "zeros_like", "ones_like", "full_like", "empty_like",
            "rand_like", "randn_like", "randint_like", "default_generator", "normal", "poisson",
-           "bernoulli", "multinomial", "binomial"]
+           "bernoulli", "multinomial", "binomial", "get_rng_state", "set_rng_state"]
 
 _DEFAULT_SEED = 67280421310721
 
@@ -268,9 +268,11 @@ class Generator:
         return self._seed
 
     def get_state(self) -> Tensor:
+        _graph_break("reading a generator's state")
         return _state_tensor(self._rng)
 
     def set_state(self, state: Tensor) -> Generator:
+        _graph_break("setting a generator's state")
         _load_state(self._rng, state)
         return self
 
@@ -282,9 +284,12 @@ def _reseed(generator: Generator, seed: int) -> None:
 
 
 def _state_tensor(rng) -> Tensor:
-    s = rng.bit_generator.state["state"]
+    full = rng.bit_generator.state
+    s = full["state"]
     words = [(s["state"] >> (64 * i)) & (2**64 - 1) for i in (1, 0)]
     words += [(s["inc"] >> (64 * i)) & (2**64 - 1) for i in (1, 0)]
+    # The half of a 64-bit draw kept for the next 32-bit one (float32 samples use them).
+    words += [full["has_uint32"], full["uinteger"]]
     return Tensor._wrap(xp.array(words, dtype=xp.uint64).view(xp.uint8), None, 0)
 
 
@@ -292,6 +297,8 @@ def _load_state(rng, state: Tensor) -> None:
     words = [int(w) for w in state._data.view(xp.uint64)]
     full_state = rng.bit_generator.state
     full_state["state"] = {"state": (words[0] << 64) | words[1], "inc": (words[2] << 64) | words[3]}
+    if len(words) > 4:
+        full_state["has_uint32"], full_state["uinteger"] = words[4], words[5]
     rng.bit_generator.state = full_state
 
 
@@ -311,6 +318,18 @@ def seed() -> int:
 def initial_seed() -> int:
     """The default generator's seed."""
     return default_generator.initial_seed()
+
+
+def get_rng_state() -> Tensor:
+    """The default generator's state, as a uint8 tensor (``set_rng_state`` restores it)."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    """Restore the default generator's state from ``get_rng_state()``."""
+    if not isinstance(new_state, Tensor):
+        raise TypeError(f"expected a Tensor as the new state, got {type(new_state).__name__}")
+    default_generator.set_state(new_state)
 
 
 def _rng(generator):

@@ -281,7 +281,7 @@ def test_manual_seed_between_calls_gives_eager_draws():
 
 
 @pytest.mark.parametrize("breaker", ["item", "bool", "numpy", "tolist", "float", "repr",
-                                     "asarray"])
+                                     "asarray", "rng_state"])
 def test_graph_breaks_run_eagerly_with_a_warning(breaker):
     def f(x):
         s = x.sum()
@@ -297,6 +297,10 @@ def test_graph_breaks_run_eagerly_with_a_warning(breaker):
             k = float(len(f"{s}"))
         elif breaker == "asarray":
             k = float(np.asarray(x).sum())
+        elif breaker == "rng_state":  # the stream rewound: a replay would not rewind it
+            state = torch.get_rng_state()
+            k = 1.0
+            torch.set_rng_state(state)
         else:
             k = float(s)
         return x * k
