@@ -623,10 +623,10 @@ class Capture:
     def _check_escapes(self, result) -> None:
         """A kernel result still held after the call, other than by the outputs and the
         ``.grad`` slots, went into Python state the program would not update."""
-        alive = [r() for name, r in self.refs.items() if name[0] == "s"]
-        alive = [a for a in alive if a is not None]
+        alive = {id(a): a for a in (r() for name, r in self.refs.items() if name[0] == "s")
+                 if a is not None}
         allowed: dict[int, int] = {}  # id(array) -> references known to be harmless
-        for view in alive:
+        for view in alive.values():
             if view.base is not None:
                 allowed[id(view.base)] = allowed.get(id(view.base), 0) + 1
         holders: dict[int, Any] = {}  # the outputs, and what the graphs behind them save
@@ -832,9 +832,14 @@ _CALL = re.compile(r"^(s\d+) = (f\d+)\(([\w.]+(?:, [\w.]+)*)\)$")
 
 def _held(refs: dict, allowed: dict) -> bool:
     """Whether a kernel result has more references than ``allowed`` says are harmless."""
-    alive = [r() for name, r in refs.items() if name[0] == "s"]
-    # The list, the generator's variable and getrefcount's argument.
-    return any(a is not None and sys.getrefcount(a) - 3 > allowed.get(id(a), 0) for a in alive)
+    alive = {}  # one entry per array (a kernel may return its input: two names, one array)
+    for name, r in refs.items():
+        a = r()
+        if name[0] == "s" and a is not None:
+            alive[id(a)] = a
+    a = None
+    # The dict, the generator's variable and getrefcount's argument.
+    return any(sys.getrefcount(a) - 3 > allowed.get(id(a), 0) for a in alive.values())
 
 
 _CONST = re.compile(r"^(e\d+) = (e\d+_)$")

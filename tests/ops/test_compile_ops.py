@@ -15,11 +15,10 @@ from tests.op_db import ROWS
 
 # Rows that do not become programs, each with the reason: they hand a tensor's value to Python
 # (a graph break: eagerly, with a warning), compute an index or a value from the data outside a
-# recorded kernel (two captures differ: found, not replayed), or keep results in state.
+# recorded kernel (two captures differ: found, not replayed).
 _BOOL = "bool(tensor)"
 _ITEM = "Tensor.item()"
 _DIFFER = "captures differ in"
-_KEPT = "kept in Python state"
 EAGER = {
     "allclose": _BOOL, "allclose[method]": _BOOL, "istft": _BOOL, "istft[two-sided]": _BOOL,
     "Tensor.__contains__": _BOOL, "Tensor.__complex__": _ITEM, "Tensor.__long__": _ITEM,
@@ -31,7 +30,6 @@ EAGER = {
         "nn.functional.multilabel_margin_loss[mean]",
         "nn.functional.multilabel_margin_loss[sum]",
         "nn.functional.multilabel_margin_loss[none]")},
-    **{name: _KEPT for name in ("cov", "cov[aweights]", "cov[fweights]")},
 }
 
 
