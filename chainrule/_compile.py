@@ -102,12 +102,15 @@ class Capture:
 
     def _name(self, array, name: str) -> str:
         key = id(array)
+        earlier = self.names.get(key)
+        if earlier is not None and earlier in self.meta:  # a kernel returned an array it read:
+            self.meta[earlier] = self.meta[earlier][:2] + (False,) + self.meta[earlier][3:]
         self.names[key] = name
         self.refs[name] = weakref.ref(array, functools.partial(self._dead, key, name))
         root = array.base
         while root is not None and root.base is not None:
             root = root.base
-        self.meta[name] = (array.shape, array.dtype, array.base is None,
+        self.meta[name] = (array.shape, array.dtype, array.base is None and earlier is None,
                            array.flags.c_contiguous and array.flags.writeable,
                            None if root is None else self.names.get(id(root)))
         return name

@@ -585,3 +585,18 @@ def test_fullgraph_raises_where_it_would_run_eagerly():
     ok = torch.compile(lambda x: x * 2, fullgraph=True)
     for _ in range(3):
         assert torch.equal(ok(torch.ones(2)), torch.full((2,), 2.0))
+
+
+def test_a_kernel_returning_its_input_is_never_written_over():
+    """cov's kernels hand back an array they read (one array, two names): a large one must not
+    become the output buffer of a later elementwise kernel, which would change the input."""
+    big = torch.tensor(RNG.standard_normal((4, 1 << 13)))
+
+    def f(x):
+        return torch.cov(x).sum() + (x.exp() * 2).sum()
+
+    c = torch.compile(f)
+    for _ in range(4):
+        before = big.clone()
+        assert torch.equal(c(big), f(big)) and torch.equal(big, before)
+    assert _replays(c) == 1
