@@ -113,8 +113,11 @@ from . import (  # noqa: E402  (they use the op functions above)
     optim,
     special,
 )
+from ._dtypes import *  # noqa: E402, F403  (finfo, iinfo, promote_types, layout, ...)
+from ._factories import *  # noqa: E402, F403  (asarray, logspace, vander, fill, ...)
 from ._interop import from_dlpack  # noqa: E402
 from ._lobpcg import lobpcg  # noqa: E402
+from ._settings import *  # noqa: E402, F403  (interop threads, warn_always, autocast, ...)
 from ._settings import (  # noqa: E402
     are_deterministic_algorithms_enabled,
     get_default_device,
@@ -127,5 +130,6 @@ from ._settings import (  # noqa: E402
     use_deterministic_algorithms,
 )
 from ._torch_nn import *  # noqa: E402, F403  (torch.<name> for nn kernels, e.g. torch.pdist)
+from ._windows import *  # noqa: E402, F403  (hann_window, kaiser_window, ...)
 from .compiler import compile  # noqa: E402, A004
 from .func import vmap  # noqa: E402

@@ -8,6 +8,19 @@ import warnings
 
 from ._backend import device as _device
 
+__all__ = ["set_num_interop_threads", "get_num_interop_threads", "init_num_threads",
+           "set_warn_always", "is_warn_always_enabled", "set_deterministic_debug_mode",
+           "get_deterministic_debug_mode", "set_flush_denormal", "set_default_tensor_type",
+           "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
+           "set_autocast_dtype", "is_autocast_cpu_enabled", "set_autocast_cpu_enabled",
+           "get_autocast_cpu_dtype", "set_autocast_cpu_dtype", "is_autocast_cache_enabled",
+           "set_autocast_cache_enabled", "clear_autocast_cache", "autocast_increment_nesting",
+           "autocast_decrement_nesting", "autocast", "has_lapack", "has_spectral", "has_mkl",
+           "has_openmp"]
+
+# What the build has: NumPy's LAPACK and FFT; no MKL or OpenMP of chainrule's own.
+has_lapack, has_spectral, has_mkl, has_openmp = True, True, False, False
+
 _state = {"deterministic": False, "warn_only": False, "threads": None, "precision": "highest"}
 
 
@@ -74,3 +87,237 @@ def set_float32_matmul_precision(precision: str) -> None:
 def get_float32_matmul_precision() -> str:
     """The precision set by set_float32_matmul_precision ('highest' by default)."""
     return _state["precision"]
+
+
+_state.update(interop_threads=None, warn_always=False, autocast={}, autocast_cache=True,
+              autocast_nesting=0)
+
+
+def set_num_interop_threads(num: int) -> None:
+    """Record the number of inter-op threads (chainrule runs ops one after another)."""
+    if not isinstance(num, int) or isinstance(num, bool):
+        raise RuntimeError(f"set_num_interop_threads expects an int, but got {type(num).__name__}")
+    if num <= 0:
+        raise RuntimeError("set_num_interop_threads expects a positive integer")
+    _state["interop_threads"] = num
+
+
+def get_num_interop_threads() -> int:
+    """The number set by set_num_interop_threads, else the CPUs the OS reports."""
+    return _state["interop_threads"] or os.cpu_count() or 1
+
+
+def init_num_threads() -> None:
+    """Initialise the thread pool: there is none to initialise here."""
+
+
+def set_warn_always(b: bool, /) -> None:
+    """Record whether warnings PyTorch gives once per process should be given every time."""
+    if not isinstance(b, bool):
+        raise RuntimeError(f"setWarnOnlyOnce expects a bool, but got {type(b).__name__}")
+    _state["warn_always"] = b
+
+
+def is_warn_always_enabled() -> bool:
+    """The flag set by set_warn_always."""
+    return _state["warn_always"]
+
+
+_DEBUG_MODES = ("default", "warn", "error")
+
+
+def set_deterministic_debug_mode(debug_mode: int | str) -> None:
+    """use_deterministic_algorithms by level: 0/'default' off, 1/'warn' warn only, 2/'error'."""
+    if isinstance(debug_mode, str):
+        if debug_mode not in _DEBUG_MODES:
+            raise RuntimeError("invalid value of debug_mode, expected one of `default`, `warn`, "
+                               f"`error`, but got {debug_mode}")
+        debug_mode = _DEBUG_MODES.index(debug_mode)
+    elif not isinstance(debug_mode, int):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got "
+                           f"{debug_mode}")
+    use_deterministic_algorithms(debug_mode > 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode() -> int:
+    """0 when deterministic algorithms are off, 1 when they only warn, 2 when they raise."""
+    if not _state["deterministic"]:
+        return 0
+    return 1 if _state["warn_only"] else 2
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """Flushing denormals to zero is not supported here (NumPy keeps the CPU's float mode):
+    False, as PyTorch answers on CPUs without the instructions."""
+    if not isinstance(mode, bool):
+        raise RuntimeError(f"flush_denormal expects a bool, but got {type(mode).__name__}")
+    return False
+
+
+def set_default_tensor_type(t, /) -> None:
+    """Set the default dtype from a tensor type or its name (deprecated in PyTorch)."""
+    from ._backend import float16, float32, float64, set_default_dtype
+
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+                  UserWarning, stacklevel=2)
+    name = t if isinstance(t, str) else getattr(t, "__name__", None)
+    if name is None:
+        raise TypeError("invalid type object: only floating-point types are supported as the "
+                        "default type")
+    floating = {"HalfTensor": float16, "FloatTensor": float32, "DoubleTensor": float64}
+    short = name.rpartition(".")[2]
+    if short not in floating:
+        raise TypeError("only floating-point types are supported as the default type")
+    set_default_dtype(floating[short])
+
+
+# Autocast: recorded switches. chainrule computes in the tensors' own dtypes (no bfloat16; see
+# docs/differences.md), so turning autocast on changes no result.
+_AUTOCAST_DEFAULT = {"cpu": "float16", "cuda": "float16"}
+
+
+def _device_type(fn: str, device_type) -> str:
+    if not isinstance(device_type, str):
+        raise TypeError(f"{fn}(): argument 'device_type' (position 1) must be str, not "
+                        f"{type(device_type).__name__}")
+    return device_type
+
+
+def is_autocast_enabled(device_type: str = "cuda") -> bool:
+    """Whether autocast is on for device_type (PyTorch's default device_type: 'cuda')."""
+    enabled = _state["autocast"].get((_device_type("is_autocast_enabled", device_type), "on"))
+    return bool(enabled)
+
+
+def set_autocast_enabled(device_type: str = "cuda", enabled: bool | None = None) -> None:
+    """Record autocast on or off for device_type (one argument: 'cuda' and that flag)."""
+    if enabled is None:
+        device_type, enabled = "cuda", device_type
+    _check_bool("set_autocast_enabled", "enabled", enabled, " (position 2)")
+    _state["autocast"][(_device_type("set_autocast_enabled", device_type), "on")] = enabled
+
+
+def get_autocast_dtype(device_type: str) -> object:
+    """The dtype autocast would compute in on device_type."""
+    from . import _backend
+
+    key = (_device_type("get_autocast_dtype", device_type), "dtype")
+    default = getattr(_backend, _AUTOCAST_DEFAULT.get(device_type, "float16"))
+    return _state["autocast"].get(key, default)
+
+
+def set_autocast_dtype(device_type: str, dtype) -> None:
+    """Record the dtype autocast would compute in on device_type."""
+    from ._backend import dtype as _dtype
+
+    _device_type("set_autocast_dtype", device_type)
+    if not isinstance(dtype, _dtype):
+        raise TypeError(f"set_autocast_dtype(): argument 'dtype' (position 2) must be "
+                        f"torch.dtype, not {type(dtype).__name__}")
+    _state["autocast"][(device_type, "dtype")] = dtype
+
+
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(f"torch.{old}() is deprecated. Please use torch.{new} instead.",
+                  DeprecationWarning, stacklevel=3)
+
+
+def is_autocast_cpu_enabled() -> bool:
+    """Whether autocast is on for the CPU (deprecated: is_autocast_enabled('cpu'))."""
+    _deprecated("is_autocast_cpu_enabled", "is_autocast_enabled('cpu')")
+    return is_autocast_enabled("cpu")
+
+
+def set_autocast_cpu_enabled(enabled: bool) -> None:
+    """Record autocast on or off for the CPU (deprecated: set_autocast_enabled('cpu', ...))."""
+    _deprecated("set_autocast_cpu_enabled", "set_autocast_enabled('cpu', enabled)")
+    if not isinstance(enabled, bool):
+        raise TypeError(f"enabled must be a bool (got {type(enabled).__name__})")
+    set_autocast_enabled("cpu", enabled)
+
+
+def get_autocast_cpu_dtype() -> object:
+    """The CPU autocast dtype (deprecated: get_autocast_dtype('cpu'))."""
+    _deprecated("get_autocast_cpu_dtype", "get_autocast_dtype('cpu')")
+    return get_autocast_dtype("cpu")
+
+
+def set_autocast_cpu_dtype(dtype) -> None:
+    """Record the CPU autocast dtype (deprecated: set_autocast_dtype('cpu', ...))."""
+    from ._backend import dtype as _dtype
+
+    _deprecated("set_autocast_cpu_dtype", "set_autocast_dtype('cpu', dtype)")
+    if not isinstance(dtype, _dtype):
+        raise TypeError(f"dtype must be a torch.dtype (got {type(dtype).__name__})")
+    set_autocast_dtype("cpu", dtype)
+
+
+def is_autocast_cache_enabled() -> bool:
+    """Whether autocast caches its casts (recorded)."""
+    return _state["autocast_cache"]
+
+
+def set_autocast_cache_enabled(enabled: bool) -> None:
+    """Record whether autocast caches its casts."""
+    if not isinstance(enabled, bool):
+        raise TypeError(f"enabled must be a bool (got {type(enabled).__name__})")
+    _state["autocast_cache"] = enabled
+
+
+def clear_autocast_cache() -> None:
+    """Empty autocast's cache of casts: nothing is cached here."""
+
+
+def autocast_increment_nesting() -> int:
+    """Enter one more autocast region; the new depth."""
+    _state["autocast_nesting"] += 1
+    return _state["autocast_nesting"]
+
+
+def autocast_decrement_nesting() -> int:
+    """Leave an autocast region; the new depth."""
+    _state["autocast_nesting"] -= 1
+    return _state["autocast_nesting"]
+
+
+class autocast:
+    """Context manager and decorator recording an autocast region for device_type: the
+    switches above read its settings inside it; the ops compute in their inputs' dtypes."""
+
+    def __init__(self, device_type: str, dtype=None, enabled: bool = True,
+                 cache_enabled: bool | None = None) -> None:
+        if not isinstance(device_type, str):
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        self.device = device_type
+        self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
+        self._enabled = enabled
+        self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None \
+            else cache_enabled
+
+    def __enter__(self) -> None:
+        self._previous = (is_autocast_enabled(self.device), get_autocast_dtype(self.device),
+                          is_autocast_cache_enabled())
+        set_autocast_enabled(self.device, self._enabled)
+        set_autocast_dtype(self.device, self.fast_dtype)
+        set_autocast_cache_enabled(self._cache_enabled)
+        autocast_increment_nesting()
+
+    def __exit__(self, *exc) -> None:
+        if autocast_decrement_nesting() == 0:
+            clear_autocast_cache()
+        enabled, dtype, cache = self._previous
+        set_autocast_enabled(self.device, enabled)
+        set_autocast_dtype(self.device, dtype)
+        set_autocast_cache_enabled(cache)
+
+    def __call__(self, func):
+        import functools
+
+        @functools.wraps(func)
+        def run(*args, **kwargs):
+            with autocast(self.device, self.fast_dtype, self._enabled, self._cache_enabled):
+                return func(*args, **kwargs)
+        return run
