@@ -5,10 +5,16 @@ from __future__ import annotations
 
 from ._backend import dtype, from_np, get_default_dtype, xp
 from ._backend import result_type as _promote
+from .tensor import Tensor
 
 __all__ = ["finfo", "iinfo", "promote_types", "can_cast", "result_type", "layout",
            "memory_format", "strided", "contiguous_format", "channels_last",
            "channels_last_3d", "preserve_format", "typename", "is_storage"]
+
+
+SCALAR_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
+                "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
+                "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
 def _check_dtype(fn: str, name: str, value, position: int) -> None:
@@ -32,7 +38,7 @@ class finfo:
         self.max = float(info.max)
         self.min = float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)
-        self.resolution = float(info.resolution)
+        self.resolution = 10.0 ** -info.precision
         self.dtype = info.dtype.name
 
     def __eq__(self, other) -> bool:
@@ -132,10 +138,8 @@ preserve_format = memory_format("preserve_format")
 
 def typename(obj, /) -> str:
     """A string naming obj's type: 'torch.FloatTensor' for a float32 tensor."""
-    from .tensor import Tensor
-
     if isinstance(obj, Tensor):
-        return obj.type()
+        return f"torch.{SCALAR_NAMES[obj.dtype.name]}Tensor"
     module = getattr(obj, "__module__", "") or ""
     qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
     if qualname is None:

@@ -10,6 +10,7 @@ import warnings
 from . import linalg
 from ._backend import as_dtype, xp
 from ._creation import _check_device, _dtype, _finish, full, tensor
+from ._dtypes import SCALAR_NAMES
 from ._validation import dtype_argument
 from .tensor import Size, Tensor
 
@@ -42,12 +43,7 @@ def asarray(obj, *, dtype=None, device=None, copy: bool | None = None,
 
 def _type_name(dt) -> str:
     """PyTorch's scalar type name (Float, Long, ...) of a dtype."""
-    return _SCALAR_NAMES[dt.name]
-
-
-_SCALAR_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
-                 "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
-                 "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+    return SCALAR_NAMES[dt.name]
 
 
 def logspace(start, end, steps: int, base: float = 10.0, *, out=None, dtype=None, layout=None,
@@ -212,7 +208,10 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
         raise RuntimeError("N must be non-negative.")
     if not (x.is_floating_point() or x.is_complex()):
         x = x.to(as_dtype("long"))
-    result = linalg.vander(x, N=x.shape[0] if N is None else N)
+    N = x.shape[0] if N is None else N
+    if N <= 1:
+        return full((x.shape[0], N), 1, dtype=x.dtype)
+    result = linalg.vander(x, N=N)
     return result if increasing else result.flip(-1)
 
 

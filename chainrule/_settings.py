@@ -123,6 +123,16 @@ def is_warn_always_enabled() -> bool:
     return _state["warn_always"]
 
 
+_warned: set[str] = set()
+
+
+def _warn_once(message: str, category: type[Warning]) -> None:
+    """Warn the first time in the process, or every time after set_warn_always(True)."""
+    if message not in _warned or _state["warn_always"]:
+        _warned.add(message)
+        warnings.warn(message, category, stacklevel=4)
+
+
 _DEBUG_MODES = ("default", "warn", "error")
 
 
@@ -160,9 +170,9 @@ def set_default_tensor_type(t, /) -> None:
     """Set the default dtype from a tensor type or its name (deprecated in PyTorch)."""
     from ._backend import float16, float32, float64, set_default_dtype
 
-    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
-                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
-                  UserWarning, stacklevel=2)
+    _warn_once("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+               "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+               UserWarning)
     name = t if isinstance(t, str) else getattr(t, "__name__", None)
     if name is None:
         raise TypeError("invalid type object: only floating-point types are supported as the "
@@ -221,8 +231,8 @@ def set_autocast_dtype(device_type: str, dtype) -> None:
 
 
 def _deprecated(old: str, new: str) -> None:
-    warnings.warn(f"torch.{old}() is deprecated. Please use torch.{new} instead.",
-                  DeprecationWarning, stacklevel=3)
+    _warn_once(f"torch.{old}() is deprecated. Please use torch.{new} instead.",
+               DeprecationWarning)
 
 
 def is_autocast_cpu_enabled() -> bool:
@@ -294,6 +304,15 @@ class autocast:
         self.device = device_type
         self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
         self._enabled = enabled
+        if enabled and device_type == "cuda":
+            warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.",
+                          UserWarning, stacklevel=2)
+            self._enabled = False
+        elif enabled and device_type == "cpu" and self.fast_dtype.name != "float16":
+            warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling "
+                          "autocast.\nCPU Autocast only supports dtypes of torch.bfloat16, "
+                          "torch.float16 currently.", UserWarning, stacklevel=2)
+            self._enabled = False
         self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None \
             else cache_enabled
 
