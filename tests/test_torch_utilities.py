@@ -441,8 +441,9 @@ def test_set_default_tensor_type(name, dtype):
         with pytest.warns(UserWarning, match="set_default_tensor_type\\(\\) is deprecated"):
             lib.set_default_tensor_type(name)
         assert str(lib.get_default_dtype()) == f"torch.{dtype}"
-    torch.set_default_tensor_type(torch.DoubleTensor)
-    chainrule.set_default_tensor_type(type("DoubleTensor", (), {}))
+    with pytest.warns(UserWarning):
+        torch.set_default_tensor_type(torch.DoubleTensor)
+        chainrule.set_default_tensor_type(type("DoubleTensor", (), {}))
     assert str(chainrule.get_default_dtype()) == str(torch.get_default_dtype())
 
 
