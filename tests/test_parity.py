@@ -322,3 +322,9 @@ def test_ignored_top_level_callables_take_pytorchs_parameters():
 def test_ignored_signature_gaps_are_real():
     found = _ignored_signature_status()
     assert sorted(name for name in _IGNORED_SIGNATURE_GAPS if not found.get(name)) == []
+
+
+def test_ignored_top_level_exclusions_are_real_gaps():
+    listed = not_provided()
+    assert sorted(name for name in IGNORED if hasattr(chainrule, name)
+                  and (name in listed or f"torch.{name}" in listed)) == []
