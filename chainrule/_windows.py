@@ -12,8 +12,9 @@ __all__ = ["bartlett_window", "blackman_window", "hamming_window", "hann_window"
 
 def _window(name: str, window_length: int, periodic: bool, dtype, device, requires_grad: bool,
             shape) -> Tensor:
-    """shape(n, N) evaluated at n = 0..window_length-1 in float64, N the symmetric length
-    (one more for a periodic window), rounded once to dtype."""
+    """shape(N, dt): the symmetric window of length N (one more than window_length for a
+    periodic window, which drops the last point), computed in dt step by step as PyTorch does,
+    so float32 results round as PyTorch's do."""
     _check_device(device)
     if not isinstance(window_length, int) or isinstance(window_length, bool):
         raise TypeError(f"{name}(): argument 'window_length' (position 1) must be int, not "
@@ -26,30 +27,40 @@ def _window(name: str, window_length: int, periodic: bool, dtype, device, requir
         raise RuntimeError(f"{name} expects floating point dtypes, got: {dt.name}")
     if window_length <= 1:
         return _finish(xp.ones(window_length, dt), requires_grad)
-    n = xp.arange(window_length, dtype=xp.float64)
-    return _finish(shape(n, window_length + 1 if periodic else window_length).astype(dt),
-                   requires_grad)
+    window = shape(window_length + 1 if periodic else window_length, dt.type)
+    return _finish(window[:window_length], requires_grad)
 
 
-def _cosine_sum(*coefficients: float):
-    def shape(n, N):
-        return sum((-1) ** k * a * xp.cos(2 * xp.pi * k * n / (N - 1))
-                   for k, a in enumerate(coefficients))
+def _hamming(alpha: float, beta: float):
+    def shape(N, dt):
+        return xp.cos(xp.arange(N, dtype=dt) * dt(2 * xp.pi / (N - 1))) * dt(-beta) + dt(alpha)
     return shape
+
+
+def _bartlett(N, dt):
+    window = xp.arange(N, dtype=dt) * dt(2.0 / (N - 1))
+    half = (N - 1) // 2 + 1
+    window[half:] = window[half:] * dt(-1) + dt(2)
+    return window
+
+
+def _blackman(N, dt):
+    x = xp.arange(N, dtype=dt) * dt(xp.pi / (N - 1))
+    return xp.cos(x * dt(4)) * dt(0.08) - xp.cos(x * dt(2)) * dt(0.5) + dt(0.42)
 
 
 def bartlett_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None,
                     device=None, requires_grad: bool = False) -> Tensor:
     """The Bartlett (triangular) window."""
     return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
-                   lambda n, N: 1 - xp.abs(2 * n / (N - 1) - 1))
+                   _bartlett)
 
 
 def blackman_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None,
                     device=None, requires_grad: bool = False) -> Tensor:
     """The Blackman window."""
     return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
-                   _cosine_sum(0.42, 0.5, 0.08))
+                   _blackman)
 
 
 def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54,
@@ -57,20 +68,23 @@ def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.5
                    pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """The generalised Hamming window alpha - beta * cos(2 pi n / (N - 1))."""
     return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
-                   _cosine_sum(alpha, beta))
+                   _hamming(alpha, beta))
 
 
 def hann_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None,
                 device=None, requires_grad: bool = False) -> Tensor:
     """The Hann window."""
     return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
-                   _cosine_sum(0.5, 0.5))
+                   _hamming(0.5, 0.5))
 
 
 def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *, dtype=None,
                   layout=None, device=None, requires_grad: bool = False) -> Tensor:
     """The Kaiser window with shape parameter beta."""
-    def shape(n, N):
+    def shape(N, dt):
+        # in float64 (NumPy's i0 has no float32 kernel), rounded once to dt
         half = (N - 1) / 2
-        return xp.i0(beta * xp.sqrt(xp.clip(1 - ((n - half) / half) ** 2, 0, None))) / xp.i0(beta)
+        n = xp.arange(N, dtype=xp.float64)
+        ratio = xp.clip(1 - ((n - half) / half) ** 2, 0, None)
+        return (xp.i0(beta * xp.sqrt(ratio)) / xp.i0(beta)).astype(dt)
     return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, shape)
