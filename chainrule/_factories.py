@@ -70,7 +70,7 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None,  # no
                   stacklevel=2)
     _check_device(device)
     if end is None:
-        start, end = 0, start
+        raise TypeError('range() missing 1 required positional arguments: "end"')
     start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     if step == 0:
         raise RuntimeError("step must be nonzero")

@@ -239,7 +239,7 @@ def test_range_warns_as_torch():
 
 
 @pytest.mark.parametrize("case", [lambda lib: lib.range(4, 1), lambda lib: lib.range(1, 4, 0),
-                                  lambda lib: lib.range(1, 4, -1)])
+                                  lambda lib: lib.range(1, 4, -1), lambda lib: lib.range(5)])
 def test_range_errors(case):
     same_error(case)
 
