@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import warnings
 
@@ -35,6 +37,46 @@ def _finish(array, requires_grad: bool) -> Tensor:
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def _factory(*extra: str):
+    """Give a factory PyTorch's keyword-only ``out``, ``layout`` and ``pin_memory`` (and the
+    ``extra`` ones: ``memory_format``, accepted as NumPy's layout stands): only the strided
+    layout exists here; ``out=`` takes the result (in out's dtype unless ``dtype`` is given)."""
+    def decorate(fn):
+        name = fn.__name__
+
+        @functools.wraps(fn)
+        def factory(*args, out=None, layout=None, pin_memory: bool = False, **kwargs):
+            for key in extra:
+                kwargs.pop(key, None)
+            if layout is not None and str(layout) != "torch.strided":
+                raise RuntimeError(f"{name}(): only the strided layout is provided (got "
+                                   f"{layout}); sparse tensors do not exist in chainrule")
+            if pin_memory:
+                raise RuntimeError("pin_memory=True requires a CUDA or other accelerator "
+                                   "backend; no pinned memory allocator is available on this "
+                                   "system.")
+            if out is not None and kwargs.get("dtype") is None:
+                kwargs["dtype"] = out.dtype
+            result = fn(*args, **kwargs)
+            if name == "arange" and out is not None and out.numel() != result.numel():
+                warnings.warn(
+                    f"The number of elements in the out tensor of shape {list(out.shape)} is "
+                    f"{out.numel()} which does not match the computed number of elements "
+                    f"{result.numel()}. Note that this may occur as a result of rounding error. "
+                    f"The out tensor will be resized to a tensor of shape "
+                    f"({result.numel()},).", UserWarning, stacklevel=2)
+            return _write_out(result, out, name)
+
+        params = list(inspect.signature(fn).parameters.values())
+        added = [inspect.Parameter(p, inspect.Parameter.KEYWORD_ONLY, default=d)
+                 for p, d in (("out", None), ("layout", None), ("pin_memory", False),
+                              *((key, None) for key in extra))]
+        factory.__signature__ = inspect.Signature(params + added)
+        return factory
+
+    return decorate
 
 
 def _infer(data):
@@ -165,6 +207,7 @@ def _dtype(name: str, dtype, default=None):
     return as_dtype(dtype).np
 
 
+@_factory()
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros."""
     _check_device(device)
@@ -172,12 +215,14 @@ def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     return _finish(xp.zeros(shape, dtype=_dtype("zeros", dtype)), requires_grad)
 
 
+@_factory()
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones."""
     _check_device(device)
     return _finish(xp.ones(check_size("ones", size), dtype=_dtype("ones", dtype)), requires_grad)
 
 
+@_factory("memory_format")
 def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor (zeros here)."""
     _check_device(device)
@@ -192,6 +237,7 @@ def _fill_dtype(value):
     return get_default_dtype().np
 
 
+@_factory()
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor filled with ``fill_value``."""
     _check_device(device)
@@ -208,6 +254,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     return _finish(array, requires_grad)
 
 
+@_factory()
 def arange(start, end=None, step=1, *, dtype=None, device=None,
            requires_grad: bool = False) -> Tensor:
     """Values from start to end (exclusive) in steps."""
@@ -227,6 +274,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
     return _finish(array, requires_grad)
 
 
+@_factory()
 def linspace(start, end, steps: int, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from start to end (inclusive)."""
@@ -236,6 +284,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
     return _finish(xp.linspace(start, end, steps, dtype=_dtype("linspace", dtype)), requires_grad)
 
 
+@_factory()
 def eye(n: int, m: int | None = None, *, dtype=None, device=None,
         requires_grad: bool = False) -> Tensor:
     """A 2-D tensor with ones on the diagonal."""
@@ -372,6 +421,7 @@ def _require_float(dt, kernel: str) -> None:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
 
 
+@_factory()
 def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Uniform samples on [0, 1)."""
     _check_device(device)
@@ -382,6 +432,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = F
                    check_size("rand", size), dt, requires_grad)
 
 
+@_factory()
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
     _check_device(device)
@@ -409,13 +460,15 @@ def randint(*args, size=None, generator=None, dtype=None, device=None,
                    _dtype("randint", dtype, xp.dtype(xp.int64)), requires_grad)
 
 
-def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:
+@_factory()
+def randperm(n: int, *, generator=None, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
     """A random permutation of 0..n-1."""
     _check_device(device)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     dt = _dtype("randperm", dtype, xp.dtype(xp.int64))
-    return _finish(_rng(generator).permutation(n).astype(dt), False)
+    return _finish(_rng(generator).permutation(n).astype(dt), requires_grad)
 
 
 def _like(factory):

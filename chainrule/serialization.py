@@ -176,7 +176,9 @@ def _atomic_write(given: str, data: bytes) -> None:
             os.close(dir_fd)
 
 
-def save(obj, f, pickle_module=None, pickle_protocol=None) -> None:
+def save(obj, f, pickle_module=None, pickle_protocol=None,
+         _use_new_zipfile_serialization: bool = True,
+         _disable_byteorder_record: bool = False) -> None:
     """Save a tensor or a (nested) state dict to ``f`` (a path or a binary file object).
 
     Writing to a path is atomic. ``pickle_module`` and ``pickle_protocol`` are accepted for

@@ -512,3 +512,30 @@ def test_autocast_region_records_and_restores():
             return lib.is_autocast_enabled("cpu"), (lib.ones(2) * 2).dtype
         return seen + list(inside()) + [lib.is_autocast_enabled("cpu")]
     same(region)
+
+
+@pytest.mark.parametrize("name,args", [("zeros", (2, 3)), ("ones", (4,)), ("empty", (2,)),
+                                       ("eye", (3,)), ("arange", (5,)),
+                                       ("linspace", (0.0, 1.0, 5))])
+def test_factories_take_out_layout_and_pin_memory(name, args):
+    """PyTorch's keyword-only out=, layout= and pin_memory= on the factories: out= takes the
+    result (resized, in out's dtype), only the strided layout exists, pinned memory needs an
+    accelerator (PyTorch's CPU build raises the same)."""
+    out = chainrule.empty(7, dtype=chainrule.float64)
+    ref = torch.empty(7, dtype=torch.float64)
+    with warnings.catch_warnings(record=True) as ours:
+        warnings.simplefilter("always")
+        got = getattr(chainrule, name)(*args, out=out)
+    with warnings.catch_warnings(record=True) as theirs:
+        warnings.simplefilter("always")
+        want = getattr(torch, name)(*args, out=ref)
+    assert [str(w.message).split(" (Triggered")[0] for w in ours] == [
+        str(w.message).split(" (Triggered")[0] for w in theirs]  # arange warns on a resize
+    assert got is out and got.dtype == chainrule.float64 and list(got.shape) == list(want.shape)
+    if name != "empty":
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert getattr(chainrule, name)(*args, layout=chainrule.strided).shape == want.shape
+    with pytest.raises(RuntimeError, match="pin_memory=True requires"):
+        getattr(chainrule, name)(*args, pin_memory=True)
+    with pytest.raises(RuntimeError, match="pin_memory=True requires"):
+        getattr(torch, name)(*args, pin_memory=True)
