@@ -52,11 +52,13 @@ class Size(tuple):
 def type_desc(array) -> str:
     """PyTorch's legacy type name and shape, e.g. ``torch.FloatTensor [2, 3]``."""
     names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+             "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
     return f"torch.{names.get(array.dtype.name, array.dtype.name)}Tensor {list(array.shape)}"
 
 
-_LEGACY = ("float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8", "bool")
+_LEGACY = ("float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8", "bool",
+           "complex64", "complex128")
 
 
 def _new_dtype(name: str, dtype):

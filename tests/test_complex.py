@@ -233,3 +233,11 @@ def test_conjugate_transposes(attr):
     _check(lambda x: getattr(x, attr) * 1, lambda x: getattr(x, attr) * 1, [z])
     with pytest.raises(RuntimeError, match="tensor.H is only supported on matrices"):
         _ = cr.ones(2, 2, 2).H
+
+
+def test_legacy_type_names_of_complex_tensors():
+    for name in ("complex64", "complex128"):
+        ours, theirs = chainrule.zeros(2, dtype=getattr(chainrule, name)), torch.zeros(
+            2, dtype=getattr(torch, name))
+        assert ours.type() == theirs.type()
+        assert ours.type(theirs.type()).dtype == getattr(chainrule, name)
