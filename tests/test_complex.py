@@ -237,7 +237,7 @@ def test_conjugate_transposes(attr):
 
 def test_legacy_type_names_of_complex_tensors():
     for name in ("complex64", "complex128"):
-        ours, theirs = chainrule.zeros(2, dtype=getattr(chainrule, name)), torch.zeros(
+        ours, theirs = cr.zeros(2, dtype=getattr(cr, name)), torch.zeros(
             2, dtype=getattr(torch, name))
         assert ours.type() == theirs.type()
-        assert ours.type(theirs.type()).dtype == getattr(chainrule, name)
+        assert ours.type(theirs.type()).dtype == getattr(cr, name)
