@@ -82,7 +82,6 @@ class Capture:
         self.ns: dict[str, Any] = {}  # the program's globals: kernels, constants, tensors
         self.fns: dict[int, str] = {}
         self.function = None  # the compiled function (its closure and globals are guarded)
-        self.consts: list = []  # (name, value) compared between captures
         self.externals: list = []  # [name, array, owner tensor or None, snapshot, written]
         self.grads: dict[int, str] = {}  # id(a leaf's .grad array) -> the leaf's name
         self.seen: dict[int, tuple] = {}  # id(tensor) -> (tensor, name, grad was None at first)
@@ -162,7 +161,6 @@ class Capture:
             return "{" + ", ".join(f"{self.ref(k)}: {self.ref(v)}" for k, v in x.items()) + "}"
         name = self._new("k")
         self.ns[name] = x
-        self.consts.append((name, x))
         return name
 
     def _external(self, array, owner) -> str:
@@ -289,7 +287,7 @@ class Capture:
         self.lines.append(f"{name} = {text}")
         return result
 
-    def written(self, array) -> None:
+    def written(self, array) -> str:
         """A kernel writes into ``array`` (and so into any array it is a view of)."""
         name = self.ref(array)
         while array is not None:
@@ -407,7 +405,6 @@ class Capture:
                 head.append(f"{name} = {name}_")
             else:  # a temporary made during the call: its value at first use
                 self.ns[name + "_"] = snapshot
-                self.consts.append((name + "_", snapshot))
                 head.append(f"{name} = {name}_.copy()" if written else f"{name} = {name}_")
         if self.backward is None:
             body = _free_dead(head + self.lines + [f"return {out_text}"], self)
@@ -416,8 +413,7 @@ class Capture:
             source = self._with_backward(head, out_text)
         guards = self._guards(arg_tensors)
         self.ns.update(asarray=xp.asarray, wrap=_wrap, freed=_freed)
-        return Program(source, self.ns, guards, self.consts,
-                       [e[0] for e in self.externals], self.temps)
+        return Program(source, self.ns, guards, self.temps)
 
     def capture_backward(self, result, arg_tensors: list) -> None:
         """Outputs with a live graph: record the backward from them to the edges where the
@@ -482,11 +478,10 @@ class Capture:
         made = {m for line in lines for m in word.findall(line.split(" = ")[0])}
         needed = sorted({m for line in back_body for m in word.findall(line)} - made)
         live = ", ".join(self.ref(t._data) for t in self.live)
-        node_names = ", ".join(repr(t.grad_fn.name()) for t in self.live)
         edges = ", ".join(f"({kind!r}, {src})" for kind, src in sources)
         fwd = head + self.lines + [
             f"live = make_live(({live},), backward, ({', '.join(needed)}{',' if needed else ''}),"
-            f" ({edges},), ({node_names},))",
+            f" ({edges},))",
             f"return {out_text}"]
         fwd = _free_dead(fwd, self)
         unpack = [f"{', '.join(needed)}, = S"] if needed else []
@@ -724,13 +719,12 @@ class Capture:
 class CompiledNode(Node):
     """The grad_fn of a replayed output whose graph lives on: runs the captured backward."""
 
-    __slots__ = ("_backward", "_saved", "next_edges", "n_outputs", "_names", "_shapes")
+    __slots__ = ("_backward", "_saved", "next_edges", "n_outputs", "_shapes")
 
-    def __init__(self, backward, saved: tuple, edges: tuple, names: tuple,
-                 shapes: list) -> None:
+    def __init__(self, backward, saved: tuple, edges: tuple, shapes: list) -> None:
         self.seq = next_seq()
         self._backward, self._saved, self.next_edges = backward, saved, edges
-        self.n_outputs, self._names, self._shapes = len(shapes), names, shapes
+        self.n_outputs, self._shapes = len(shapes), shapes
         self._pre_hooks = self._retain = self._hooks = None
 
     def name(self) -> str:
@@ -752,15 +746,14 @@ class CompiledNode(Node):
         self._saved = None
 
 
-def _make_live(arrays: tuple, backward, saved: tuple, sources: tuple, names: tuple) -> list:
+def _make_live(arrays: tuple, backward, saved: tuple, sources: tuple) -> list:
     edges = []
     for kind, t in sources:
         if kind == "acc" or t.grad_fn is None:
             edges.append((accumulator_of(t), 0) if t._requires_grad else None)
         else:
             edges.append((t.grad_fn, t._output_nr))
-    node = CompiledNode(backward, saved, tuple(edges), names,
-                        [(a.shape, a.dtype) for a in arrays])
+    node = CompiledNode(backward, saved, tuple(edges), [(a.shape, a.dtype) for a in arrays])
     live = []
     for nr, a in enumerate(arrays):
         t = _wrap(a, node, nr)
@@ -896,12 +889,9 @@ def _free_dead(lines: list, capture: Capture) -> list:
 class Program:
     """One replayable capture: the generated function, its guards and what to compare."""
 
-    def __init__(self, source: str, ns: dict, guards: list, consts: list,
-                 externals: list, temps: set = frozenset()) -> None:
+    def __init__(self, source: str, ns: dict, guards: list, temps: set = frozenset()) -> None:
         self.source = source
-        self.temps = temps
-        self.consts = consts
-        self.externals = externals
+        self.temps = temps  # names of tensors made during the call: not compared
         self.guard_source = ("def guard(A):\n    return (" + "\n            and ".join(guards)
                              + ")\n")
         self.ns = ns

@@ -338,13 +338,7 @@ class OpNode(Node):
             if grad is not None:
                 if conj:
                     grad = grad.conj()
-                data = grad._data
-                if data.shape != meta[0]:
-                    grad = grad.sum_to_size(meta[0])
-                if data.dtype != meta[1]:
-                    if data.dtype.kind == "c" and meta[1].kind != "c":
-                        grad = grad.real  # a real input's share of a complex gradient
-                    grad = grad.to(meta[1])
+                grad = _fit_complex(grad, meta)
             out.append(grad)
         return out
 
