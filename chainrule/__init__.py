@@ -7,7 +7,6 @@ from ._backend import (
     ALL_DTYPES,
     complex64,
     complex128,
-    device,
     dtype,
     float16,
     float32,
@@ -56,6 +55,7 @@ from ._creation import (
     zeros,
     zeros_like,
 )
+from ._device import device, get_default_device, set_default_device
 from ._printing import get_printoptions, set_printoptions
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.anomaly_mode import (
@@ -120,11 +120,9 @@ from ._lobpcg import lobpcg  # noqa: E402
 from ._settings import *  # noqa: E402, F403  (interop threads, warn_always, autocast, ...)
 from ._settings import (  # noqa: E402
     are_deterministic_algorithms_enabled,
-    get_default_device,
     get_float32_matmul_precision,
     get_num_threads,
     is_deterministic_algorithms_warn_only_enabled,
-    set_default_device,
     set_float32_matmul_precision,
     set_num_threads,
     use_deterministic_algorithms,

@@ -152,24 +152,3 @@ def _tune_allocator() -> None:
 
 _tune_allocator()
 
-
-class device:
-    """A device: only 'cpu' exists here."""
-
-    def __init__(self, type: str = "cpu", index: int | None = None) -> None:  # noqa: A002
-        if str(type).split(":")[0] != "cpu":
-            raise RuntimeError(f"device '{type}' is not available: chainrule runs on the CPU only")
-        self.type = "cpu"
-        self.index = index
-
-    def __repr__(self) -> str:
-        return "device(type='cpu')"
-
-    def __str__(self) -> str:
-        return "cpu"
-
-    def __eq__(self, other) -> bool:
-        return str(other) == "cpu"
-
-    def __hash__(self) -> int:
-        return hash("cpu")

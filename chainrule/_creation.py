@@ -10,6 +10,7 @@ import warnings
 from ._backend import as_dtype, get_default_dtype, xp
 from ._batched import BatchedTensor, batched
 from ._batched import state as vmap_state
+from ._device import memory_of
 from ._quiet import quiet
 from ._shapes import size_tuple
 from ._tooling import hooks as tool_hooks
@@ -27,9 +28,11 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty"
 _DEFAULT_SEED = 67280421310721
 
 
-def _check_device(device) -> None:
-    if device is not None and str(device) != "cpu" and getattr(device, "type", "") != "cpu":
-        raise RuntimeError(f"device '{device}' is not available: chainrule runs on the CPU only")
+def _check_device(device, what: str = "empty") -> None:
+    """Refuse a device other than the CPU (the factories that allocate on any device call
+    ``memory_of`` themselves)."""
+    if memory_of(device, what) is not xp:
+        raise NotImplementedError(f"{what}: not available on the {device} device in chainrule")
 
 
 def _finish(array, requires_grad: bool) -> Tensor:
@@ -210,23 +213,23 @@ def _dtype(name: str, dtype, default=None):
 @_factory()
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros."""
-    _check_device(device)
+    mem = memory_of(device, "zeros")
     shape = check_size("zeros", size, negative="zeros: Dimension size must be non-negative.")
-    return _finish(xp.zeros(shape, dtype=_dtype("zeros", dtype)), requires_grad)
+    return _finish(mem.zeros(shape, dtype=_dtype("zeros", dtype)), requires_grad)
 
 
 @_factory()
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones."""
-    _check_device(device)
-    return _finish(xp.ones(check_size("ones", size), dtype=_dtype("ones", dtype)), requires_grad)
+    mem = memory_of(device, "ones")
+    return _finish(mem.ones(check_size("ones", size), dtype=_dtype("ones", dtype)), requires_grad)
 
 
 @_factory("memory_format")
 def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor (zeros here)."""
-    _check_device(device)
-    return _finish(xp.zeros(check_size("empty", size), dtype=_dtype("empty", dtype)), requires_grad)
+    shape = check_size("empty", size)
+    return _finish(memory_of(device).zeros(shape, dtype=_dtype("empty", dtype)), requires_grad)
 
 
 def _fill_dtype(value):
@@ -240,7 +243,7 @@ def _fill_dtype(value):
 @_factory()
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor filled with ``fill_value``."""
-    _check_device(device)
+    mem = memory_of(device, "full")
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     if not isinstance(fill_value, (int, float, complex, xp.number, xp.bool_)):
@@ -249,7 +252,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     if isinstance(size, Tensor) or not hasattr(size, "__iter__"):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{type(size).__name__}")
-    array = xp.full(check_size("full", (size,)), fill_value,
+    array = mem.full(check_size("full", (size,)), fill_value,
                     dtype=_dtype("full", dtype, _fill_dtype(fill_value)))
     return _finish(array, requires_grad)
 
@@ -258,7 +261,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
 def arange(start, end=None, step=1, *, dtype=None, device=None,
            requires_grad: bool = False) -> Tensor:
     """Values from start to end (exclusive) in steps."""
-    _check_device(device)
+    mem = memory_of(device, "arange")
     if end is None:
         start, end = 0, start
     values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -268,9 +271,9 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
     if dt.kind == "f":
         # As PyTorch: start + i * step in double precision, rounded once to dt.
         n = max(0, math.ceil((values[1] - values[0]) / values[2]))
-        array = (values[0] + xp.arange(n, dtype=xp.float64) * values[2]).astype(dt)
+        array = (values[0] + mem.arange(n, dtype=xp.float64) * values[2]).astype(dt)
     else:
-        array = xp.arange(*values, dtype=dt)
+        array = mem.arange(*values, dtype=dt)
     return _finish(array, requires_grad)
 
 
@@ -278,21 +281,21 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
 def linspace(start, end, steps: int, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from start to end (inclusive)."""
-    _check_device(device)
+    mem = memory_of(device, "linspace")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    return _finish(xp.linspace(start, end, steps, dtype=_dtype("linspace", dtype)), requires_grad)
+    return _finish(mem.linspace(start, end, steps, dtype=_dtype("linspace", dtype)), requires_grad)
 
 
 @_factory()
 def eye(n: int, m: int | None = None, *, dtype=None, device=None,
         requires_grad: bool = False) -> Tensor:
     """A 2-D tensor with ones on the diagonal."""
-    _check_device(device)
+    mem = memory_of(device, "eye")
     for name, k in (("n", n), ("m", m)):
         if k is not None and k < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {k}")
-    return _finish(xp.eye(n, m, dtype=_dtype("eye", dtype)), requires_grad)
+    return _finish(mem.eye(n, m, dtype=_dtype("eye", dtype)), requires_grad)
 
 
 class Generator:

@@ -6,8 +6,6 @@ from __future__ import annotations
 import os
 import warnings
 
-from ._backend import device as _device
-
 __all__ = ["set_num_interop_threads", "get_num_interop_threads", "init_num_threads",
            "set_warn_always", "is_warn_always_enabled", "set_deterministic_debug_mode",
            "get_deterministic_debug_mode", "set_flush_denormal", "set_default_tensor_type",
@@ -22,19 +20,6 @@ __all__ = ["set_num_interop_threads", "get_num_interop_threads", "init_num_threa
 has_lapack, has_spectral, has_mkl, has_openmp = True, True, False, False
 
 _state = {"deterministic": False, "warn_only": False, "threads": None, "precision": "highest"}
-
-
-def set_default_device(device) -> None:
-    """Set the device factories use: only 'cpu' (or None) exists here."""
-    name = "cpu" if device is None else str(device)
-    if name.split(":")[0] != "cpu":
-        raise RuntimeError(f"set_default_device: device '{name}' is not available: chainrule runs "
-                           "on the CPU only")
-
-
-def get_default_device() -> _device:
-    """The device factories use: always the CPU."""
-    return _device("cpu")
 
 
 def _check_bool(fn: str, name: str, value, position: str = "") -> None:

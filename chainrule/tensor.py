@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import _printing
-from ._backend import as_dtype, device, from_np, get_default_dtype, xp
+from ._backend import as_dtype, from_np, get_default_dtype, xp
+from ._device import CPU, META, device
+from ._meta import MetaArray
 from ._shapes import normalize_dim
 from ._tooling import hooks as _hooks
 from ._validation import check_grad, dtype_argument
@@ -268,7 +270,7 @@ class Tensor:
 
     @property
     def device(self) -> device:
-        return device("cpu")
+        return META if type(self._data) is MetaArray else CPU
 
     @property
     def is_cuda(self) -> bool:
