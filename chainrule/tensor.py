@@ -395,6 +395,10 @@ class Tensor:
     def cpu(self, memory_format=None) -> Tensor:
         return self
 
+    def _to_device(self, device) -> Tensor:
+        """This tensor on ``device`` (bound by the ops, where the copy is an op)."""
+        raise NotImplementedError
+
     def __array__(self, dtype=None, copy=None):
         if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
