@@ -31,34 +31,64 @@ FREED_MESSAGE = (
 )
 
 
+def _ref(d: dict) -> Callable[[], dict | None]:
+    """A weak reference to ``d`` where Python allows one (an OrderedDict), else a strong one."""
+    try:
+        return weakref.ref(d)
+    except TypeError:  # a plain dict: the handle keeps it, as it keeps nothing else alive
+        return functools.partial(_same, d)
+
+
+def _same(d: dict) -> dict:
+    return d
+
+
 class RemovableHandle:
-    """The handle a hook registration returns; ``remove()`` unregisters the hook."""
+    """A handle which removes a hook: ``remove()`` deletes its ``id`` from ``hooks_dict`` (and
+    from every ``extra_dict``); also a context manager that removes the hook on exit."""
 
-    __slots__ = ("_hooks", "_key")
+    id: int
+    next_id: int = 0
 
-    def __init__(self, hooks: dict, key: int) -> None:
-        self._hooks = hooks
-        self._key = key
+    def __init__(self, hooks_dict, *, extra_dict=None) -> None:
+        self.hooks_dict_ref = _ref(hooks_dict)
+        self.id = RemovableHandle.next_id
+        RemovableHandle.next_id += 1
+        extras = [extra_dict] if isinstance(extra_dict, dict) else extra_dict or []
+        self.extra_dict_ref = tuple(_ref(d) for d in extras)
 
     def remove(self) -> None:
-        self._hooks.pop(self._key, None)
+        for ref in (self.hooks_dict_ref, *self.extra_dict_ref):
+            hooks = ref()
+            if hooks is not None:
+                hooks.pop(self.id, None)
+
+    def __getstate__(self):
+        return (self.hooks_dict_ref(), self.id, tuple(ref() for ref in self.extra_dict_ref))
+
+    def __setstate__(self, state) -> None:
+        hooks = state[0]
+        self.hooks_dict_ref = _ref({} if hooks is None else hooks)
+        self.id = state[1]
+        RemovableHandle.next_id = max(RemovableHandle.next_id, self.id + 1)
+        extras = state[2] if len(state) > 2 and state[2] is not None else ()
+        self.extra_dict_ref = tuple(_ref(d) for d in extras if d is not None)
 
     def __enter__(self) -> RemovableHandle:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, type, value, tb) -> None:
         self.remove()
 
 
-_next_hook_key = [0]
 # Creation order of nodes: the engine runs pending nodes newest first.
 next_seq = itertools.count().__next__
 
 
 def add_hook(hooks: dict, fn: Callable) -> RemovableHandle:
-    _next_hook_key[0] += 1
-    hooks[_next_hook_key[0]] = fn
-    return RemovableHandle(hooks, _next_hook_key[0])
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn
+    return handle
 
 
 def modified_message(tensor_desc: str, node_name: str | None, version: int, expected: int,
