@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
+from .. import return_types
+
 __all__ = ["tree_flatten", "tree_unflatten", "tree_map", "broadcast_prefix", "treespec_pprint",
            "TreeSpec", "LEAF"]
 
@@ -59,6 +61,8 @@ def _children(tree) -> tuple[type, Any, list] | None:
         return kind, keys, [tree[k] for k in keys]
     if isinstance(tree, tuple) and hasattr(kind, "_fields"):
         return _NamedTuple, kind, list(tree)
+    if return_types.is_pytree_node(kind):  # torch.return_types.max and kin
+        return kind, None, list(tree)
     return None
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 import warnings
 
+from .. import return_types
 from .._backend import xp
 from ..autograd.grad_mode import state as grad_state
 from ..tensor import Tensor
@@ -114,7 +115,9 @@ def write_out(name: str, result, out):
     written = tuple(_write_one(name, r, o) for r, o in zip(results, outs))
     if not isinstance(result, tuple):
         return written[0]
-    return type(result)(*written) if hasattr(result, "_fields") else written
+    if return_types.is_pytree_node(type(result)):
+        return return_types.out_type(type(result))(written)  # max -> return_types.max_out
+    return written
 
 
 def with_out(name: str, fn):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections import namedtuple
 
+from .. import return_types
 from .._backend import as_dtype, xp
 from .._batched import BatchedTensor
 from .._batching import batch_dims, materialize, physical
@@ -86,27 +86,17 @@ def _require_float(input, name: str, what: str = "floating point") -> None:
                            f"{as_dtype(input._data.dtype).name}; convert with .float()")
 
 
-def _return_type(name: str, fields: str):
-    """A named result like ``torch.return_types.max``: a tuple with named fields."""
-    base = namedtuple(name, fields)
-
-    def __repr__(self) -> str:
-        body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
-        return f"torch.return_types.{name}(\n{body})"
-
-    return type(name, (base,), {"__slots__": (), "__repr__": __repr__, "__str__": __repr__,
-                                "__module__": "chainrule.return_types"})
-
-
 _RESULTS: dict = {}
 
 
 def result(name: str, fields: str, values) -> tuple:
-    """``values`` as the named result type ``name`` with ``fields``."""
+    """``values`` as ``torch.return_types.<name>``, whose fields are ``fields``."""
     cls = _RESULTS.get(name)
     if cls is None:
-        cls = _RESULTS[name] = _return_type(name, fields)
-    return cls(*values)
+        cls = getattr(return_types, name)
+        assert cls.__match_args__ == tuple(fields.split()), (name, fields)
+        _RESULTS[name] = cls
+    return cls(values)
 
 
 # ---- gather / scatter along one dim (the gradient of selecting reductions) -----------------------
