@@ -8,7 +8,7 @@ from __future__ import annotations
 from . import linalg as _linalg
 from ._backend import as_dtype, xp
 from .nn import functional as F
-from .nn.rnn import _gru_step, _input_projection, _lstm_step, _rnn_step
+from .nn.modules.rnn import _gru_step, _input_projection, _lstm_step, _rnn_step
 from .ops import reduction as _reduction
 from .ops import shape as _shape
 from .tensor import Tensor

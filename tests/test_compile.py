@@ -171,7 +171,7 @@ def test_module_compile_in_eval_and_method():
     with torch.no_grad():
         for _ in range(3):
             assert torch.equal(model2(x), model(x))
-    assert _replays(model2.__dict__["_compiled_call"]) == 1
+    assert _replays(model2._compiled_call_impl) == 1
     assert list(model2.state_dict()) == list(model.state_dict())
 
 

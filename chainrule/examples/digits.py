@@ -109,7 +109,7 @@ def compile_summary(net: nn.Module, images: torch.Tensor, labels: torch.Tensor,
                     steps: int = 20) -> str:
     """How the compiled model ran, and a training step's forward and backward on one batch
     timed eagerly and replayed (median of ``steps``; the weights do not change)."""
-    compiled = net.__dict__["_compiled_call"]
+    compiled = net._compiled_call_impl
     stats = compiled.stats
     times = {}
     for name, forward in (("eager", net._call_impl), ("compiled", net)):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import _printing
 from .._backend import as_dtype, get_default_dtype, xp
+from .._device import memory_of
 from ..tensor import Tensor
 
 __all__ = ["Parameter", "UninitializedParameter", "is_lazy", "Buffer", "UninitializedBuffer",
@@ -80,11 +81,13 @@ class UninitializedTensorMixin:
         return Tensor._wrap(_SLOT.__get__(self), None, 0)
 
     def materialize(self, shape, device=None, dtype=None) -> None:
-        """Give the tensor uninitialized storage of ``shape`` and make it a regular one."""
-        array = _SLOT.__get__(self)
-        np_dtype = array.dtype if dtype is None else as_dtype(dtype).np
+        """Give the tensor uninitialized storage of ``shape`` (on ``device``, in ``dtype``;
+        the placeholder's by default) and make it a regular one."""
+        placeholder = self._placeholder()
+        np_dtype = placeholder._data.dtype if dtype is None else as_dtype(dtype).np
+        memory = memory_of(placeholder.device if device is None else device)
         self.__class__ = self.cls_to_become
-        self._data = xp.empty(tuple(shape), dtype=np_dtype)
+        self._data = memory.empty(tuple(shape), dtype=np_dtype)
         if self._extra is not None:
             self._extra.pop("persistent", None)
             self._extra = self._extra or None
@@ -99,6 +102,14 @@ class UninitializedTensorMixin:
     @property
     def dtype(self):
         return self._placeholder().dtype
+
+    @property
+    def device(self):
+        return self._placeholder().device
+
+    def _replace_placeholder(self, tensor: Tensor) -> None:
+        """Take ``tensor``'s storage as the placeholder (a module's dtype or device change)."""
+        _SLOT.__set__(self, tensor._data)
 
     @property
     def data(self) -> Tensor:
@@ -136,7 +147,8 @@ class UninitializedTensorMixin:
 
     def __deepcopy__(self, memo: dict):
         if id(self) not in memo:
-            memo[id(self)] = type(self)(self._requires_grad, dtype=self.dtype)
+            memo[id(self)] = type(self)(self._requires_grad, device=self.device,
+                                        dtype=self.dtype)
         return memo[id(self)]
 
 
@@ -146,7 +158,7 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
     cls_to_become = Parameter
 
     def __init__(self, requires_grad: bool = True, device=None, dtype=None) -> None:
-        self._init_leaf(_placeholder_array(dtype))
+        self._init_leaf(_placeholder_array(device, dtype))
         self._requires_grad = requires_grad
 
 
@@ -158,7 +170,7 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
 
     def __init__(self, requires_grad: bool = False, device=None, dtype=None,
                  persistent: bool = True) -> None:
-        self._init_leaf(_placeholder_array(dtype))
+        self._init_leaf(_placeholder_array(device, dtype))
         self._requires_grad = requires_grad
         self._extra_dict()["persistent"] = persistent
 
@@ -168,13 +180,15 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
 
     def __deepcopy__(self, memo: dict):
         if id(self) not in memo:
-            memo[id(self)] = UninitializedBuffer(self._requires_grad, dtype=self.dtype,
+            memo[id(self)] = UninitializedBuffer(self._requires_grad, device=self.device,
+                                                 dtype=self.dtype,
                                                  persistent=self.persistent)
         return memo[id(self)]
 
 
-def _placeholder_array(dtype):
-    return xp.empty((0,), dtype=(get_default_dtype() if dtype is None else as_dtype(dtype)).np)
+def _placeholder_array(device, dtype):
+    np_dtype = (get_default_dtype() if dtype is None else as_dtype(dtype)).np
+    return memory_of(device).empty((0,), dtype=np_dtype)
 
 
 def is_lazy(param) -> bool:

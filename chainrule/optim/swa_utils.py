@@ -10,7 +10,8 @@ from typing import Any
 
 from .. import Tensor, int64, no_grad, tensor
 from ..nn import Module
-from ..nn.normalization import _BatchNorm, _InstanceNorm
+from ..nn.modules.batchnorm import _BatchNorm
+from ..nn.modules.instancenorm import _InstanceNorm
 from .lr_scheduler import LRScheduler, _per_group
 from .optimizer import Optimizer
 

@@ -12,7 +12,7 @@ import torch
 
 import chainrule
 import chainrule.nn as nn
-from chainrule.nn.lazy import LazyModuleMixin
+from chainrule.nn.modules.lazy import LazyModuleMixin
 from chainrule.nn.parameter import UninitializedBuffer, UninitializedParameter, is_lazy
 
 from ._helpers import Case, copy_weights, run_twins, to_ours

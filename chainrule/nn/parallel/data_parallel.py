@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..module import Module
+from ..modules.module import Module
 
 __all__ = ["DataParallel", "data_parallel"]
 

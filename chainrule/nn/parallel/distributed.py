@@ -24,7 +24,7 @@ from ... import distributed as dist
 from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ...distributed.distributed_c10d import _group, _mpi, _wait_all
 from ...tensor import Tensor
-from ..module import Module
+from ..modules.module import Module
 
 __all__ = ["DistributedDataParallel"]
 

@@ -9,7 +9,7 @@ __all__ = ["skip_init"]
 
 def skip_init(module_cls, *args, **kwargs):
     """Instantiate ``module_cls`` with unspecified parameter values (here: its usual init)."""
-    from ..module import Module
+    from ..modules.module import Module
 
     if not issubclass(module_cls, Module):
         raise RuntimeError(f"Expected a Module; got {module_cls}")

@@ -6,7 +6,7 @@ from ..._backend import xp
 from ...autograd.grad_mode import no_grad
 from ...tensor import Tensor
 from .. import functional as F
-from ..module import Module
+from ..modules.module import Module
 from . import parametrize
 
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
@@ -270,7 +270,7 @@ class _SpectralNorm(Module):
 
 
 def _transposed_conv(module: Module) -> bool:
-    from ..conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+    from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 
     return isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d))
 

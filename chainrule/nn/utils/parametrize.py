@@ -14,8 +14,8 @@ from collections.abc import Iterator, Sequence
 
 from ...autograd.grad_mode import no_grad
 from ...tensor import Tensor
-from ..containers import ModuleDict, ModuleList
-from ..module import Module
+from ..modules.container import ModuleDict, ModuleList
+from ..modules.module import Module
 from ..parameter import Parameter
 
 __all__ = ["cached", "ParametrizationList", "register_parametrization", "is_parametrized",

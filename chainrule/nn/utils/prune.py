@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from ...autograd.grad_mode import no_grad
 from ...tensor import Tensor
-from ..module import Module
+from ..modules.module import Module
 
 __all__ = ["BasePruningMethod", "PruningContainer", "Identity", "RandomUnstructured",
            "L1Unstructured", "RandomStructured", "LnStructured", "CustomFromMask", "identity",

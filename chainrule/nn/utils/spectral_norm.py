@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
-from ..module import Module
+from ..modules.module import Module
 from ..parameter import Parameter
 
 __all__ = ["SpectralNorm", "spectral_norm", "remove_spectral_norm"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 
-from ..module import Module
+from ..modules.module import Module
 from ..parameter import Parameter
 from .parametrizations import _norm_except_dim
 from .parametrizations import _weight_norm as _compose

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..tensor import Tensor
-from . import functional as F
+from ...tensor import Tensor
+from .. import functional as F
 from .module import Module
 
 __all__ = ["ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad1d", "ZeroPad2d",

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from .._backend import xp
-from .._creation import tensor as _tensor
-from .._creation import zeros
-from ..ops.shape import cat
-from ..tensor import Tensor
-from . import functional as F
-from .containers import ModuleList, Sequential
+from ..._backend import xp
+from ..._creation import tensor as _tensor
+from ..._creation import zeros
+from ...ops.shape import cat
+from ...tensor import Tensor
+from .. import functional as F
+from .container import ModuleList, Sequential
 from .linear import Linear
 from .module import Module
 
@@ -41,13 +41,14 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         self.shortlist_size = self.cutoffs[0]
         self.n_clusters = len(self.cutoffs) - 1
         self.head_size = self.shortlist_size + self.n_clusters
-        self.head = Linear(in_features, self.head_size, bias=head_bias, dtype=dtype)
+        self.head = Linear(in_features, self.head_size, bias=head_bias, device=device, dtype=dtype)
         self.tail = ModuleList()
         for i in range(self.n_clusters):
             hidden = int(in_features // (div_value ** (i + 1)))
             size = self.cutoffs[i + 1] - self.cutoffs[i]
-            self.tail.append(Sequential(Linear(in_features, hidden, bias=False, dtype=dtype),
-                                        Linear(hidden, size, bias=False, dtype=dtype)))
+            self.tail.append(Sequential(
+                Linear(in_features, hidden, bias=False, device=device, dtype=dtype),
+                Linear(hidden, size, bias=False, device=device, dtype=dtype)))
 
     def reset_parameters(self) -> None:
         self.head.reset_parameters()

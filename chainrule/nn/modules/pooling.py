@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from ..ops._nnutil import ntuple
-from ..tensor import Tensor
-from . import functional as F
+from ...ops._nnutil import ntuple
+from ...tensor import Tensor
+from .. import functional as F
 from .module import Module
+from .utils import _single
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
@@ -51,28 +52,29 @@ class MaxPool3d(_MaxPoolNd):
     _function = staticmethod(F.max_pool3d)
 
 
-class AvgPool1d(Module):
+class _AvgPoolNd(Module):
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(_AvgPoolNd):
     """Mean over sliding windows of (N, C, L) or (C, L) inputs."""
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True) -> None:
         super().__init__()
         # As in PyTorch, the 1-d pool keeps its sizes as 1-tuples (and prints them so).
-        single = lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,)
-        self.kernel_size = single(kernel_size)
-        self.stride = single(kernel_size if stride is None else stride)
-        self.padding = single(padding)
+        self.kernel_size = _single(kernel_size)
+        self.stride = _single(kernel_size if stride is None else stride)
+        self.padding = _single(padding)
         self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
 
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad)
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
-
-class _AvgPool(Module):
+class _AvgPool(_AvgPoolNd):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override: int | None = None) -> None:
         super().__init__()
@@ -85,9 +87,6 @@ class _AvgPool(Module):
         return type(self)._function(input, self.kernel_size, self.stride, self.padding,
                                     self.ceil_mode, self.count_include_pad,
                                     self.divisor_override)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class AvgPool2d(_AvgPool):
@@ -102,7 +101,7 @@ class AvgPool3d(_AvgPool):
     _function = staticmethod(F.avg_pool3d)
 
 
-class _AdaptivePool(Module):
+class _AdaptiveAvgPoolNd(Module):
     def __init__(self, output_size) -> None:
         super().__init__()
         self.output_size = output_size
@@ -114,46 +113,49 @@ class _AdaptivePool(Module):
         return f"output_size={self.output_size}"
 
 
-class AdaptiveAvgPool1d(_AdaptivePool):
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
     """Mean pooling of (N, C, L) or (C, L) inputs to a fixed length."""
 
     _function = staticmethod(F.adaptive_avg_pool1d)
 
 
-class AdaptiveAvgPool2d(_AdaptivePool):
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     """Mean pooling to a fixed output size (None keeps that dim's input size)."""
 
     _function = staticmethod(F.adaptive_avg_pool2d)
 
 
-class AdaptiveAvgPool3d(_AdaptivePool):
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
     """Mean pooling of 3-D volumes to a fixed output size."""
 
     _function = staticmethod(F.adaptive_avg_pool3d)
 
 
-class _AdaptiveMaxPool(_AdaptivePool):
+class _AdaptiveMaxPoolNd(Module):
     def __init__(self, output_size, return_indices: bool = False) -> None:
-        super().__init__(output_size)
-        self.return_indices = return_indices
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
 
     def forward(self, input: Tensor):
         return type(self)._function(input, self.output_size, self.return_indices)
 
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
 
-class AdaptiveMaxPool1d(_AdaptiveMaxPool):
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
     """Max pooling of (N, C, L) or (C, L) inputs to a fixed length."""
 
     _function = staticmethod(F.adaptive_max_pool1d)
 
 
-class AdaptiveMaxPool2d(_AdaptiveMaxPool):
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     """Max pooling to a fixed output size (None keeps that dim's input size)."""
 
     _function = staticmethod(F.adaptive_max_pool2d)
 
 
-class AdaptiveMaxPool3d(_AdaptiveMaxPool):
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
     """Max pooling of 3-D volumes to a fixed output size (None keeps that dim's input size)."""
 
     _function = staticmethod(F.adaptive_max_pool3d)

@@ -13,13 +13,13 @@ import warnings
 
 import chainrule
 
-from .. import _creation
-from ..tensor import Tensor
-from . import functional as F
-from . import init
+from ... import _creation
+from ...tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from .module import Module
-from .parameter import Parameter
-from .utils.rnn import PackedSequence
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -112,7 +112,8 @@ class RNNBase(Module):
                 if proj_size:
                     shapes["weight_hr"] = (proj_size, hidden_size)
                 for name, shape in shapes.items():
-                    setattr(self, name + suffix, Parameter(_creation.empty(*shape, dtype=dtype)))
+                    weight = _creation.empty(*shape, device=device, dtype=dtype)
+                    setattr(self, name + suffix, Parameter(weight))
                     self._flat_weights_names.append(name + suffix)
         self.reset_parameters()
 
@@ -321,7 +322,7 @@ class RNN(RNNBase):
                              "'relu'.")
         self.nonlinearity = nonlinearity
         super().__init__(f"RNN_{nonlinearity.upper()}", input_size, hidden_size, num_layers,
-                         bias, batch_first, dropout, bidirectional, dtype=dtype)
+                         bias, batch_first, dropout, bidirectional, device=device, dtype=dtype)
 
     def forward(self, input, hx=None):
         return self._run(input, hx)
@@ -337,7 +338,7 @@ class LSTM(RNNBase):
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
                  proj_size: int = 0, device=None, dtype=None) -> None:
         super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                         bidirectional, proj_size, dtype=dtype)
+                         bidirectional, proj_size, device=device, dtype=dtype)
 
     def _state_shapes(self, batch: int) -> list[tuple]:
         layers = self.num_layers * (2 if self.bidirectional else 1)
@@ -378,7 +379,7 @@ class GRU(RNNBase):
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
                  device=None, dtype=None) -> None:
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                         bidirectional, dtype=dtype)
+                         bidirectional, device=device, dtype=dtype)
 
     def forward(self, input, hx=None):
         return self._run(input, hx)
@@ -398,11 +399,12 @@ class RNNCellBase(Module):
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         gate_size = num_chunks * hidden_size
-        self.weight_ih = Parameter(_creation.empty(gate_size, input_size, dtype=dtype))
-        self.weight_hh = Parameter(_creation.empty(gate_size, hidden_size, dtype=dtype))
+        factory = {"device": device, "dtype": dtype}
+        self.weight_ih = Parameter(_creation.empty(gate_size, input_size, **factory))
+        self.weight_hh = Parameter(_creation.empty(gate_size, hidden_size, **factory))
         if bias:
-            self.bias_ih = Parameter(_creation.empty(gate_size, dtype=dtype))
-            self.bias_hh = Parameter(_creation.empty(gate_size, dtype=dtype))
+            self.bias_ih = Parameter(_creation.empty(gate_size, device=device, dtype=dtype))
+            self.bias_hh = Parameter(_creation.empty(gate_size, device=device, dtype=dtype))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
@@ -448,7 +450,7 @@ class RNNCell(RNNCellBase):
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
         self.nonlinearity = nonlinearity
-        super().__init__(input_size, hidden_size, bias, 1, dtype=dtype)
+        super().__init__(input_size, hidden_size, bias, 1, device=device, dtype=dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         gi, (h,), batched = self._prepare(input, hx, 1)
@@ -461,7 +463,7 @@ class LSTMCell(RNNCellBase):
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
                  dtype=None) -> None:
-        super().__init__(input_size, hidden_size, bias, 4, dtype=dtype)
+        super().__init__(input_size, hidden_size, bias, 4, device=device, dtype=dtype)
 
     def forward(self, input: Tensor, hx=None) -> tuple[Tensor, Tensor]:
         gi, (h, c), batched = self._prepare(input, hx, 2)
@@ -474,7 +476,7 @@ class GRUCell(RNNCellBase):
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
                  dtype=None) -> None:
-        super().__init__(input_size, hidden_size, bias, 3, dtype=dtype)
+        super().__init__(input_size, hidden_size, bias, 3, device=device, dtype=dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         gi, (h,), batched = self._prepare(input, hx, 1)

@@ -7,8 +7,8 @@ import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 
+from ..parameter import Parameter
 from .module import Module
-from .parameter import Parameter
 
 __all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
            "ParameterDict"]

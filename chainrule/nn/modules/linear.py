@@ -1,20 +1,19 @@
-"""Identity, Linear, LazyLinear, Bilinear, Flatten, Unflatten."""
+"""Identity, Linear, Bilinear and LazyLinear."""
 
 from __future__ import annotations
 
 import math
 
-from .. import _creation
-from ..autograd.grad_mode import no_grad
-from ..tensor import Tensor
-from . import functional as F
-from . import init
+from ... import _creation
+from ...autograd.grad_mode import no_grad
+from ...tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter, UninitializedParameter
 from .lazy import LazyModuleMixin
 from .module import Module
-from .parameter import Parameter, UninitializedParameter
 
-__all__ = ["Identity", "Linear", "LazyLinear", "Bilinear", "Flatten", "Unflatten",
-           "NonDynamicallyQuantizableLinear"]
+__all__ = ["Bilinear", "Identity", "LazyLinear", "Linear"]
 
 
 class Identity(Module):
@@ -35,9 +34,10 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(_creation.empty(out_features, in_features, dtype=dtype))
+        self.weight = Parameter(_creation.empty(out_features, in_features, device=device,
+                                                dtype=dtype))
         if bias:
-            self.bias = Parameter(_creation.empty(out_features, dtype=dtype))
+            self.bias = Parameter(_creation.empty(out_features, device=device, dtype=dtype))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
@@ -62,11 +62,11 @@ class LazyLinear(LazyModuleMixin, Linear):
     cls_to_become = Linear
 
     def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
-        super().__init__(0, 0, False)
-        self.weight = UninitializedParameter(dtype=dtype)
+        super().__init__(0, 0, False, device=device, dtype=dtype)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.out_features = out_features
         if bias:
-            self.bias = UninitializedParameter(dtype=dtype)
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
 
     def reset_parameters(self) -> None:
         if not self.has_uninitialized_params() and self.in_features != 0:
@@ -102,9 +102,9 @@ class Bilinear(Module):
         self.in1_features, self.in2_features = in1_features, in2_features
         self.out_features = out_features
         self.weight = Parameter(_creation.empty(out_features, in1_features, in2_features,
-                                                dtype=dtype))
+                                                device=device, dtype=dtype))
         if bias:
-            self.bias = Parameter(_creation.empty(out_features, dtype=dtype))
+            self.bias = Parameter(_creation.empty(out_features, device=device, dtype=dtype))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
@@ -121,33 +121,3 @@ class Bilinear(Module):
     def extra_repr(self) -> str:
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
-
-
-class Flatten(Module):
-    """Flattens dims start_dim..end_dim."""
-
-    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
-        super().__init__()
-        self.start_dim, self.end_dim = start_dim, end_dim
-
-    def forward(self, input: Tensor) -> Tensor:
-        return input.flatten(self.start_dim, self.end_dim)
-
-    def extra_repr(self) -> str:
-        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
-
-
-class Unflatten(Module):
-    """Expands one dim into ``unflattened_size``."""
-
-    def __init__(self, dim: int, unflattened_size) -> None:
-        super().__init__()
-        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
-
-    def forward(self, input: Tensor) -> Tensor:
-        shape = list(input.shape)
-        dim = self.dim % len(shape)
-        return input.reshape(tuple(shape[:dim]) + self.unflattened_size + tuple(shape[dim + 1:]))
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from .. import _creation
-from ..autograd.grad_mode import no_grad
-from ..tensor import Tensor
-from . import functional as F
-from . import init
+from ... import _creation
+from ...autograd.grad_mode import no_grad
+from ...tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
 from .module import Module
-from .parameter import Parameter
 
 __all__ = ["Embedding", "EmbeddingBag"]
 
@@ -31,8 +31,8 @@ class Embedding(Module):
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
-            self.weight = Parameter(_creation.empty(num_embeddings, embedding_dim, dtype=dtype),
-                                    requires_grad=not _freeze)
+            weight = _creation.empty(num_embeddings, embedding_dim, device=device, dtype=dtype)
+            self.weight = Parameter(weight, requires_grad=not _freeze)
             self.reset_parameters()
         else:
             if list(_weight.shape) != [num_embeddings, embedding_dim]:
@@ -96,7 +96,8 @@ class EmbeddingBag(Module):
             padding_idx %= num_embeddings
         self.padding_idx = padding_idx
         if _weight is None:
-            self.weight = Parameter(_creation.empty(num_embeddings, embedding_dim, dtype=dtype))
+            self.weight = Parameter(_creation.empty(num_embeddings, embedding_dim,
+                                                    device=device, dtype=dtype))
             self.reset_parameters()
         else:
             if list(_weight.shape) != [num_embeddings, embedding_dim]:

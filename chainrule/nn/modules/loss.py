@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
 
-from ..tensor import Tensor
-from . import functional as F
+from ...tensor import Tensor
+from .. import functional as F
 from .distance import PairwiseDistance
 from .linear import Linear
+from .linear_cross_entropy_options import LinearCrossEntropyOptions
 from .module import Module
 
 __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",
@@ -17,7 +17,7 @@ __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss",
            "CosineEmbeddingLoss", "HingeEmbeddingLoss", "MarginRankingLoss", "SoftMarginLoss",
            "MultiMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginLoss", "NLLLoss2d",
            "TripletMarginWithDistanceLoss", "MultiLabelMarginLoss", "CTCLoss",
-           "LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
+           "LinearCrossEntropyLoss"]
 
 
 def _legacy_reduction(size_average, reduce) -> str:
@@ -309,33 +309,6 @@ class CTCLoss(_Loss):
                           self.reduction, self.zero_infinity)
 
 
-_ACC_POLICIES = ("accurate", "balanced", "compact", "auto")
-
-
-@dataclass
-class LinearCrossEntropyOptions:
-    """PyTorch's chunking options of linear_cross_entropy. chainrule accepts and checks them;
-    its logits are always computed whole."""
-
-    allow_retain_graph: bool = False
-    batch_chunk_size: int | None = None
-    chunking_method: str | None = "auto"
-    acc_policy: str = "auto"
-    acc_dtype: object = None
-
-    def __post_init__(self) -> None:
-        method = self.chunking_method
-        ratio = method.partition("aspect_ratio:")[2] if isinstance(method, str) else ""
-        if method not in (None, "auto") and not (
-                method.startswith("aspect_ratio:") and ratio.isdigit() and int(ratio) > 0):
-            raise ValueError(f"invalid chunking_method: {method!r}")
-        if self.acc_policy not in _ACC_POLICIES:
-            raise ValueError(f"invalid acc_policy: {self.acc_policy!r}")
-        size = self.batch_chunk_size
-        if size is not None and (not isinstance(size, int) or size <= 0):
-            raise ValueError(f"batch_chunk_size must be positive int or None, got {size}")
-
-
 class LinearCrossEntropyLoss(Module):
     """Cross entropy of the logits of a linear layer it owns (``linear``), without a separate
     Linear module in the model."""
@@ -352,7 +325,7 @@ class LinearCrossEntropyLoss(Module):
                                                                  options)
         self.register_buffer("weight", weight)
         self.linear = Linear(in_features, num_classes * math.prod(self.out_features), bias=bias,
-                             dtype=dtype)
+                             device=device, dtype=dtype)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         linear_weight = self.linear.weight.reshape(
