@@ -78,6 +78,7 @@ from ..ops.sampling import (
 )
 from ..ops.shape import cat as _cat
 from ..tensor import Tensor
+from . import attention as _attention
 
 __all__ = [
     "GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES", "adaptive_avg_pool1d",
@@ -493,6 +494,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                                  dropout_p: float = 0.0, is_causal: bool = False, scale=None,
                                  enable_gqa: bool = False) -> Tensor:
     """softmax(q k^T * scale + mask) v, with an optional causal mask and dropout."""
+    if not _attention._math_available():  # sdpa_kernel left no CPU kernel enabled
+        raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This "
+                           "is likely due to turning off both the math kernel and the fused "
+                           "kernels.")
     length, source = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
