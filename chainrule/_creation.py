@@ -481,7 +481,7 @@ def _like(factory):
         if type(input) is BatchedTensor and factory not in (rand, randn):
             return _batched_like(like, input, dtype, requires_grad, **kwargs)
         return factory(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
-                       **kwargs)
+                       device=input.device if device is None else device, **kwargs)
 
     like.__name__ = factory.__name__ + "_like"
     like.__doc__ = f"{factory.__name__} with the shape (and by default dtype) of ``input``."
@@ -502,7 +502,8 @@ def full_like(input, fill_value, *, dtype=None, device=None,
         dtype_argument("full_like", dtype)
     if type(input) is BatchedTensor:
         return _batched_like(full_like, input, dtype, requires_grad, fill_value=fill_value)
-    return full(input.shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    return full(input.shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                device=input.device if device is None else device)
 
 
 def _batched_like(like, input, dtype, requires_grad: bool, **kwargs) -> Tensor:
@@ -520,7 +521,8 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
     if high is None:
         low, high = 0, low
     return randint(low, high, input.shape, generator=generator, dtype=dtype or input.dtype,
-                   device=device, requires_grad=requires_grad)
+                   device=input.device if device is None else device,
+                   requires_grad=requires_grad)
 
 
 # ---- sampling from distributions ------------------------------------------------------------

@@ -14,6 +14,7 @@ from ._backend import _category, _scalar_category, get_default_dtype, result_typ
 from ._batched import BatchedTensor
 from ._batched import state as vmap_state
 from ._batching import batched_apply, batched_inplace, find_level
+from ._meta import MetaArray
 from ._quiet import quiet_run, run_busy, run_quiet
 from ._tooling import RUN, note_inplace
 from ._tooling import hooks as tool_hooks
@@ -36,7 +37,7 @@ def _promote(op, arrays: list) -> list:
     dtype = None
     scalar = 0
     for a in arrays:
-        if type(a) is _ndarray:
+        if type(a) is _ndarray or type(a) is MetaArray:
             if dtype is None:
                 dtype = a.dtype
             elif a.dtype != dtype:
@@ -60,17 +61,19 @@ def _wrap_ints(arrays: list, dtype) -> list:
 
 
 def _promote_mixed(op, arrays: list) -> list:
-    tensors = [a for a in arrays if type(a) is _ndarray]
-    scalars = [a for a in arrays if type(a) is not _ndarray and a is not None]
+    tensors = [a for a in arrays if type(a) is _ndarray or type(a) is MetaArray]
+    scalars = [a for a in arrays if a is not None and type(a) is not _ndarray
+               and type(a) is not MetaArray]
     target = result_type(tensors, scalars)
     if op.float_out and target.kind not in "fc":
         target = get_default_dtype().np
-    out = [a.astype(target) if type(a) is _ndarray and a.dtype != target else a for a in arrays]
+    out = [a.astype(target) if (type(a) is _ndarray or type(a) is MetaArray) and a.dtype != target
+           else a for a in arrays]
     return _wrap_ints(out, target) if target.kind in "iu" else out
 
 
 def _shape_error(op, arrays: list, err: Exception) -> Exception:
-    shapes = [a.shape for a in arrays if type(a) is _ndarray]
+    shapes = [a.shape for a in arrays if type(a) is _ndarray or type(a) is MetaArray]
     if "broadcast" in str(err):
         # Report the first pair of sizes that cannot broadcast, as PyTorch does.
         ndim = max(len(s) for s in shapes)
@@ -143,7 +146,7 @@ def apply(op, *inputs, **params):
     if capture is not None:  # chainrule.compile records the kernel
         out = capture.op(op, arrays, params, out, inputs)
     if op.n_outputs == 1:
-        if type(out) is not _ndarray:
+        if type(out) is not _ndarray and type(out) is not MetaArray:
             out = xp.asarray(out)
         result = _wrap(out, None, 0)
         if op.view:
@@ -154,7 +157,8 @@ def apply(op, *inputs, **params):
         if forward_state.level:
             _forward(op, inputs, params, (result,))
         return result
-    results = tuple(_wrap(a if type(a) is _ndarray else xp.asarray(a), None, 0) for a in out)
+    results = tuple(_wrap(a if type(a) is _ndarray or type(a) is MetaArray else xp.asarray(a),
+                          None, 0) for a in out)
     if needs_grad and state.enabled and op.differentiable:
         _record(op, inputs, params, results)
     if forward_state.level:

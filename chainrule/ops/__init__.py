@@ -52,6 +52,7 @@ NN_FAMILIES = (activation, linear, convolution, pooling, normalization, dropout,
 FAMILIES = (elementwise, reduction, linalg, shape, indexing, special, complex,
             decomposition) + NN_FAMILIES + (extra,)
 Tensor._to_dtype = shape.to_dtype
+Tensor._to_device = shape.to_device
 _batching.ops.update(stack=REGISTRY["stack"], copy=REGISTRY["copy"],
                      view_scatter=REGISTRY["view_scatter"], cat_fn=shape.cat,
                      stack_fn=shape.stack)

@@ -15,6 +15,8 @@ import warnings
 from .._backend import as_dtype, dtype, xp
 from .._batched import BatchedTensor, batched
 from .._batching import _pad, batch_dims, elementwise, fallback, materialize
+from .._device import as_device, memory_of
+from .._meta import MetaArray
 from .._dispatch import _check_inplace, _link_view, apply, apply_inplace, bump_version
 from .._validation import dtype_name, int_sizes, tensor_sequence
 from ..autograd.forward_ad import get_tangent, set_tangent
@@ -270,6 +272,24 @@ TO_COPY = defop(
     (lambda g: g,),
     jvp="linear",
     batch="elementwise",
+)
+
+
+
+def _move(input, device, source):
+    if type(input) is MetaArray:
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+    return memory_of(device).asarray(input)
+
+
+TO_DEVICE = defop(
+    "to_device",
+    _move,
+    ("input",),
+    (lambda g, source: apply(TO_DEVICE, g, device=source, source=None),),
+    jvp="linear",
+    batch="elementwise",
+    backward_name="ToCopyBackward0",
 )
 
 # ---- rearranging copies ------------------------------------------------------------------------
@@ -1012,6 +1032,16 @@ def to_dtype(input, dtype) -> Tensor:
     if input._data.dtype == dtype.np:
         return input
     return apply(TO_COPY, input, dtype=dtype.np)
+
+
+def to_device(input, device) -> Tensor:
+    """A copy on ``device`` (the tensor itself if it is there already)."""
+    device = as_device(device)
+    source = input.device
+    if device.type == source.type:
+        return input
+    memory_of(device, "_to_copy")  # a device without memory here raises as PyTorch's CPU build
+    return apply(TO_DEVICE, input, device=device, source=source)
 
 
 def _dims_arg(dims) -> tuple:
