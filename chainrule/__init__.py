@@ -131,3 +131,4 @@ from ._torch_nn import *  # noqa: E402, F403  (torch.<name> for nn kernels, e.g.
 from ._windows import *  # noqa: E402, F403  (hann_window, kaiser_window, ...)
 from .compiler import compile  # noqa: E402, A004
 from .func import vmap  # noqa: E402
+from . import _dynamo, _inductor, _logging, testing  # noqa: E402  (torch._dynamo, ...)

@@ -968,6 +968,10 @@ def _warn_once(fn, why: str) -> None:
 
 _capturing = threading.Lock()
 _MAX_CAPTURES = 4  # per guard set: captures that may disagree before giving up
+_live: weakref.WeakSet = weakref.WeakSet()  # every compiled function, for reset()
+_stance = "default"  # torch.compiler.set_stance: how compiled functions behave
+_STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile",
+            "eager_then_compile", "aot_eager_then_compile")
 
 
 class CompiledFunction:
@@ -977,10 +981,15 @@ class CompiledFunction:
         functools.update_wrapper(self, fn)
         self._fn = fn
         self._fullgraph = False
+        self._limit = recompile_limit
+        self._forget()
+        _live.add(self)
+
+    def _forget(self) -> None:
+        """No programs and no captures: the next calls capture again."""
         self._programs: list[Program] = []
         self._by_key: dict = {}  # the non-tensor arguments, shapes and modes -> programs
         self._pending: dict = {}  # key -> _Entry while captures are being compared
-        self._limit = recompile_limit
         self._eager_reason: str | None = None
         self._why: str | None = None  # why the last capture did not become a program
         self._timing: dict = {}  # key -> [fastest capture, replays, replay seconds]
@@ -997,6 +1006,11 @@ class CompiledFunction:
     def __call__(self, *args, **kwargs):
         if hooks.capture is not None or self._eager_reason is not None:
             return self._fn(*args, **kwargs)  # inside another capture: part of it
+        if _stance != "default":
+            if _stance not in _STANCES:
+                raise RuntimeError(f"invalid torch.compile stance '{_stance}'")
+            if _stance == "force_eager":
+                return self._fn(*args, **kwargs)
         tensors, key = _flatten_args(args, kwargs)
         for program in self._by_key.get(key, ()):
             try:
@@ -1049,6 +1063,14 @@ class CompiledFunction:
     def _record(self, tensors: list, key, args, kwargs):
         entry = self._pending.get(key)
         if entry is None:
+            if _stance == "eager_on_recompile":
+                return self._fn(*args, **kwargs)
+            if _stance == "fail_on_recompile":
+                code = getattr(self._fn, "__code__", None)
+                raise RuntimeError(
+                    "Detected recompile when torch.compile stance is 'fail_on_recompile'. "
+                    + (f"filename: '{code.co_filename}', function name: '{code.co_name}', "
+                       f"line number: {code.co_firstlineno}" if code else f"function: {self._fn}"))
             if len(self._pending) + len(self._programs) >= self._limit:
                 self._eager_reason = (f"recompile_limit ({self._limit}) reached; the guards "
                                       "keep failing")
@@ -1122,8 +1144,19 @@ def is_compiling() -> bool:
 
 
 def reset() -> None:
-    """Forget the warnings given (captured programs live with their compiled functions)."""
+    """Forget every compiled function's programs and captures, and the warnings given."""
     _warned.clear()
+    for compiled in list(_live):
+        compiled._forget()
+
+
+def set_stance(stance: str) -> str:
+    """Set how compiled functions behave ('force_eager': eagerly; 'eager_on_recompile' and
+    'fail_on_recompile': eagerly, or raise, where a new guard set would be captured); returns
+    the previous stance."""
+    global _stance
+    prior, _stance = _stance, stance
+    return prior
 
 
 def compile(model: Callable | None = None, *, fullgraph: bool = False,
