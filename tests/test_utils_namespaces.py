@@ -445,3 +445,30 @@ def test_module_tracker_like_torch():
     from chainrule.utils.module_tracker import ModuleTracker
 
     assert _tracked(cr, ModuleTracker) == _tracked(torch, Theirs)
+
+
+# ---- torch.profiler's module layout ------------------------------------------------------------
+
+
+def test_profiler_submodules_and_names():
+    import torch.profiler as theirs
+
+    import chainrule.profiler as ours
+
+    assert set(theirs.__all__) - set(ours.__all__) == {"ExecutionTraceObserver"}
+    assert set(theirs.profiler.__all__) - set(ours.profiler.__all__) == {"ExecutionTraceObserver"}
+    assert ours.profiler.profile is ours.profile
+    assert ours.profiler.PROFILER_STEP_NAME == theirs.profiler.PROFILER_STEP_NAME
+    assert [(m.name, m.value) for m in ours.RecordScope] == \
+        [(n, int(v)) for n, v in theirs.RecordScope.__members__.items()]
+    assert ours.DeviceType is cr.autograd.profiler.DeviceType
+    assert ours.KinetoStepTracker is cr.autograd.profiler.KinetoStepTracker
+    assert ours.itt.__all__ == theirs.itt.__all__ and ours.itt.is_available() is False
+    for call in (lambda: ours.itt.range_push("a"), ours.itt.range_pop,
+                 lambda: ours.itt.mark("a")):
+        with pytest.raises(RuntimeError, match="ITT functions not installed"):
+            call()
+    with pytest.raises(RuntimeError, match="ITT functions not installed"), \
+            ours.itt.range("step {}", 1):
+        pass
+    assert all(p.endswith(os.sep) for p in ours.python_tracer._prefix_regex())

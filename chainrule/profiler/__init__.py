@@ -24,11 +24,11 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
-from . import _tooling
-from .tensor import Tensor
+from .. import _tooling
+from ..tensor import Tensor
 
 __all__ = ["profile", "record_function", "ProfilerActivity", "ProfilerAction", "schedule",
-           "supported_activities", "kineto_available", "tensorboard_trace_handler"]
+           "supported_activities", "kineto_available", "tensorboard_trace_handler", "DeviceType"]
 
 _perf_ns = time.perf_counter_ns
 _active = threading.local()  # .profiler: the profile recording in this thread
@@ -682,3 +682,37 @@ class record_function:
                 return func(*args, **kwargs)
 
         return wrapper
+
+
+class RecordScope(enum.Enum):
+    """The kinds of ranges PyTorch's profiler records (ops, backward functions, user scopes)."""
+
+    FUNCTION = 0
+    BACKWARD_FUNCTION = 1
+    TORCHSCRIPT_FUNCTION = 2
+    KERNEL_FUNCTION_DTYPE = 3
+    CUSTOM_CLASS = 4
+    BUILD_FEATURE = 5
+    LITE_INTERPRETER = 6
+    USER_SCOPE = 7
+    STATIC_RUNTIME_OP = 8
+    STATIC_RUNTIME_MODEL = 9
+
+
+# torch.profiler re-exports these from torch.autograd.profiler, which imports this module.
+_FROM_AUTOGRAD_PROFILER = ("DeviceType", "KinetoStepTracker")
+
+
+def __getattr__(name: str):
+    if name in _FROM_AUTOGRAD_PROFILER:
+        from ..autograd import profiler as autograd_profiler
+
+        return getattr(autograd_profiler, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_FROM_AUTOGRAD_PROFILER))
+
+
+from . import itt, profiler, python_tracer  # noqa: E402  (submodules over the names above)
