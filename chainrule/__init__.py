@@ -56,6 +56,7 @@ from ._creation import (
     zeros_like,
 )
 from ._device import device, get_default_device, set_default_device
+from ._legacy import CPU_TYPES as _TYPED_TENSORS
 from ._printing import get_printoptions, set_printoptions
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.anomaly_mode import (
@@ -68,6 +69,8 @@ from .ops import FUNCTIONS as _FUNCTIONS
 from .ops import _out
 from .ops._registry import REGISTRY as _REGISTRY
 from .serialization import load, save
+from .storage import LEGACY_STORAGES as _TYPED_STORAGES
+from .storage import TypedStorage, UntypedStorage
 from .tensor import Size, Tensor
 
 __version__ = "0.1.0"
@@ -80,6 +83,9 @@ cfloat, cdouble = complex64, complex128
 globals().update({_name: _out.with_out(_name, _fn) if _name in _out.TORCH else _fn
                   for _name, _fn in _FUNCTIONS.items()})
 autograd.graph.add_saved_attributes(_REGISTRY.values())  # grad_fn._saved_<name> of every op
+globals().update(_TYPED_TENSORS)  # torch.FloatTensor, ...
+globals().update(_TYPED_STORAGES)  # torch.FloatStorage, ...
+Storage = _TYPED_STORAGES["FloatStorage"]
 
 
 def is_tensor(obj) -> bool:
@@ -101,6 +107,7 @@ def numel(input: Tensor) -> int:
 
 
 from . import (  # noqa: E402  (they use the op functions above)
+    _deprecated,
     backends,
     compiler,
     cuda,
@@ -132,3 +139,5 @@ from ._windows import *  # noqa: E402, F403  (hann_window, kaiser_window, ...)
 from .compiler import compile  # noqa: E402, A004
 from .func import vmap  # noqa: E402
 from . import _dynamo, _inductor, _logging, testing  # noqa: E402  (torch._dynamo, ...)
+
+globals().update(_deprecated.wrap_functions(globals()))  # torch.add(input, alpha, other), ...

@@ -171,14 +171,15 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
     return _finish(array, requires_grad)
 
 
-def _new_tensor(self, data, *, dtype=None, requires_grad: bool = False) -> Tensor:
-    """A new tensor from ``data``, with this tensor's dtype unless ``dtype`` is given."""
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A new tensor from ``data``, with this tensor's dtype and device unless given."""
     if dtype is not None:
         dtype_argument("new_tensor", dtype)
-    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return tensor(data, dtype=dtype or self.dtype, device=self.device if device is None else
+                  device, requires_grad=requires_grad)
 
 
-Tensor.new_tensor = _new_tensor
+Tensor.new_tensor = new_tensor
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ._backend import dtype, from_np, get_default_dtype, xp
 from ._backend import result_type as _promote
+from .storage import TypedStorage, UntypedStorage
 from .tensor import Tensor
 
 __all__ = ["finfo", "iinfo", "promote_types", "can_cast", "result_type", "layout",
@@ -149,5 +150,5 @@ def typename(obj, /) -> str:
 
 
 def is_storage(obj, /) -> bool:
-    """False: chainrule has no storage objects (a tensor's memory is its NumPy array)."""
-    return False
+    """True if obj is a storage (``torch.TypedStorage`` or ``torch.UntypedStorage``)."""
+    return isinstance(obj, (TypedStorage, UntypedStorage))

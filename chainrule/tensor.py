@@ -6,15 +6,17 @@ Most methods are attached from the op families (see ``chainrule/ops/__init__.py`
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 
 from . import _printing
-from ._backend import as_dtype, from_np, get_default_dtype, xp
-from ._device import CPU, META, device
+from ._arguments import invalid_combination, type_name, warn_deprecated
+from ._backend import ALL_DTYPES, as_dtype, from_np, get_default_dtype, xp
+from ._backend import dtype as _dtype
+from ._device import CPU, META, as_device, device, memory_of
 from ._meta import MetaArray
 from ._shapes import normalize_dim
 from ._tooling import hooks as _hooks
-from ._validation import check_grad, dtype_argument
+from ._validation import check_grad, dtype_argument, dtype_name, int_sizes, nested_data
 from ._validation import size as check_size
 
 __all__ = ["Tensor", "Size"]
@@ -51,16 +53,16 @@ class Size(tuple):
         return Size(item) if isinstance(index, slice) else item
 
 
+# PyTorch's legacy names of the dtypes: torch.FloatTensor, torch.FloatStorage, ...
+_LEGACY_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+                 "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                 "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
 def type_desc(array) -> str:
     """PyTorch's legacy type name and shape, e.g. ``torch.FloatTensor [2, 3]``."""
-    names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-             "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-    return f"torch.{names.get(array.dtype.name, array.dtype.name)}Tensor {list(array.shape)}"
-
-
-_LEGACY = ("float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8", "bool",
-           "complex64", "complex128")
+    name = array.dtype.name
+    return f"torch.{_LEGACY_NAMES.get(name, name)}Tensor {list(array.shape)}"
 
 
 def _new_dtype(name: str, dtype):
@@ -76,10 +78,11 @@ class Tensor:
                  "__weakref__")
     __array_priority__ = 1000  # NumPy defers binary operators to Tensor
 
-    def __init__(self, data=None, *, requires_grad: bool = False) -> None:
-        self._init_leaf(xp.asarray([] if data is None else data, dtype=get_default_dtype().np))
-        if requires_grad:
-            self.requires_grad_(True)
+    def __new__(cls, *args, **kwargs) -> Tensor:
+        # A subclass that sets itself up in its own __init__ (nn.Parameter) starts bare.
+        if cls.__init__ is not _object_init and cls.__new__ is Tensor.__new__:
+            return _new(cls)
+        return _legacy_new(cls, None, args, kwargs)
 
     def _init_leaf(self, array, vc: list | None = None) -> None:
         """Every slot of a new leaf holding ``array`` (the constructors' common part)."""
@@ -250,7 +253,8 @@ class Tensor:
         return self
 
     def _alias(self) -> Tensor:
-        return self.detach()
+        """A view of all of this tensor (bound by the ops, where a view is an op)."""
+        raise NotImplementedError
 
     # ---- metadata ---------------------------------------------------------------------------
 
@@ -275,6 +279,18 @@ class Tensor:
     @property
     def is_cuda(self) -> bool:
         return False
+
+    @property
+    def is_cpu(self) -> bool:
+        return type(self._data) is not MetaArray
+
+    @property
+    def is_meta(self) -> bool:
+        return type(self._data) is MetaArray
+
+    # the devices and layouts a CPU build has no memory or kernels for
+    is_xpu = is_mps = is_xla = is_ipu = is_mtia = is_maia = is_vulkan = is_cuda
+    is_sparse = is_sparse_csr = is_mkldnn = is_quantized = is_nested = is_cuda
 
     @property
     def ndim(self) -> int:
@@ -311,6 +327,15 @@ class Tensor:
         return self._data.ctypes.data
 
     @property
+    def _base(self) -> Tensor | None:
+        """The tensor this view was made from (None when it is not a view)."""
+        view = self._extra.get("view") if self._extra else None
+        return None if view is None else view[0]
+
+    def _is_view(self) -> bool:
+        return bool(self._extra and "view" in self._extra)
+
+    @property
     def T(self) -> Tensor:
         return self.permute(tuple(range(self._data.ndim - 1, -1, -1)))
 
@@ -342,37 +367,56 @@ class Tensor:
         return self._data.tolist()
 
     def to(self, *args, **kwargs) -> Tensor:
-        """Convert dtype (devices other than 'cpu' are not available)."""
-        dtype = kwargs.pop("dtype", None)
-        copy = kwargs.pop("copy", False)
-        for a in args:
-            if isinstance(a, Tensor):
-                dtype = a.dtype
-            elif str(a) == "cpu" or getattr(a, "type", None) == "cpu":
-                continue
-            elif isinstance(a, str):
-                raise RuntimeError(f"to: device '{a}' is not available: chainrule runs on the CPU")
-            else:
-                dtype = a
-        if isinstance(dtype, str):
-            dtype_argument("to", dtype)
-        kwargs.pop("device", None)
-        kwargs.pop("non_blocking", None)
-        if dtype is None:
-            return self.clone() if copy else self
-        out = self._to_dtype(dtype)
-        return out.clone() if copy and out is self else out
+        """This tensor in another dtype and/or on another device, itself when nothing changes
+        (unless ``copy``): ``to(dtype)``, ``to(device, dtype)`` or ``to(other)``, each with
+        ``non_blocking``, ``copy`` and ``memory_format``."""
+        target, dtype, copy, memory_format = _to_arguments(args, kwargs)
+        result = self
+        if dtype is not None and dtype.np != self._data.dtype:
+            result = result._to_dtype(dtype)
+        if target is not None and target.type != result.device.type:
+            result = result._to_device(target)
+        if memory_format is not None:
+            result = _in_memory_format(result, memory_format)
+        if copy and result is self:
+            result = self.clone()
+        return result
 
     def type(self, dtype=None, non_blocking: bool = False, **kwargs):
-        """Convert to ``dtype``, or without argument the legacy type name."""
+        """The legacy type name (``'torch.FloatTensor'``), or this tensor converted to a dtype,
+        a legacy type or its name."""
+        for key in kwargs:
+            if key == "async":
+                _deprecated_async()
+            elif key != "memory_format":
+                raise TypeError(f"type() got an unexpected keyword argument '{key}'")
         if dtype is None:
-            return type_desc(self._data).split()[0]
-        if isinstance(dtype, str):  # a legacy name, "torch.DoubleTensor"
-            names = {type_desc(xp.empty(0, d.np)).split()[0]: d for d in map(as_dtype, _LEGACY)}
-            if dtype not in names:
+            return self._type_name()
+        if isinstance(dtype, str):
+            named = _LEGACY_TYPES.get(dtype)
+            if named is None:
+                if dtype.startswith("torch.cuda."):
+                    raise RuntimeError(_NO_CUDA_LIBRARY)
                 raise ValueError(f"invalid type: '{dtype}'")
-            dtype = names[dtype]
-        return self.to(dtype)
+            dtype = named
+        elif dtype is Tensor:
+            dtype = get_default_dtype()
+        elif isinstance(dtype, type):
+            legacy = getattr(dtype, "_legacy_device", None)  # torch.FloatTensor and kin
+            if legacy is None:
+                raise ValueError(f"invalid type: '{dtype.__module__}.{dtype.__qualname__}'"
+                                 if dtype.__module__ != "builtins" else
+                                 f"invalid type: '{dtype.__qualname__}'")
+            if legacy != "cpu":
+                raise RuntimeError(_NO_CUDA_LIBRARY)
+            dtype = dtype.dtype
+        elif not isinstance(dtype, _dtype):
+            raise TypeError("dtype must be a type, str, or dtype object")
+        return self._to_dtype(dtype)
+
+    def _type_name(self) -> str:
+        name = type_desc(self._data).split()[0]
+        return name if self.device.type == "cpu" else f"torch.{self.device.type}.{name[6:]}"
 
     def float(self, memory_format=None) -> Tensor:
         return self.to(as_dtype("float32"))
@@ -393,7 +437,30 @@ class Tensor:
         return self.to(as_dtype("bool"))
 
     def cpu(self, memory_format=None) -> Tensor:
-        return self
+        """This tensor in CPU memory (itself when it is there)."""
+        return self if type(self._data) is not MetaArray else self._to_device(CPU)
+
+    def cuda(self, device=None, non_blocking: bool = False, memory_format=None) -> Tensor:
+        """This tensor in CUDA memory: a CPU build of PyTorch has none."""
+        if isinstance(device, int) and not isinstance(device, bool):
+            if device < 0:
+                raise RuntimeError("Device index must not be negative")
+        elif device is not None and not isinstance(device, (str, _Device)):
+            raise TypeError(f"cuda(): argument 'device' (position 1) must be torch.device, not "
+                            f"{type_name(device)}")
+        elif device is not None and as_device(device).type != "cuda":
+            raise RuntimeError("Invalid device, must be cuda device")
+        return self._to_device(device if device is not None else "cuda")
+
+    def pin_memory(self, device=None) -> Tensor:
+        """This tensor in page-locked memory, for fast copies to an accelerator (none here)."""
+        if device is not None and as_device(device).type == "cpu":
+            raise RuntimeError("CPU device type not an accelerator.")
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+
+    def is_pinned(self, device=None) -> bool:
+        """False: there is no accelerator to pin memory for."""
+        return False
 
     def _to_device(self, device) -> Tensor:
         """This tensor on ``device`` (bound by the ops, where the copy is an op)."""
@@ -471,20 +538,66 @@ class Tensor:
 
     # ---- creation helpers -------------------------------------------------------------------
 
-    def new_zeros(self, *size, dtype=None) -> Tensor:
-        dt = self._data.dtype if dtype is None else _new_dtype("new_zeros", dtype)
-        return Tensor._wrap(xp.zeros(check_size("new_zeros", size), dtype=dt), None, 0)
+    def new(self, *args, **kwargs) -> Tensor:
+        """Legacy: a tensor of this tensor's dtype and device from sizes, data, a tensor or a
+        storage, as ``torch.Tensor(...)`` takes them."""
+        return _legacy_new(Tensor, self.dtype, args, kwargs, self.device)
 
-    def new_ones(self, *size, dtype=None) -> Tensor:
-        dt = self._data.dtype if dtype is None else _new_dtype("new_ones", dtype)
-        return Tensor._wrap(xp.ones(check_size("new_ones", size), dtype=dt), None, 0)
+    def new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False,
+                  layout=None, pin_memory: bool = False) -> Tensor:
+        """An uninitialized tensor (zeros here) with this tensor's dtype and device by
+        default."""
+        shape = check_size("new_empty", _sizes_argument(sizes, size))
+        return _new_filled(self, "new_empty", shape, None, dtype, device, requires_grad,
+                           layout, pin_memory)
 
-    def new_full(self, size, fill_value, *, dtype=None) -> Tensor:
-        dt = self._data.dtype if dtype is None else _new_dtype("new_full", dtype)
-        return Tensor._wrap(xp.full(check_size("new_full", (size,)), fill_value, dtype=dt), None, 0)
+    def new_empty_strided(self, size, stride, *, dtype=None, device=None,
+                          requires_grad: bool = False, layout=None,
+                          pin_memory: bool = False) -> Tensor:
+        """An uninitialized tensor (zeros here) with the given strides, with this tensor's
+        dtype and device by default."""
+        shape = check_size("new_empty_strided", (size,))
+        strides = int_sizes("new_empty_strided", (stride,), "stride", 2)
+        if len(shape) != len(strides):
+            raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match "
+                               f"dimensionality of strides ({len(strides)})")
+        if any(s < 0 for s in strides):
+            raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)} "
+                               f"and strides={list(strides)}")
+        return _new_filled(self, "new_empty_strided", shape, None, dtype, device, requires_grad,
+                           layout, pin_memory, strides)
 
-    def new_tensor(self, data, *, dtype=None, requires_grad: bool = False) -> Tensor:
-        """A new tensor from ``data`` with this tensor's dtype by default (bound by
+    def new_zeros(self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False,
+                  layout=None, pin_memory: bool = False) -> Tensor:
+        """A tensor of zeros with this tensor's dtype and device by default."""
+        shape = check_size("new_zeros", _sizes_argument(sizes, size))
+        return _new_filled(self, "new_zeros", shape, 0, dtype, device, requires_grad, layout,
+                           pin_memory)
+
+    def new_ones(self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False,
+                 layout=None, pin_memory: bool = False) -> Tensor:
+        """A tensor of ones with this tensor's dtype and device by default."""
+        shape = check_size("new_ones", _sizes_argument(sizes, size))
+        return _new_filled(self, "new_ones", shape, 1, dtype, device, requires_grad, layout,
+                           pin_memory)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
+                 layout=None, pin_memory: bool = False) -> Tensor:
+        """A tensor filled with ``fill_value``, with this tensor's dtype and device by
+        default."""
+        if not isinstance(size, (tuple, list)):
+            raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, "
+                            f"not {type_name(size)}")
+        if isinstance(fill_value, Tensor):
+            fill_value = fill_value.item()
+        if not isinstance(fill_value, (int, float, complex, xp.number, xp.bool_)):
+            raise TypeError(f"new_full(): argument 'fill_value' (position 2) must be Number, not "
+                            f"{type_name(fill_value)}")
+        return _new_filled(self, "new_full", check_size("new_full", (size,)), fill_value, dtype,
+                           device, requires_grad, layout, pin_memory)
+
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+        """A new tensor from ``data`` with this tensor's dtype and device by default (bound by
         _creation)."""
         raise NotImplementedError
 
@@ -505,6 +618,256 @@ class Tensor:
 
 
 _new = object.__new__
+_object_init = object.__init__
+_Device = device
+
+
+# ---- conversion: to, type, memory formats --------------------------------------------------
+
+_TO_SIGNATURES = (
+    "torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, "
+    "bool copy = False, *, torch.memory_format memory_format = None",
+    "torch.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+    "torch.memory_format memory_format = None",
+    "Tensor tensor, bool non_blocking = False, bool copy = False, *, "
+    "torch.memory_format memory_format = None")
+_PYTHON_DTYPES = {float: "float64", int: "int64", bool: "bool", complex: "complex128"}
+
+
+def _to_arguments(args: tuple, kwargs: dict) -> tuple:
+    """``Tensor.to``'s arguments in any of its forms, as (device, dtype, copy, memory_format)."""
+    first = args[0] if args else None
+    if not kwargs and len(args) == 1 and isinstance(first, _dtype):
+        return None, first, False, None
+    if _is_numpy_dtype(first):  # chainrule's own code converts with NumPy's dtypes
+        args = (as_dtype(first),) + args[1:]
+        first = args[0]
+    if isinstance(first, Tensor):
+        names = ("tensor", "non_blocking", "copy")
+    elif isinstance(first, _dtype) or (isinstance(first, type) and first in _PYTHON_DTYPES):
+        names = ("dtype", "non_blocking", "copy")
+    else:
+        names = ("device", "dtype", "non_blocking", "copy")
+    values = dict(zip(names, args))
+    keywords = names[len(args):] + ("memory_format",)
+    values.update(kwargs)
+    target, dtype = values.get("device"), values.get("dtype")
+    if _is_numpy_dtype(dtype):
+        dtype = as_dtype(dtype)
+    copy, memory_format = values.get("copy", False), values.get("memory_format")
+    if "tensor" in values:
+        target, dtype = values["tensor"].device, values["tensor"].dtype
+    if isinstance(dtype, type) and dtype in _PYTHON_DTYPES:
+        dtype = as_dtype(_PYTHON_DTYPES[dtype])
+    if (len(args) > len(names) or any(k not in keywords for k in kwargs)
+            or not isinstance(values.get("non_blocking", False), bool)
+            or not isinstance(copy, bool) or not (dtype is None or isinstance(dtype, _dtype))
+            or not (memory_format is None or type(memory_format).__name__ == "memory_format")
+            or not (target is None or isinstance(target, (str, int, _Device)))
+            or isinstance(target, bool)):
+        raise TypeError(invalid_combination("to", args, kwargs, _TO_SIGNATURES))
+    return (None if target is None else as_device(target)), dtype, copy, memory_format
+
+
+def _is_numpy_dtype(value) -> bool:
+    return isinstance(value, xp.dtype) or (isinstance(value, type) and issubclass(value,
+                                                                              xp.generic))
+
+
+def _in_memory_format(t: Tensor, memory_format) -> Tensor:
+    """``t`` laid out in ``memory_format`` (itself when it already is)."""
+    name = str(memory_format).rpartition(".")[2]
+    if name == "preserve_format":
+        return t
+    if name == "contiguous_format":
+        return t.contiguous()
+    rank = 4 if name == "channels_last" else 5
+    if t._data.ndim != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {name} format")
+    channels_last = (0, *range(2, rank), 1)
+    if t._data.transpose(channels_last).flags.c_contiguous:
+        return t
+    return t.permute(channels_last).contiguous().permute(0, rank - 1, *range(1, rank - 1))
+
+
+# Legacy type names: x.type('torch.DoubleTensor') and torch.FloatTensor's kin
+_LEGACY_TYPES = {f"torch.{_LEGACY_NAMES[d.name]}Tensor": d for d in ALL_DTYPES
+                 if d.name in _LEGACY_NAMES}
+_NO_CUDA_LIBRARY = (
+    "Cannot initialize CUDA without ATen_cuda library. PyTorch splits its backend into two "
+    "shared libraries: a CPU library and a CUDA library; this error has occurred because you "
+    "are trying to use some CUDA functionality, but the CUDA library has not been loaded by the "
+    "dynamic linker for some reason.  The CUDA library MUST be loaded, EVEN IF you don't "
+    "directly use any symbols from the CUDA library! One common culprit is a lack of "
+    "-Wl,--no-as-needed in your link arguments; many dynamic linkers will delete dynamic "
+    "library dependencies if you don't depend on any of their symbols.  You can check if this "
+    "has occurred by using ldd on your binary to see if there is a dependency on *_cuda.so "
+    "library.")
+
+
+def _deprecated_async() -> None:
+    warn_deprecated("type", "object dtype = None, bool async = False, *, torch.memory_format "
+                    "memory_format = None", ("object dtype = None, bool non_blocking = False, *, "
+                                             "torch.memory_format memory_format = None",),
+                    stacklevel=4)
+
+
+# ---- new_* ------------------------------------------------------------------------------------
+
+def _sizes_argument(sizes: tuple, size) -> tuple:
+    """A ``new_*`` method's sizes, given as ``*sizes`` or as the ``size`` keyword."""
+    if size is None:
+        return sizes
+    if sizes:
+        raise TypeError("got multiple values for argument 'size'")
+    return (size,)
+
+
+def _new_filled(self: Tensor, name: str, shape: tuple, fill, dtype, target, requires_grad: bool,
+                layout, pin_memory: bool, strides: tuple | None = None) -> Tensor:
+    """The tensor of a ``new_*`` method: ``shape`` filled with ``fill`` (None: uninitialized,
+    zeros here) in self's dtype and on self's device unless given."""
+    np_dtype = self._data.dtype if dtype is None else _new_dtype(name, dtype)
+    if layout is not None and str(layout) != "torch.strided":
+        raise RuntimeError(f"{name}(): only the strided layout is provided (got {layout}); "
+                           "sparse tensors do not exist in chainrule")
+    if pin_memory:
+        raise RuntimeError("pin_memory=True requires a CUDA or other accelerator backend; no "
+                           "pinned memory allocator is available on this system.")
+    if requires_grad and np_dtype.kind not in "fc":
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
+    memory = memory_of(self.device if target is None else target, name)
+    if strides is None:
+        array = memory.zeros(shape, np_dtype) if fill is None else memory.full(shape, fill,
+                                                                               np_dtype)
+    else:
+        itemsize = np_dtype.itemsize
+        if memory is xp:
+            extent = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+            array = xp.lib.stride_tricks.as_strided(xp.zeros(extent, np_dtype), shape,
+                                                    [s * itemsize for s in strides])
+        else:
+            array = MetaArray(shape, np_dtype, tuple(s * itemsize for s in strides))
+    t = Tensor._wrap(array, None, 0)
+    t._requires_grad = requires_grad
+    return t
+
+
+# ---- the legacy constructor: torch.Tensor(...), torch.FloatTensor(...), x.new(...) ----------
+
+_LEGACY_SIGNATURES = ("*, torch.device device = None", "torch.Storage storage", "Tensor other",
+                      "tuple of ints size, *, torch.device device = None",
+                      "object data, *, torch.device device = None")
+_LEGACY_FORMS = ("size", "data", "other", "storage")
+
+
+def _legacy_new(cls, dtype, args: tuple, kwargs: dict, home: device = CPU) -> Tensor:
+    """PyTorch's legacy constructor: sizes, data, another tensor (aliased), a storage or
+    nothing, as a ``cls`` on ``home`` (the CPU; self's device for ``new``) in ``dtype``. With
+    ``dtype`` None (``torch.Tensor``) data and sizes take the default dtype and a tensor or a
+    storage keeps its own; otherwise they must have ``dtype``."""
+    named = [k for k in kwargs if k != "device"]
+    if named and (args or len(named) > 1 or named[0] not in _LEGACY_FORMS):
+        raise TypeError(invalid_combination("new", args, kwargs, _LEGACY_SIGNATURES))
+    form = named[0] if named else None
+    if form is not None:
+        args = (kwargs[form],)
+    target = kwargs.get("device")
+    if target is not None:
+        target = as_device(target)
+        if target.type != home.type:
+            raise RuntimeError(f"legacy constructor expects device type: {home.type} but device "
+                               f"type: {target.type} was passed")
+    np_dtype = (dtype or get_default_dtype()).np
+    first = args[0] if args else None
+    if not args:
+        array = memory_of(home).zeros((0,), np_dtype)
+    elif isinstance(first, Tensor) and len(args) == 1 and form in (None, "other"):
+        if target is not None:
+            raise RuntimeError("Legacy tensor constructor of the form torch.Tensor(tensor, "
+                               "device=device) is not supported.  Use torch.tensor(...) or "
+                               "torch.as_tensor(...) instead.")
+        if dtype is not None and first._data.dtype != np_dtype:
+            raise TypeError(f"expected {_options(np_dtype, home)} (got "
+                            f"{_options(first._data.dtype, first.device)})")
+        return _as_class(cls, first._alias())
+    elif hasattr(first, "_legacy_array") and len(args) == 1 and form in (None, "storage"):
+        array = first._legacy_array(dtype)  # a storage (chainrule.storage)
+    elif form == "size" or _is_size(first):
+        array = memory_of(home).zeros(check_size("new", args), np_dtype)
+    elif len(args) > 1:
+        raise TypeError(invalid_combination("new", args, kwargs, _LEGACY_SIGNATURES))
+    else:
+        array = _legacy_values(first, np_dtype)
+        if home.type != "cpu":
+            array = memory_of(home).zeros(array.shape, np_dtype)
+    t = _new(cls)
+    t._init_leaf(array)
+    return t
+
+
+def _is_size(value) -> bool:
+    return isinstance(value, Size) or (isinstance(value, (int, xp.integer))
+                                       and not isinstance(value, (bool, xp.bool_)))
+
+
+def _options(np_dtype, where: device) -> str:
+    """PyTorch's C++ description of a tensor's options, in its dtype-mismatch error."""
+    return (f"TensorOptions(dtype={dtype_name(np_dtype, 'cpp')}, device={where}, "
+            "layout=Strided, requires_grad=false (default), pinned_memory=false (default), "
+            "memory_format=(nullopt))")
+
+
+def _legacy_values(data, np_dtype):
+    """The array of the legacy constructor's ``data`` (shared when it is a NumPy array of that
+    dtype), with PyTorch's errors."""
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type_name(data)}'")
+    if not isinstance(data, xp.ndarray) and (not isinstance(data, Sequence) or
+                                             isinstance(data, Mapping)):
+        raise TypeError(f"new(): data must be a sequence (got {type_name(data)})")
+    try:
+        array = xp.asarray(data, dtype=np_dtype)
+    except OverflowError:
+        raise RuntimeError(f"value cannot be converted to type {as_dtype(np_dtype).name} "
+                           "without overflow") from None
+    except (TypeError, ValueError):
+        _check_elements(data, np_dtype)
+        raise
+    if array.dtype.kind == "f" and not isinstance(data, xp.ndarray) and xp.isnan(array).any():
+        _check_elements(data, np_dtype)  # NumPy reads None as NaN
+    return array
+
+
+def _check_elements(data, np_dtype) -> None:
+    """PyTorch's error for nested data that holds something other than numbers, or is ragged."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(reversed(item))
+        elif not isinstance(item, (int, float, complex, xp.number, xp.bool_, Tensor)) or (
+                isinstance(item, (complex, xp.complexfloating)) and np_dtype.kind != "c"):
+            kind = type_name(item)
+            if np_dtype.kind == "f":
+                raise TypeError(f"must be real number, not {kind}")
+            if isinstance(item, str):
+                raise ValueError(f"too many dimensions '{kind}'")
+            raise TypeError(f"'{kind}' object cannot be interpreted as an integer")
+    nested_data(data)
+
+
+def _as_class(cls, t: Tensor) -> Tensor:
+    """``t`` as an instance of ``cls``: itself, or a new object of the subclass holding its
+    state."""
+    if type(t) is cls:
+        return t
+    s = _new(cls)
+    for slot in Tensor.__slots__:
+        if slot != "__weakref__":
+            setattr(s, slot, getattr(t, slot))
+    return s
 
 
 def _graph_break(what: str) -> None:

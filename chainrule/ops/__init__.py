@@ -53,6 +53,7 @@ FAMILIES = (elementwise, reduction, linalg, shape, indexing, special, complex,
             decomposition) + NN_FAMILIES + (extra,)
 Tensor._to_dtype = shape.to_dtype
 Tensor._to_device = shape.to_device
+Tensor._alias = shape.alias
 _batching.ops.update(stack=REGISTRY["stack"], copy=REGISTRY["copy"],
                      view_scatter=REGISTRY["view_scatter"], cat_fn=shape.cat,
                      stack_fn=shape.stack)
