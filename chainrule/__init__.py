@@ -67,7 +67,6 @@ from .autograd.anomaly_mode import (
 from .autograd.grad_mode import is_inference_mode_enabled
 from .ops import FUNCTIONS as _FUNCTIONS
 from .ops import _out
-from .ops._registry import REGISTRY as _REGISTRY
 from .serialization import load, save
 from .storage import LEGACY_STORAGES as _TYPED_STORAGES
 from .storage import TypedStorage, UntypedStorage
@@ -82,7 +81,6 @@ cfloat, cdouble = complex64, complex128
 # torch.<name>(..., out=t) for the names PyTorch gives out= (methods stay as they are)
 globals().update({_name: _out.with_out(_name, _fn) if _name in _out.TORCH else _fn
                   for _name, _fn in _FUNCTIONS.items()})
-autograd.graph.add_saved_attributes(_REGISTRY.values())  # grad_fn._saved_<name> of every op
 globals().update(_TYPED_TENSORS)  # torch.FloatTensor, ...
 globals().update(_TYPED_STORAGES)  # torch.FloatStorage, ...
 Storage = _TYPED_STORAGES["FloatStorage"]

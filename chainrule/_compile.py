@@ -435,8 +435,8 @@ class Capture:
         boundary: list = []
         for node in _walk([t.grad_fn for t in live], lambda n: [
                 e[0] for e in n.next_edges if e is not None and not outside(e[0])]
-                if type(n) is OpNode else ()):
-            if type(node) is not OpNode:
+                if isinstance(n, OpNode) else ()):
+            if not isinstance(node, OpNode):
                 self.broken = f"an output's graph holds {node.name()} (only ops replay)"
                 return
             boundary.extend(e for e in node.next_edges
@@ -746,6 +746,11 @@ class CompiledNode(Node):
         self._saved = None
 
 
+# Graph tools read the node's class: torch.compile's is this custom Function backward.
+CompiledNode.__name__ = CompiledNode.__qualname__ = "CompiledFunctionBackward"
+CompiledNode.__module__ = "torch.autograd.function"
+
+
 def _make_live(arrays: tuple, backward, saved: tuple, sources: tuple) -> list:
     edges = []
     for kind, t in sources:
@@ -781,8 +786,8 @@ def _inputs(node) -> list:
 def _spent(node) -> bool:
     """Whether backward through ``node`` can only fail as it would after eager's backward:
     every path to a leaf meets a node whose saved values were freed."""
-    return all(type(n) is OpNode for n in _walk(
-        [node], lambda n: _inputs(n) if type(n) is OpNode and n.saved is not None else ()))
+    return all(isinstance(n, OpNode) for n in _walk(
+        [node], lambda n: _inputs(n) if isinstance(n, OpNode) and n.saved is not None else ()))
 
 
 def _freed(array, node, output_nr: int) -> Tensor:

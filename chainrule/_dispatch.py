@@ -22,7 +22,7 @@ from .autograd.anomaly_mode import note_forward
 from .autograd.forward_ad import copy_tangents, get_tangent, set_tangent
 from .autograd.forward_ad import state as forward_state
 from .autograd.grad_mode import state
-from .autograd.graph import OpNode, SavedInput, SavedOutput, accumulator_of, pack_saved, saved_hooks
+from .autograd.graph import SavedInput, SavedOutput, accumulator_of, pack_saved, saved_hooks
 from .tensor import Tensor
 
 __all__ = ["apply", "apply_inplace"]
@@ -285,7 +285,7 @@ def _record(op, inputs: tuple, params: dict, results: tuple) -> None:
             edges.append(None)
             meta.append(None)
         bit <<= 1
-    node = OpNode(op, params, tuple(edges), tuple(meta))
+    node = op.node_class(params, tuple(edges), tuple(meta))
     if tool_hooks.anomaly:
         note_forward(node)
     plan = op.save_plans.get(mask)
@@ -361,9 +361,11 @@ def _refresh_views(root: Tensor, target: Tensor) -> None:
         return
     for ref in tuple(views.values()):
         view = ref()
-        # A view made under no_grad of a base that requires grad is left as it is (PyTorch
-        # raises when it is used after such a change).
-        if view is None or view is target or (view.grad_fn is None and view._requires_grad):
+        if view is None or view is target:
+            continue
+        if view.grad_fn is None and view._requires_grad:
+            # Made under no_grad of a base that requires grad: using it now raises, as PyTorch's.
+            view._extra["acc"] = _modified_no_grad_view
             continue
         replay = root
         for step_op, step_params in view._extra["view"][1]:
@@ -374,16 +376,34 @@ def _refresh_views(root: Tensor, target: Tensor) -> None:
             copy_tangents(replay, view)
 
 
+_NO_GRAD_VIEW = (
+    "A view was created in no_grad mode and {} with grad mode enabled. Given that this use case "
+    "is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the "
+    "view and the inplace either both inside the no_grad block (if you don't want the inplace to "
+    "be tracked) or both outside (if you want the inplace to be tracked).")
+_VIEW_OF_LEAF = ("a view of a leaf Variable that requires grad is being used in an in-place "
+                 "operation.")
+
+
+def _modified_no_grad_view():
+    """What a view made under no_grad gives as its AccumulateGrad once its base changed."""
+    raise RuntimeError(_NO_GRAD_VIEW.format(
+        "its base or another view of its base has been modified inplace"))
+
+
 def _check_inplace(target: Tensor, recording: bool) -> None:
     if not recording:
         return
-    if target.requires_grad and target.grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
     view = target._extra.get("view") if target._extra else None
+    if target.requires_grad and target.grad_fn is None:
+        if view is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        if view[0].requires_grad:  # no history although its base has one: made under no_grad
+            raise RuntimeError(_NO_GRAD_VIEW.format("is being modified inplace"))
+        raise RuntimeError(_VIEW_OF_LEAF)  # a view given requires_grad itself
     if view is not None and view[0].requires_grad and view[0].grad_fn is None:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                           "in-place operation.")
+        raise RuntimeError(_VIEW_OF_LEAF)
 
 
 def _write(target: Tensor, array, op) -> None:

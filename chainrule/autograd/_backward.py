@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+from .._backend import from_np
 from .._batched import state as vmap_state
-from .._creation import ones_like, zeros_like
+from .._creation import empty, ones_like, zeros_like
 from ..tensor import Tensor
 from . import engine, forward_ad
 from .grad_mode import state as grad_state
+from .graph import GradientEdge, edge_meta
 
 __all__ = ["backward", "grad"]
 
 
 def _tensors(x) -> tuple:
-    if isinstance(x, Tensor):
+    if isinstance(x, Tensor | GradientEdge):
         return (x,)
     return tuple(x)
+
+
+def _edge(x) -> tuple:
+    """(node, output_nr) of a tensor or a GradientEdge."""
+    return (x[0], x[1]) if type(x) is GradientEdge else x._edge()
 
 
 def _root_grads(outputs: tuple, grads, create_graph: bool) -> list:
@@ -27,7 +34,9 @@ def _root_grads(outputs: tuple, grads, create_graph: bool) -> list:
                            f"{len(grads)} gradients for {len(outputs)} outputs")
     result = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
-        if not out.requires_grad:
+        if type(out) is GradientEdge:
+            out = _edge_output(out, g)
+        elif not out.requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
                                "a grad_fn")
         if g is None:
@@ -45,6 +54,17 @@ def _root_grads(outputs: tuple, grads, create_graph: bool) -> list:
                                f"{g.shape} and output[{i}] has a shape of {out.shape}.")
         result.append(g if create_graph else _detach(g))
     return result
+
+
+def _edge_output(edge: GradientEdge, g):
+    """A stand-in for the output at ``edge`` with its shape and dtype, for the checks above."""
+    meta = edge_meta(edge)
+    if meta is None:
+        if g is None:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs: pass "
+                               "grad_outputs for a GradientEdge not made by get_gradient_edge")
+        return g
+    return empty(meta[0], dtype=from_np(meta[1]))
 
 
 _detach = forward_ad.detach_keeping_tangents
@@ -67,15 +87,17 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
         if not inputs:
             raise RuntimeError("backward: 'inputs' argument to backward() cannot be empty.")
         targets = [_target(t) for t in inputs]
-    captured = engine.execute([o._edge() for o in outputs], grads, targets, retain, create_graph,
-                              accumulate=True)
+    captured = engine.execute([_edge(o) for o in outputs], grads, targets, retain,
+                              create_graph, accumulate=True)
     if inputs is not None:
         for t, g in zip(inputs, captured):
-            if t.grad_fn is not None and g is not None:
+            if type(t) is not GradientEdge and t.grad_fn is not None and g is not None:
                 t.grad = g if t.grad is None else t.grad + g
 
 
 def _target(t) -> tuple:
+    if type(t) is GradientEdge:
+        return (t[0], t[1])
     if not t.requires_grad:
         raise RuntimeError("One of the differentiated Tensors does not require grad")
     return t._edge()
@@ -101,9 +123,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     if materialize_grads and not allow_unused:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads "
                          "is True, but got False.")
+    if materialize_grads and any(type(t) is GradientEdge for t in ins):
+        raise RuntimeError("materialize_grads cannot be used when the given input is a "
+                           "GradientEdge")
     grads = _root_grads(outs, grad_outputs, create_graph)
     retain = create_graph if retain_graph is None else retain_graph
-    captured = engine.execute([o._edge() for o in outs], grads, [_target(t) for t in ins], retain,
+    captured = engine.execute([_edge(o) for o in outs], grads, [_target(t) for t in ins], retain,
                               create_graph, accumulate=False)
     result = []
     for i, (t, g) in enumerate(zip(ins, captured)):

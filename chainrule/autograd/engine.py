@@ -106,7 +106,7 @@ def execute(roots: list, root_grads: list, targets: list | None, retain_graph: b
         while pending:
             node = heappop(pending)[1]
             grads = buffers.pop(node)
-            if node._pre_hooks or node._retain:
+            if node._pre_hooks is not None:  # tensor hooks or retain_grad
                 grads = run_tensor_hooks(node, grads)
                 stored.update(_owner(g) for g in grads if g is not None)
             if capture:

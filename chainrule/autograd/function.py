@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any
 
 from .._tooling import hooks as tool_hooks
@@ -22,7 +23,8 @@ from .graph import (
     saved_hooks,
 )
 
-__all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
+__all__ = ["FunctionCtx", "BackwardCFunction", "FunctionMeta", "Function", "once_differentiable",
+           "InplaceFunction", "NestedIOFunction"]
 
 
 def _tensor_type():
@@ -138,15 +140,17 @@ def _zeros(shape, dtype):
     return numpy.zeros(shape, dtype=dtype)
 
 
-class _FunctionMeta(type):
+class FunctionMeta(type):
     """Gives each Function subclass its own node class, named ``<Name>Backward``."""
 
     def __init__(cls, name, bases, namespace) -> None:
         super().__init__(name, bases, namespace)
-        cls._backward_cls = type(name + "Backward", (BackwardCFunction,), {"_fn_cls": cls})
+        # PyTorch makes the class in torch.autograd.function: tools print it under that name.
+        cls._backward_cls = type(name + "Backward", (BackwardCFunction,), {
+            "_fn_cls": cls, "__module__": "torch.autograd.function"})
 
 
-class Function(metaclass=_FunctionMeta):
+class Function(metaclass=FunctionMeta):
     """Base class for custom differentiable operations (static forward and backward)."""
 
     @staticmethod
@@ -171,12 +175,16 @@ class Function(metaclass=_FunctionMeta):
                                   "autograd.Function to use it with forward mode AD.")
 
     def __init__(self, *args, **kwargs) -> None:
-        pass
+        warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions "
+                      "are all static, so you should invoke them on the class itself. "
+                      "Instantiating an autograd function will raise an error in a future "
+                      "version of PyTorch.", DeprecationWarning, stacklevel=2)
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("Legacy autograd function with non-static forward method is "
                            "deprecated. Please use new-style autograd function with static "
-                           "forward method: call MyFunction.apply(...)")
+                           "forward method. (Example: https://pytorch.org/docs/stable/"
+                           "autograd.html#torch.autograd.Function)")
 
     @classmethod
     def apply(cls, *args, **kwargs):
@@ -318,3 +326,57 @@ def once_differentiable(fn):
         return result[0] if single else result
 
     return wrapper
+
+
+class InplaceFunction(Function):
+    """Kept for old code: a Function instance with an ``inplace`` flag."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+
+def _flat_tensors(obj, out: list) -> list:
+    """The tensors of nested lists, tuples and dicts (None skipped), in order."""
+    if isinstance(obj, _tensor_type()):
+        out.append(obj)
+    elif isinstance(obj, list | tuple):
+        for item in obj:
+            _flat_tensors(item, out)
+    elif isinstance(obj, dict):
+        for item in obj.values():
+            _flat_tensors(item, out)
+    elif obj is not None:
+        raise ValueError("Auto nesting doesn't know how to process an input object of type "
+                         f"{type(obj).__name__}. Accepted types: Tensors, or lists/tuples of them")
+    return out
+
+
+class NestedIOFunction(Function):
+    """Kept for old code: the legacy Function on nested inputs and outputs, whose instance
+    methods ``forward_extended``/``backward_extended`` a subclass defines. PyTorch no longer
+    runs it (calling an instance raises AttributeError there too); its helpers flatten."""
+
+    def __call__(self, *args, **kwargs):
+        raise AttributeError("'super' object has no attribute '_do_forward'")
+
+    def save_for_backward(self, *args) -> None:
+        """Save the tensors in ``args`` (nested) for backward."""
+        self.to_save = tuple(_flat_tensors(args, []))
+        self._to_save_nested = args
+
+    def mark_dirty(self, *args, **kwargs) -> None:
+        """Declare the tensors in ``args``/``kwargs`` (nested) modified in place."""
+        self.dirty_tensors = tuple(_flat_tensors((args, kwargs), []))
+
+    def mark_non_differentiable(self, *args, **kwargs) -> None:
+        """Declare the tensors in ``args``/``kwargs`` (nested) as having no gradient."""
+        self.non_differentiable = tuple(_flat_tensors((args, kwargs), []))
+
+    def forward_extended(self, *input):
+        """User defined forward."""
+        raise NotImplementedError
+
+    def backward_extended(self, *grad_output):
+        """User defined backward."""
+        raise NotImplementedError

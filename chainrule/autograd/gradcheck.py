@@ -7,7 +7,8 @@ from collections.abc import Callable, Sequence
 
 from .._backend import xp
 
-__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian",
+           "get_analytical_jacobian", "get_numerical_jacobian_wrt_specific_input"]
 
 
 class GradcheckError(RuntimeError):
@@ -30,13 +31,13 @@ def _outputs(func: Callable, inputs: tuple) -> tuple:
     return tuple(o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor))
 
 
-def _numerical(func: Callable, inputs: tuple, wrt: list[int], eps: float) -> list:
-    """Central differences: jac[out][inp] has shape (input numel, output numel)."""
+def _numerical(func: Callable, inputs: tuple, targets: list, eps: float) -> list:
+    """Central differences: jac[out][target] has shape (target numel, output numel)."""
     # Grad mode stays on: func may itself differentiate (gradgradcheck's does).
     outs = _outputs(func, inputs)
-    jac = [[xp.zeros((inputs[i]._data.size, o._data.size)) for i in wrt] for o in outs]
-    for k, i in enumerate(wrt):
-        data = inputs[i]._data
+    jac = [[xp.zeros((t._data.size, o._data.size)) for t in targets] for o in outs]
+    for k, target in enumerate(targets):
+        data = target._data
         for j, idx in enumerate(xp.ndindex(data.shape)):
             orig = data[idx].item()
             data[idx] = orig + eps
@@ -123,7 +124,7 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5,
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
                           "point. This check will likely fail if all the inputs are not of "
                           "double precision floating point.", stacklevel=2)
-    numerical = _numerical(func, inputs, wrt, eps)
+    numerical = _numerical(func, inputs, [inputs[i] for i in wrt], eps)
     analytical = _analytical(func, inputs, wrt) if check_backward_ad else numerical
     for o, (num_row, ana_row) in enumerate(zip(numerical, analytical)):
         for k, (num, ana) in enumerate(zip(num_row, ana_row)):
@@ -208,3 +209,93 @@ def _check_forward(func, inputs, wrt, numerical, atol, rtol, raise_exception) ->
                         f"Jacobian computed with forward mode mismatch for output {o} with "
                         f"respect to input {i},\nnumerical:{column}\nanalytical:{got}\n")
     return True
+
+
+_PRIVATE = ("`{}` was part of PyTorch's private API and not meant to be exposed. We are "
+            "deprecating it and it will be removed in a future version of PyTorch. If you have a "
+            "specific use for this or feature request for this to be a stable API, please file us "
+            "an issue at https://github.com/pytorch/pytorch/issues/new")
+
+
+def _jacobian(array, like):
+    """A Jacobian array as a tensor in the dtype of the tensor ``like``."""
+    from ..tensor import Tensor
+
+    return Tensor._wrap(array.astype(like._data.dtype), None, 0)
+
+
+def get_numerical_jacobian(fn: Callable, inputs, target=None, eps: float = 1e-3,
+                           grad_out: float = 1.0) -> tuple:
+    """Deprecated: the finite-difference Jacobians of ``fn(inputs)`` (its first output) with
+    respect to each input (or tensor of ``target``) that requires grad."""
+    from ..tensor import Tensor
+
+    warnings.warn(_PRIVATE.format("get_numerical_jacobian"), FutureWarning, stacklevel=2)
+    if grad_out != 1.0:
+        raise ValueError("Expected grad_out to be 1.0. get_numerical_jacobian no longer supports "
+                         "values of grad_out != 1.0.")
+    inputs = _as_tuple(inputs)
+    if any(o._data.dtype.kind == "c" for o in _outputs(lambda *a: fn(a), inputs)):
+        raise ValueError("Expected output to be non-complex. get_numerical_jacobian no longer "
+                         "supports functions that return complex outputs.")
+    targets = [t for t in _as_tuple(inputs if target is None else target)
+               if isinstance(t, Tensor) and t.requires_grad]
+    jac = _numerical(lambda *a: fn(a), inputs, targets, eps)
+    return tuple(_jacobian(j, t) for j, t in zip(jac[0], targets))
+
+
+def get_numerical_jacobian_wrt_specific_input(fn: Callable, input_idx: int, inputs, outputs,
+                                              eps: float, input=None,
+                                              is_forward_ad: bool = False) -> tuple:
+    """The finite-difference Jacobian of each output of ``fn(*inputs)`` with respect to
+    ``inputs[input_idx]`` (or ``input``), shaped (input numel, output numel)."""
+    inputs = _as_tuple(inputs)
+    input = inputs[input_idx] if input is None else input
+    if not input.requires_grad:
+        raise AssertionError("Expected input to have requires_grad=True")
+    if input._data.dtype.kind == "c":
+        raise NotImplementedError("get_numerical_jacobian_wrt_specific_input: complex inputs are "
+                                  "not supported by chainrule")
+    return tuple(_jacobian(j[0], input) for j in _numerical(fn, inputs, [input], eps))
+
+
+def get_analytical_jacobian(inputs, output, nondet_tol: float = 0.0,
+                            grad_out: float = 1.0) -> tuple:
+    """Deprecated: the Jacobians of ``output`` with respect to each input that requires grad,
+    by backward, and whether two runs agreed, the gradients' sizes and their dtypes were right:
+    ``(jacobians, reentrant, sizes_ok, types_ok)``."""
+    from ..tensor import Tensor
+    from ._backward import grad as autograd_grad
+
+    warnings.warn(_PRIVATE.format("get_analytical_jacobian"), FutureWarning, stacklevel=2)
+    if grad_out != 1.0:
+        raise ValueError("Expected grad_out to be 1.0. get_analytical_jacobian no longer "
+                         "supports values of grad_out != 1.0.")
+    if output._data.dtype.kind == "c":
+        raise ValueError("Expected output to be non-complex. get_analytical_jacobian no longer "
+                         "supports functions that return complex outputs.")
+    diff = [x for x in _as_tuple(inputs) if isinstance(x, Tensor) and x.requires_grad]
+    sizes_ok = types_ok = True
+
+    def rows():
+        nonlocal sizes_ok, types_ok
+        jac = [xp.zeros((x._data.size, output._data.size)) for x in diff]
+        for j in range(output._data.size):
+            seed = xp.zeros(output._data.size, dtype=output._data.dtype)
+            seed[j] = 1
+            grads = autograd_grad(output, diff, Tensor._wrap(seed.reshape(output._data.shape),
+                                                             None, 0),
+                                  retain_graph=True, allow_unused=True)
+            for k, (x, g) in enumerate(zip(diff, grads)):
+                if g is None:
+                    continue
+                if g._data.size != x._data.size:
+                    sizes_ok = False
+                    continue
+                types_ok = types_ok and g._data.dtype == x._data.dtype
+                jac[k][:, j] = g._data.ravel()
+        return jac
+
+    first, second = rows(), rows()
+    reentrant = all(xp.abs(a - b).max(initial=0.0) <= nondet_tol for a, b in zip(first, second))
+    return tuple(_jacobian(j, x) for j, x in zip(first, diff)), reentrant, sizes_ok, types_ok

@@ -6,8 +6,10 @@ import contextlib
 import functools
 import itertools
 import threading
+import types
 import weakref
 from collections.abc import Callable
+from typing import NamedTuple
 
 from .._backend import xp
 from .._batched import BatchedTensor, batched
@@ -21,7 +23,10 @@ from .grad_mode import state as grad_state
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks", "save_on_cpu",
            "disable_saved_tensors_hooks", "register_multi_grad_hook", "increment_version",
-           "gradient_report", "GradientReport", "GradientStep"]
+           "allow_mutation_on_saved_tensors", "GradientEdge", "get_gradient_edge",
+           "region_activation_memory_budget", "set_warn_on_accumulate_grad_stream_mismatch",
+           "set_override_stale_capture_stream", "gradient_report", "GradientReport",
+           "GradientStep"]
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -189,7 +194,9 @@ class Node:
     """The type of every grad_fn: a recorded op, a custom Function's backward, AccumulateGrad.
 
     ``name()``, ``next_functions``, ``metadata`` (a dict kept with the node for hooks and tools)
-    and hooks are common to all; a recorded op's saved values read as ``_saved_<name>``.
+    and hooks are common to all; a recorded op's saved values read as ``_saved_<name>``. Each
+    kind of node is a class named as PyTorch's (``AddBackward0``, ``AccumulateGrad``), which
+    graph tools read as ``type(fn).__name__``.
     """
 
     __slots__ = ("seq", "_pre_hooks", "_retain", "_hooks", "_metadata", "__weakref__")
@@ -199,8 +206,9 @@ class Node:
     def name(self) -> str:
         raise NotImplementedError
 
-    def __repr__(self) -> str:
-        return f"<{self.name().rpartition('::')[2]} object at {id(self):#x}>"
+    def _sequence_nr(self) -> int:
+        """The node's creation order (the engine runs newer nodes first)."""
+        return self.seq
 
     @property
     def next_functions(self) -> tuple:
@@ -232,16 +240,19 @@ class Node:
         return add_hook(self._pre_hooks.setdefault(output_nr, {}), fn)
 
     def _retain_grad(self, tensor, output_nr: int) -> None:
+        if self._pre_hooks is None:  # the engine looks at _pre_hooks only, for both
+            self._pre_hooks = {}
         if self._retain is None:
             self._retain = {}
         self._retain[output_nr] = weakref.ref(tensor)
 
     def _lookup_saved(self, key: str, raw: bool):
-        raise AttributeError(f"'{self.name().rpartition('::')[2]}' object has no attribute "
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute "
                              f"'{'_raw_saved_' if raw else '_saved_'}{key}'")
 
     def __dir__(self) -> list:
-        # The _saved_* properties on OpNode are every op's: list this node's own.
+        # The op's _saved_* properties include the record's own names and parameters this
+        # node may lack: list PyTorch's names of what it saved.
         own = [n for n in object.__dir__(self) if not n.startswith(("_saved_", "_raw_saved_"))]
         return sorted(set(own) | set(self._torch_saved_names()))
 
@@ -259,14 +270,19 @@ TORCH_SAVED_NAMES = {"mm": {"mat2": "other"}, "bmm": {"mat2": "other"}, "mv": {"
 
 
 class OpNode(Node):
-    """A recorded op: its rules, what they read, and the edges to its inputs' nodes."""
+    """A recorded op: its rules, what they read, and the edges to its inputs' nodes.
 
-    __slots__ = ("op", "params", "saved", "next_edges", "meta", "n_outputs")
+    Each op's nodes are instances of its own subclass (``node_class``), which holds the record
+    as ``op`` and, after the first backward through one, the op's generated ``apply``.
+    """
 
-    def __init__(self, op, params: dict, next_edges: tuple, meta: tuple) -> None:
+    __slots__ = ("params", "saved", "next_edges", "meta")
+
+    op = None  # the record: each op's subclass sets it
+    n_outputs = 1
+
+    def __init__(self, params: dict, next_edges: tuple, meta: tuple) -> None:
         self.seq = next_seq()
-        self.op = op
-        self.n_outputs = op.n_outputs  # read by the engine for every edge: a slot, not a property
         self.params = params
         self.saved: dict | None = {}
         self.next_edges = next_edges
@@ -327,10 +343,9 @@ class OpNode(Node):
 
     def apply(self, grads: list) -> list:
         """The gradients for each input edge, given the gradients of the outputs."""
-        fast = self.op.node_apply
-        if fast is None:
-            fast = self.op.node_apply = _specialise(self.op)
-        return fast(self, grads)
+        cls = type(self)  # the first backward through this op: its apply replaces this one
+        cls.apply = _specialise(cls.op)
+        return cls.apply(self, grads)
 
     def _apply_generic(self, grads: list) -> list:
         saved = self.saved
@@ -399,19 +414,29 @@ def _saved_names_of(op) -> tuple[list, list, list]:
     return tensors, sizes, params
 
 
-def add_saved_attributes(ops) -> None:
-    """Give OpNode a ``_saved_<name>`` (and ``_raw_saved_<name>``) property for every name the
-    ``ops`` save, PyTorch's and the record's own. Bound once the ops are registered: properties,
-    not ``__getattr__``, which would slow down every attribute read on every node."""
-    for op in ops:
-        tensors, sizes, params = _saved_names_of(op)
-        own = [n for n in op.inputs if n not in tensors]
-        for raw, names in ((False, tensors + sizes + params + own), (True, tensors + own)):
-            for key in names:
-                attr = ("_raw_saved_" if raw else "_saved_") + key
-                if attr not in OpNode.__dict__:
-                    setattr(OpNode, attr, property(
-                        lambda node, key=key, raw=raw: node._lookup_saved(key, raw)))
+def _own_copy(fn: Callable) -> Callable:
+    """``fn`` with a code object of its own. Python specialises each attribute read and write
+    in a code object for the one class it sees there; a method that every op's class shares
+    would see them all and lose that (a third of the time of making a node)."""
+    return types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__,
+                              fn.__defaults__, fn.__closure__)
+
+
+def node_class(op) -> type:
+    """The class of ``op``'s nodes, named as PyTorch's (``AddBackward0``, ``CopySlices``), with a
+    ``_saved_<name>`` (and ``_raw_saved_<name>``) property for each name the op saves, PyTorch's
+    and the record's own: properties, not ``__getattr__``, which would slow down every attribute
+    read on every node. Made once per record, when it is created."""
+    namespace = {"__slots__": (), "__module__": "builtins", "__doc__": None,  # as PyTorch's
+                 "op": op, "n_outputs": op.n_outputs,
+                 "__init__": _own_copy(OpNode.__init__), "release": _own_copy(OpNode.release)}
+    tensors, sizes, params = _saved_names_of(op)
+    own = [n for n in op.inputs if n not in tensors]
+    for raw, names in ((False, tensors + sizes + params + own), (True, tensors + own)):
+        for key in names:
+            namespace[("_raw_saved_" if raw else "_saved_") + key] = property(
+                lambda node, key=key, raw=raw: node._lookup_saved(key, raw))
+    return type(op.backward_name.rpartition("::")[2], (OpNode,), namespace)
 
 
 def _unpack(value, node):
@@ -501,9 +526,15 @@ def _fit(grad, meta):
 
 
 class AccumulateGrad(Node):
-    """The node at a leaf tensor: accumulates the incoming gradient into ``.grad``."""
+    """The node at a leaf tensor: accumulates the incoming gradient into ``.grad``.
+
+    As in PyTorch, it holds its leaf and the leaf holds it weakly: it lives while a graph
+    reaches it, and keeps the leaf alive as long (``variable`` reads it); the leaf's hooks are
+    kept by the leaf, for every AccumulateGrad it gets.
+    """
 
     __slots__ = ("_variable", "_post_hooks")
+    __module__ = "builtins"  # PyTorch's C++ node classes print as <class 'AccumulateGrad'>
 
     next_functions: tuple = ()
     next_edges: tuple = ()
@@ -511,29 +542,39 @@ class AccumulateGrad(Node):
 
     def __init__(self, tensor) -> None:
         self.seq = next_seq()
-        self._variable = weakref.ref(tensor)
-        self._pre_hooks: dict | None = None
+        self._variable = tensor
+        extra = tensor._extra
+        hooks = extra.get("leaf_hooks") if extra else None
+        self._pre_hooks: dict | None = {0: hooks} if hooks else None
         self._retain = None
         self._hooks: dict | None = None
-        self._post_hooks: dict | None = None
+        self._post_hooks: dict | None = extra.get("post_accumulate_hooks") if extra else None
 
     @property
     def variable(self):
         """The leaf tensor this node accumulates into."""
-        return self._variable()
+        return self._variable
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
 
+    def _add_tensor_hook(self, output_nr: int, fn: Callable) -> RemovableHandle:
+        if output_nr == -1:  # a hook of this node (register_prehook): it goes with the node
+            return super()._add_tensor_hook(output_nr, fn)
+        hooks = self._variable._extra_dict().setdefault("leaf_hooks", {})
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        self._pre_hooks[0] = hooks
+        return add_hook(hooks, fn)
+
     def register_post_accumulate_grad_hook(self, fn: Callable) -> RemovableHandle:
-        if self._post_hooks is None:
-            self._post_hooks = {}
+        self._post_hooks = self._variable._extra_dict().setdefault("post_accumulate_hooks", {})
         return add_hook(self._post_hooks, fn)
 
     def accumulate(self, grad, create_graph: bool, owned: bool) -> None:
         """Add ``grad`` into the leaf's ``.grad`` (in place when the buffer is ours)."""
-        tensor = self._variable()
-        if tensor is None or grad is None:
+        tensor = self._variable
+        if grad is None:
             return
         with _accumulating:  # backwards in other threads may reach this leaf (PyTorch locks)
             old = tensor.grad
@@ -562,13 +603,16 @@ _accumulating = threading.RLock()
 
 
 def accumulator_of(tensor) -> AccumulateGrad:
-    """The leaf's AccumulateGrad node (one per leaf, kept by the leaf)."""
+    """The leaf's AccumulateGrad node: the one its graphs reach, or a new one."""
     extra = tensor._extra
     if extra is None:
         extra = tensor._extra = {}
-    acc = extra.get("acc")
+    acc = extra.get("acc")  # a weak reference; the node itself for a saved leaf unpacked
+    if acc is not None and type(acc) is not AccumulateGrad:
+        acc = acc()
     if acc is None:
-        acc = extra["acc"] = AccumulateGrad(tensor)
+        acc = AccumulateGrad(tensor)
+        extra["acc"] = weakref.ref(acc)
     return acc
 
 
@@ -737,7 +781,7 @@ class SavedTensor:
         node = self._node
         if node is None:
             return self._value
-        saved = node.saved if type(node) is OpNode else node._saved
+        saved = node.saved if isinstance(node, OpNode) else node._saved
         if saved is None:
             return _FREED
         value = saved.get(self._key) if type(saved) is dict else saved[self._key]
@@ -748,7 +792,7 @@ class SavedTensor:
         if node is None:
             self._value = value
             return
-        saved = node.saved if type(node) is OpNode else node._saved
+        saved = node.saved if isinstance(node, OpNode) else node._saved
         if self._index is not None:
             values = list(saved[self._key])
             values[self._index] = value
@@ -990,3 +1034,103 @@ def increment_version(tensor) -> None:
             t._vc = [1]
         else:
             t._vc[0] += 1
+
+
+# ---- gradient edges, mutation of saved tensors, switches of other backends ---------------------
+
+
+class GradientEdge(NamedTuple):
+    """Where a tensor's gradient is computed in the graph: a node and its output number
+    (``get_gradient_edge``); ``autograd.grad`` takes it for an input or an output."""
+
+    node: Node
+    output_nr: int
+    ownership_token: Node | None = None
+
+
+# The shape and dtype of the outputs get_gradient_edge was asked for (nodes do not keep their
+# outputs'), for autograd.grad's implicit and checked output gradients.
+_edge_meta: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def get_gradient_edge(tensor: Tensor) -> GradientEdge:
+    """The gradient edge of ``tensor``: ``autograd.grad(loss, get_gradient_edge(x))`` is
+    ``autograd.grad(loss, x)``."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
+                           "not require gradients")
+    node, output_nr = tensor._edge()
+    _edge_meta.setdefault(node, {})[output_nr] = (tensor._data.shape, tensor._data.dtype)
+    return GradientEdge(node, output_nr)
+
+
+def edge_meta(edge: GradientEdge) -> tuple | None:
+    """(shape, NumPy dtype) of the output at ``edge``, if known."""
+    return _edge_meta.get(edge[0], {}).get(edge[1])
+
+
+class _AllowMutationOnSavedContext:
+    """The state of one ``allow_mutation_on_saved_tensors`` block: the saved values."""
+
+    def __init__(self) -> None:
+        self.original: dict = {}
+
+    def clear(self) -> None:
+        self.original.clear()
+
+
+_mutation_allowed = [False]
+
+
+@contextlib.contextmanager
+def allow_mutation_on_saved_tensors():
+    """Context manager: tensors saved for backward inside it may be changed in place afterwards;
+    backward (inside the same block) reads the values they had when saved. chainrule copies
+    each saved tensor when it is saved (PyTorch copies on the first change)."""
+    ctx = _AllowMutationOnSavedContext()
+
+    def pack_hook(tensor):
+        key = object()
+        ctx.original[key] = tensor.detach().clone()
+        return key
+
+    def unpack_hook(key):
+        if not _mutation_allowed[0] or key not in ctx.original:
+            raise AssertionError("Trying to backward outside of the "
+                                 "'allow_mutation_on_saved_tensors' contextin which the graph was "
+                                 "originally recorded.")
+        return ctx.original[key]
+
+    with saved_tensors_hooks(pack_hook, unpack_hook):
+        try:
+            if _mutation_allowed[0]:
+                raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+            _mutation_allowed[0] = True
+            yield ctx
+        finally:
+            ctx.clear()
+            _mutation_allowed[0] = False
+
+
+def region_activation_memory_budget(budget: float):
+    """Context manager for torch.compile's partitioner: the share of a compiled region's
+    activations to keep. chainrule.compile keeps what eager keeps, so under it the budget has
+    no effect; outside a compiled function it raises, as PyTorch does."""
+    name = "torch.autograd.graph.region_activation_memory_budget"
+    if isinstance(budget, bool) or not isinstance(budget, int | float):
+        raise TypeError(f"{name}: expects a float, got {type(budget).__name__}")
+    if not 0.0 <= budget <= 1.0:
+        raise ValueError(f"{name}: must be in [0, 1], got {budget}")
+    if tool_hooks.capture is None:
+        raise RuntimeError(f"{name} can only be used inside a torch.compile region; it has no "
+                           "effect in eager mode.")
+    return contextlib.nullcontext()
+
+
+def set_warn_on_accumulate_grad_stream_mismatch(enabled: bool) -> None:
+    """Whether to warn when a gradient reaches a leaf on another CUDA stream: chainrule has no
+    streams, so nothing can mismatch."""
+
+
+def set_override_stale_capture_stream(enabled: bool) -> None:
+    """Whether CUDA graph capture may replace a stale stream: chainrule has no CUDA graphs."""

@@ -7,13 +7,17 @@ import warnings
 from .._creation import zeros
 from ..tensor import Tensor
 
+__all__ = ["VariableMeta", "Variable"]
 
-class _VariableMeta(type):
+
+class VariableMeta(type):
+    """Makes every tensor an instance of Variable."""
+
     def __instancecheck__(cls, obj) -> bool:
         return isinstance(obj, Tensor)
 
 
-class Variable(metaclass=_VariableMeta):
+class Variable(metaclass=VariableMeta):
     """Deprecated: ``Variable(t, requires_grad)`` returns ``t`` detached (same storage) with
     requires_grad set, as PyTorch does today."""
 

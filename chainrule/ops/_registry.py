@@ -22,6 +22,8 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
+from ..autograd.graph import node_class
+
 __all__ = ["Op", "defop", "REGISTRY", "ZERO", "not_implemented"]
 
 REGISTRY: dict[str, Op] = {}
@@ -64,8 +66,9 @@ class Op:
         "jvp_args",
         "batch",
         "holomorphic",
+        "sized_by_values",
         "save_plans",
-        "node_apply",
+        "node_class",
     )
 
     def __init__(
@@ -84,12 +87,12 @@ class Op:
         n_outputs: int = 1,
         batch=None,
         holomorphic: bool = True,
+        sized_by_values: bool = False,
     ) -> None:
         if len(vjp) != len(inputs):
             raise ValueError(f"op {name}: {len(inputs)} inputs but {len(vjp)} VJP rules")
         self.name = name
         self.save_plans: dict = {}  # recording: which inputs need gradients -> what to save
-        self.node_apply = None  # OpNode.apply specialised to this op's rules, made on first use
         self.forward = forward
         self.inputs = inputs
         self.vjp = vjp
@@ -118,6 +121,9 @@ class Op:
         self.batch = batch
         # False: the rules already follow the complex convention (real(), conj(), abs(), ...).
         self.holomorphic = holomorphic
+        # True: the results' shapes depend on the input values (the meta device refuses it)
+        self.sized_by_values = sized_by_values
+        self.node_class = node_class(self)  # grad_fn's class, e.g. AddBackward0
 
     def __repr__(self) -> str:
         return f"Op({self.name})"
