@@ -113,9 +113,14 @@ from . import (  # noqa: E402  (they use the op functions above)
     distributions,
     fft,
     func,
+    functional,
     linalg,
+    masked,
     nn,
     optim,
+    quasirandom,
+    return_types,
+    signal,
     special,
 )
 from ._dtypes import *  # noqa: E402, F403  (finfo, iinfo, promote_types, layout, ...)
@@ -136,6 +141,7 @@ from ._torch_nn import *  # noqa: E402, F403  (torch.<name> for nn kernels, e.g.
 from ._windows import *  # noqa: E402, F403  (hann_window, kaiser_window, ...)
 from .compiler import compile  # noqa: E402, A004
 from .func import vmap  # noqa: E402
+from .functional import *  # noqa: E402, F403  (torch.einsum is torch.functional.einsum, ...)
 from . import _dynamo, _inductor, _logging, testing  # noqa: E402  (torch._dynamo, ...)
 
 globals().update(_deprecated.wrap_functions(globals()))  # torch.add(input, alpha, other), ...
