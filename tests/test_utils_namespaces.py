@@ -4,6 +4,7 @@ each against torch's names and behaviour."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import inspect
@@ -13,6 +14,7 @@ import threading
 import time
 import warnings
 
+import numpy as np
 import pytest
 import torch
 
@@ -472,3 +474,58 @@ def test_profiler_submodules_and_names():
             ours.itt.range("step {}", 1):
         pass
     assert all(p.endswith(os.sep) for p in ours.python_tracer._prefix_regex())
+
+
+# ---- torch.utils.checkpoint's remaining names --------------------------------------------------
+
+
+def test_checkpoint_names():
+    import torch.utils.checkpoint as theirs
+
+    import chainrule.utils.checkpoint as ours
+
+    assert set(theirs.__all__) - set(ours.__all__) == {"create_selective_checkpoint_contexts",
+                                                       "SAC_IGNORED_OPS"}
+    assert [(p.name, p.value) for p in ours.CheckpointPolicy] == \
+        [(p.name, p.value) for p in theirs.CheckpointPolicy]
+    ctx = ours.SelectiveCheckpointContext(is_recompute=True)
+    assert (ctx.is_recompute, ctx.op_output) == (True, None)
+    assert ours.DefaultDeviceType.get_device_type() == theirs.DefaultDeviceType.get_device_type()
+    assert ours.get_device_states(cr.ones(2), [cr.ones(1)]) == \
+        theirs.get_device_states(torch.ones(2), [torch.ones(1)])
+    ours.set_device_states([], [])
+    ours.set_device_states([], [], device_type="meta")
+    try:
+        ours.DefaultDeviceType.set_device_type("meta")
+        assert ours.DefaultDeviceType.get_device_type() == "meta"
+    finally:
+        ours.DefaultDeviceType._default_device_type = None
+
+
+def _recomputations(m, grouped: bool) -> int:
+    calls = []
+
+    def region(x):
+        calls.append(1)
+        return x.sin(), x.cos()
+
+    x = m.ones(3, requires_grad=True)
+    y1, y2 = m.utils.checkpoint.checkpoint(region, x, use_reentrant=False)
+    group = m.utils.checkpoint.GraphExecGroup() if grouped else contextlib.nullcontext()
+    with group:
+        y1.sum().backward()
+        y2.sum().backward()
+    return len(calls) - 1, x.grad.tolist()
+
+
+def test_graph_exec_group_recomputes_once():
+    import torch.utils.checkpoint  # noqa: F401
+
+    for grouped in (False, True):
+        ours, theirs = _recomputations(cr, grouped), _recomputations(torch, grouped)
+        assert ours[0] == theirs[0]
+        np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)
+    with cr.utils.checkpoint.GraphExecGroup():
+        with pytest.raises(RuntimeError, match="GraphExecGroup contexts cannot be nested"):
+            with cr.utils.checkpoint.GraphExecGroup():
+                pass

@@ -13,8 +13,10 @@ backward on the result.
 from __future__ import annotations
 
 import contextlib
+import enum
 import itertools
 import os
+import threading
 import traceback
 import warnings
 import weakref
@@ -35,8 +37,10 @@ from chainrule.autograd.graph import (
 _PACKAGE = os.path.dirname(os.path.abspath(chainrule.__file__)) + os.sep
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
-           "check_backward_validity", "detach_variable", "noop_context_fn",
-           "set_checkpoint_early_stop", "set_checkpoint_debug_enabled"]
+           "check_backward_validity", "detach_variable", "get_device_states",
+           "set_device_states", "noop_context_fn", "set_checkpoint_early_stop",
+           "DefaultDeviceType", "set_checkpoint_debug_enabled", "CheckpointPolicy",
+           "SelectiveCheckpointContext", "GraphExecGroup"]
 
 _DEFAULT_DETERMINISM_MODE = "default"
 _checkpoint_debug_enabled: bool | None = None
@@ -73,6 +77,88 @@ def set_checkpoint_early_stop(enable: bool):
 def noop_context_fn():
     """The default ``context_fn``: no context around the forward or the recomputation."""
     return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+class DefaultDeviceType:
+    """The device type whose RNG state checkpoint saves when no argument is on an accelerator:
+    set with ``set_device_type``; by default the current accelerator's, here 'cpu'."""
+
+    _default_device_type: str | None = None
+
+    @staticmethod
+    def set_device_type(device: str = "cuda") -> None:
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type() -> str:
+        if not DefaultDeviceType._default_device_type:
+            DefaultDeviceType._default_device_type = "cpu"  # no accelerator
+        return DefaultDeviceType._default_device_type
+
+
+def get_device_states(*args) -> tuple[list[int], list]:
+    """The accelerator devices of the tensors in ``args`` and their RNG states: none, as every
+    chainrule tensor is on the CPU (or meta), whose RNG state is the default generator's."""
+    return [], []
+
+
+def set_device_states(devices, states, *, device_type=None) -> None:
+    """Restore the RNG states of accelerator ``devices``: there are none to restore here."""
+    if device_type is None:
+        device_type = DefaultDeviceType.get_device_type()
+    if device_type == "meta":
+        return
+    module = getattr(chainrule, device_type)
+    for device, state in zip(devices, states):
+        with module.device(device):
+            module.set_rng_state(state)
+
+
+class SelectiveCheckpointContext:
+    """What a selective-checkpoint policy function is told: whether the op runs in the
+    recomputation (and, in PyTorch, the op's output)."""
+
+    def __init__(self, *, is_recompute, op_output=None) -> None:
+        self.is_recompute = is_recompute
+        self.op_output = op_output
+
+
+class CheckpointPolicy(enum.Enum):
+    """What selective checkpointing does with an op's output: save it or recompute it (MUST
+    overrides torch.compile's partitioner, PREFER lets it decide), or offload it to the CPU."""
+
+    MUST_SAVE = 0
+    PREFER_SAVE = 1
+    MUST_RECOMPUTE = 2
+    PREFER_RECOMPUTE = 3
+    MUST_CPU_OFFLOAD = 4
+    PREFER_CPU_OFFLOAD = 5
+
+
+class _Group(threading.local):
+    current = None
+
+
+_group = _Group()
+
+
+class GraphExecGroup:
+    """Inside it, each checkpointed region is recomputed at most once across every backward
+    called (non-reentrant checkpoint only); the backwards must use disjoint saved tensors."""
+
+    def __enter__(self) -> GraphExecGroup:
+        if _group.current is not None:
+            raise RuntimeError(f"GraphExecGroup contexts cannot be nested. Already inside group "
+                               f"{_group.current}")
+        _group.current = self
+        return self
+
+    def __exit__(self, *args) -> None:
+        _group.current = None
+
+    @classmethod
+    def _get_current_group(cls) -> GraphExecGroup | None:
+        return _group.current
 
 
 def detach_variable(inputs: tuple) -> tuple:
@@ -310,7 +396,8 @@ class _checkpoint_hook(saved_tensors_hooks):
             return holder
 
         def unpack_hook(holder):
-            gid = _current_graph_task_id()
+            group = GraphExecGroup._get_current_group()  # one recomputation per group
+            gid = group if group is not None else _current_graph_task_id()
             if gid == -1:  # unpacked outside backward (grad_fn._saved_*): a fresh recompute
                 gid = -next(_outside_ids)
             if not frame.is_recomputed[gid]:
