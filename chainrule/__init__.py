@@ -140,6 +140,7 @@ from ._settings import (  # noqa: E402
 from ._torch_nn import *  # noqa: E402, F403  (torch.<name> for nn kernels, e.g. torch.pdist)
 from ._windows import *  # noqa: E402, F403  (hann_window, kaiser_window, ...)
 from .compiler import compile  # noqa: E402, A004
+from .cuda import AcceleratorError, OutOfMemoryError  # noqa: E402
 from .func import vmap  # noqa: E402
 from .functional import *  # noqa: E402, F403  (torch.einsum is torch.functional.einsum, ...)
 from . import _dynamo, _inductor, _logging, testing  # noqa: E402  (torch._dynamo, ...)

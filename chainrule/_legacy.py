@@ -11,7 +11,7 @@ from __future__ import annotations
 from . import _backend
 from .tensor import _LEGACY_NAMES, Tensor, _legacy_new
 
-__all__ = ["tensortype", "CPU_TYPES", "CUDA_TYPES"]
+__all__ = ["tensortype", "typed_classes", "CPU_TYPES", "CUDA_TYPES"]
 
 
 class tensortype(type):
@@ -37,7 +37,7 @@ class tensortype(type):
     def is_cuda(cls) -> bool:
         return cls._legacy_device == "cuda"
 
-    is_sparse = is_sparse_csr = is_xpu = False
+    is_sparse_csr = is_xpu = False
 
 
 tensortype.__module__ = "torch"
@@ -47,18 +47,21 @@ _TYPED = ("float32", "float64", "float16", "bfloat16", "uint8", "int8", "int16",
           "int64", "bool")
 
 
-def _typed_classes(module: str, device: str) -> dict[str, tensortype]:
+def typed_classes(module: str, device: str, sparse: bool = False) -> dict[str, tensortype]:
+    """The typed classes of ``module`` (``torch``, ``torch.cuda``, ``torch.cuda.sparse``), by
+    name, for tensors on ``device``."""
     classes = {}
     for name in _TYPED:
-        dtype = getattr(_backend, name, None)  # bfloat16 only where chainrule has it
-        if dtype is None:
+        # bfloat16 only where chainrule has it
+        dtype = getattr(_backend, "bool_" if name == "bool" else name, None)
+        if dtype is None or (sparse and name == "bool"):
             continue
         cls_name = f"{_LEGACY_NAMES[name]}Tensor"
         classes[cls_name] = tensortype(cls_name, (), {
             "__module__": module, "__qualname__": cls_name, "dtype": dtype,
-            "_legacy_device": device})
+            "_legacy_device": device, "is_sparse": sparse})
     return classes
 
 
-CPU_TYPES = _typed_classes("torch", "cpu")
-CUDA_TYPES = _typed_classes("torch.cuda", "cuda")
+CPU_TYPES = typed_classes("torch", "cpu")
+CUDA_TYPES = typed_classes("torch.cuda", "cuda")

@@ -569,7 +569,9 @@ def _legacy_class(dtype) -> type:
 
 def _legacy_storages(module: str, device: str) -> dict[str, type]:
     classes = {}
-    for dtype in _backend.ALL_DTYPES:
+    bfloat16 = getattr(_backend, "bfloat16", None)  # where chainrule has it
+    extra = () if bfloat16 is None or bfloat16 in _backend.ALL_DTYPES else (bfloat16,)
+    for dtype in _backend.ALL_DTYPES + extra:
         name = f"{_LEGACY_NAMES[dtype.name]}Storage"
         classes[name] = _LegacyStorageMeta(name, (_LegacyStorage,), {
             "__module__": module, "__qualname__": name, "__slots__": (), "dtype": dtype,
