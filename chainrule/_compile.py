@@ -982,11 +982,12 @@ _STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile",
 class CompiledFunction:
     """``fn`` captured on its first calls and replayed on later calls that pass the guards."""
 
-    def __init__(self, fn: Callable, recompile_limit: int = 8) -> None:
+    def __init__(self, fn: Callable, recompile_limit: int = 8, dynamic: bool = True) -> None:
         functools.update_wrapper(self, fn)
         self._fn = fn
         self._fullgraph = False
         self._limit = recompile_limit
+        self._dynamic = dynamic
         self._forget()
         _live.add(self)
 
@@ -1065,6 +1066,17 @@ class CompiledFunction:
                 return self._fn(*args, **kwargs)
             return self._record(tensors, key, args, kwargs)
 
+    def _recompiles(self, key) -> int:
+        """Recompilations with ``key`` added, counted as PyTorch counts them: one per guard set;
+        with dynamic shapes, guard sets that differ only in tensor sizes (same ranks) count twice
+        at most (PyTorch's static graph, then its dynamic one)."""
+        if not self._dynamic:
+            return len(self._pending) + len(self._programs) + 1
+        ranks: dict = {}
+        for k in (*self._pending, *self._by_key, key):
+            ranks.setdefault(_sizes_erased(k), set()).add(k)
+        return sum(min(len(keys), 2) for keys in ranks.values())
+
     def _record(self, tensors: list, key, args, kwargs):
         entry = self._pending.get(key)
         if entry is None:
@@ -1076,7 +1088,7 @@ class CompiledFunction:
                     "Detected recompile when torch.compile stance is 'fail_on_recompile'. "
                     + (f"filename: '{code.co_filename}', function name: '{code.co_name}', "
                        f"line number: {code.co_firstlineno}" if code else f"function: {self._fn}"))
-            if len(self._pending) + len(self._programs) >= self._limit:
+            if self._recompiles(key) > self._limit:
                 self._eager_reason = (f"recompile_limit ({self._limit}) reached; the guards "
                                       "keep failing")
                 self._give_up(self._eager_reason)
@@ -1143,6 +1155,15 @@ def _flatten_args(args: tuple, kwargs: dict) -> tuple[list, Any]:
     return tensors, key
 
 
+def _sizes_erased(key):
+    """A guard key with each tensor's shape replaced by its rank."""
+    if type(key) is not tuple:
+        return key
+    if len(key) == 5 and key[0] == "T":
+        return ("T", len(key[1])) + key[2:]
+    return tuple(_sizes_erased(k) for k in key)
+
+
 def is_compiling() -> bool:
     """True while chainrule.compile captures a call."""
     return hooks.capture is not None
@@ -1181,6 +1202,6 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False,
         raise RuntimeError("compile: the model to compile must be callable, got "
                            f"{type(model).__name__}")
     limit = 8 if recompile_limit is None else recompile_limit
-    compiled = CompiledFunction(model, limit)
+    compiled = CompiledFunction(model, limit, dynamic is not False)
     compiled._fullgraph = fullgraph
     return compiled

@@ -330,7 +330,7 @@ def test_state_that_changes_python_values_is_not_replayed():
 
 
 def test_recompile_limit_falls_back_to_eager():
-    c = torch.compile(lambda x: x + 1, recompile_limit=2)
+    c = torch.compile(lambda x: x + 1, recompile_limit=2, dynamic=False)
     with pytest.warns(RuntimeWarning, match="recompile_limit"):
         for n in range(1, 6):
             assert torch.equal(c(torch.zeros(n)), torch.ones(n))

@@ -320,6 +320,32 @@ def test_recompile_limit_and_disable_flags_are_read():
     assert chainrule.compile(disabled) is disabled
 
 
+def test_recompile_limit_counts_shapes_as_pytorch_does():
+    """With dynamic shapes (the default) new sizes of the same rank cost one recompilation,
+    as PyTorch's switch to a dynamic graph does; with dynamic=False each shape costs one."""
+    for dynamic, limit, shapes, gives_up in [
+            (None, 2, [(1,), (2,), (3,), (4,), (5,)], False),
+            (None, 1, [(1,), (2,)], True),
+            (None, 2, [(1,), (2,), (3,), (2, 2)], True),
+            (None, 3, [(1,), (2,), (3,), (2, 2)], False),
+            (False, 2, [(1,), (2,), (3,)], True)]:
+        chainrule._dynamo.reset()  # warnings are given once
+        f, calls = _counted()
+        g = chainrule.compile(f, recompile_limit=limit, dynamic=dynamic)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            for shape in shapes:
+                for _ in range(3):
+                    g(chainrule.ones(shape))
+        assert any("recompile_limit" in str(x.message) for x in w) == gives_up
+    chainrule._dynamo.reset()
+    with chainrule._dynamo.config.patch(automatic_dynamic_shapes=False):
+        g = chainrule.compile(_counted()[0], recompile_limit=1)
+    with pytest.warns(RuntimeWarning, match="recompile_limit"):
+        for shape in [(1,), (1,), (2,)]:
+            g(chainrule.ones(shape))
+
+
 def test_compiled_module_is_an_optimized_module():
     model = chainrule.nn.Linear(2, 2)
     compiled = chainrule.compile(model)

@@ -99,6 +99,8 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False,
         return model
     if recompile_limit is None:
         recompile_limit = _dynamo_config.recompile_limit
+    if dynamic is None and not _dynamo_config.automatic_dynamic_shapes:
+        dynamic = False  # every new shape counts as a recompilation
     compiled = _compile.compile(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
                                 mode=mode, options=options, name=name,
                                 recompile_limit=recompile_limit,
