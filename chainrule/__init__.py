@@ -121,6 +121,7 @@ from . import (  # noqa: E402  (they use the op functions above)
     quasirandom,
     return_types,
     signal,
+    sparse,
     special,
 )
 from ._dtypes import *  # noqa: E402, F403  (finfo, iinfo, promote_types, layout, ...)
