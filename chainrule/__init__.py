@@ -144,7 +144,7 @@ from .compiler import compile  # noqa: E402, A004
 from .cuda import AcceleratorError, OutOfMemoryError  # noqa: E402
 from .func import vmap  # noqa: E402
 from .functional import *  # noqa: E402, F403  (torch.einsum is torch.functional.einsum, ...)
-from . import _dynamo, _inductor, _logging, testing  # noqa: E402  (torch._dynamo, ...)
+from . import _dynamo, _inductor, _logging, jit, testing  # noqa: E402  (torch.jit, ...)
 from . import accelerator, amp, cpu, futures, hub, overrides, types  # noqa: E402  (torch.amp, ...)
 
 globals().update(_deprecated.wrap_functions(globals()))  # torch.add(input, alpha, other), ...
