@@ -4,8 +4,8 @@
 downloads the repository's archive into the hub directory (``get_dir()``) once and uses that
 cache after; without a network it finds a cached ``owner_repo_branch`` directory, else fails
 as urllib fails. ``load_state_dict_from_url`` loads a file already in the hub's
-``checkpoints`` directory with ``chainrule.load`` (files written by ``torch.save`` load as far
-as chainrule's serialization reads PyTorch's format).
+``checkpoints`` directory with ``chainrule.load``, which reads safetensors files (chainrule's
+format); checkpoints written by ``torch.save`` (a zip of pickles) do not load yet.
 """
 
 from __future__ import annotations
