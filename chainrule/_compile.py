@@ -194,8 +194,8 @@ class Capture:
     def _advanced(self) -> bool:
         """Whether a generator's stream moved since the last call (and note where it is)."""
         moved = False
-        for key, (_, rng) in self.generators.items():
-            state = rng.bit_generator.state["state"]
+        for key, (gen, _) in self.generators.items():
+            state = gen._position()
             if self.streams.get(key) != state:
                 moved = True
                 self.streams[key] = state
@@ -345,11 +345,11 @@ class Capture:
             self.held.append(value._data)  # its id must not be reused during the capture
 
     def draw(self, generator) -> None:
-        """``_rng`` handed out a generator's random stream."""
+        """A sampler is about to draw from a generator's stream."""
         if threading.get_ident() != self.thread or id(generator) in self.generators:
             return
         self.generators[id(generator)] = (generator, generator._rng)
-        self.streams[id(generator)] = generator._rng.bit_generator.state["state"]
+        self.streams[id(generator)] = generator._position()
 
     def module(self, module) -> None:
         """A module's forward ran: its training flag is guarded."""

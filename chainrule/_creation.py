@@ -5,12 +5,14 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import os
 import warnings
 
+from . import _random as _sample
 from ._backend import as_dtype, get_default_dtype, xp
 from ._batched import BatchedTensor, batched
 from ._batched import state as vmap_state
-from ._device import memory_of
+from ._device import device, memory_of
 from ._quiet import quiet
 from ._shapes import size_tuple
 from ._tooling import hooks as tool_hooks
@@ -25,7 +27,7 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty"
            "rand_like", "randn_like", "randint_like", "default_generator", "normal", "poisson",
            "bernoulli", "multinomial", "binomial", "get_rng_state", "set_rng_state"]
 
-_DEFAULT_SEED = 67280421310721
+_DEFAULT_SEED = 67280421310721  # a new torch.Generator's seed
 
 
 def _check_device(device, what: str = "empty") -> None:
@@ -300,67 +302,143 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None,
 
 
 class Generator:
-    """A seeded random number generator (``manual_seed`` makes it reproducible)."""
+    """A random number generator: PyTorch's CPU generator (a Mersenne Twister, mt19937), so the
+    same seed gives PyTorch's draws."""
 
     def __init__(self, device="cpu") -> None:
-        self._seed = _DEFAULT_SEED
-        self._rng = xp.random.default_rng(self._seed)
+        self._device = _generator_device(device)
+        self._engine = _sample.Engine(_DEFAULT_SEED)
+        # NumPy's samplers on the same stream, for the distributions PyTorch's kernels are not
+        # reproduced for.
+        self._rng = xp.random.Generator(self._engine.bits)
 
-    def manual_seed(self, seed: int) -> Generator:
-        self._seed = int(seed)
+    @property
+    def device(self) -> device:
+        return self._device
+
+    def manual_seed(self, seed) -> Generator:
+        """Seed the generator (an integer in [-2**63, 2**64); a negative one is read as its
+        unsigned 64-bit pattern); returns it."""
+        seed = _seed_value(seed)
         if tool_hooks.capture is not None:  # inside a compiled function: replayed too
-            tool_hooks.capture.effect(_reseed, self, self._seed)
+            tool_hooks.capture.effect(_reseed, self, seed)
         else:
-            _reseed(self, self._seed)
+            _reseed(self, seed)
         return self
 
     def seed(self) -> int:
-        return self.manual_seed(int(xp.random.SeedSequence().entropy % 2**63))._seed
+        """Seed from the operating system's randomness; returns the seed."""
+        value = _fresh_seed()
+        self.manual_seed(value)
+        return value
 
     def initial_seed(self) -> int:
-        return self._seed
+        """The seed the generator was last seeded with."""
+        return self._engine.seed
 
     def get_state(self) -> Tensor:
+        """The state as a uint8 tensor, in PyTorch's layout (5056 bytes)."""
         _graph_break("reading a generator's state")
-        return _state_tensor(self._rng)
+        data = xp.frombuffer(self._engine.state_bytes(), dtype=xp.uint8).copy()
+        return Tensor._wrap(data, None, 0)
 
-    def set_state(self, state: Tensor) -> Generator:
+    def set_state(self, new_state: Tensor) -> Generator:
+        """Restore a state from ``get_state`` (this generator's, another's or PyTorch's)."""
         _graph_break("setting a generator's state")
-        _load_state(self._rng, state)
+        if not isinstance(new_state, Tensor):
+            raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
+        data = new_state._data
+        if data.dtype != xp.uint8:
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        if not data.flags.c_contiguous:
+            raise RuntimeError("RNG state must be contiguous")
+        try:
+            self._engine.load(data.tobytes())
+        except _sample.InvalidState as e:
+            raise RuntimeError(e.args[0]) from None
         return self
+
+    def clone_state(self) -> Generator:
+        """A new generator in the same state."""
+        twin = Generator(self._device)
+        twin._engine.load(self._engine.state_bytes())
+        return twin
+
+    def graphsafe_get_state(self):
+        raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
+
+    def graphsafe_set_state(self, state):
+        raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
+
+    def get_offset(self) -> int:
+        raise RuntimeError("CPU Generator does not use offset")
+
+    def set_offset(self, offset: int) -> Generator:
+        raise RuntimeError("CPU Generator does not use offset")
+
+    def __reduce__(self):
+        return Generator, (str(self._device),), (self.initial_seed(), None, self.get_state())
+
+    def __setstate__(self, state) -> None:
+        seed, _, rng_state = state
+        self.manual_seed(seed)
+        self.set_state(rng_state)
+
+    def _position(self) -> tuple:
+        """Where the stream is (for chainrule.compile's guards), comparable with ==."""
+        return self._engine.position()
+
+
+def _generator_device(device_) -> device:
+    where = device("cpu" if device_ is None else device_)
+    if where.type == "cpu":
+        return where
+    if where.type == "cuda":
+        raise RuntimeError(
+            "Cannot get CUDA generator without ATen_cuda library. PyTorch splits its backend into "
+            "two shared libraries: a CPU library and a CUDA library; this error has occurred "
+            "because you are trying to use some CUDA functionality, but the CUDA library has not "
+            "been loaded by the dynamic linker for some reason.  The CUDA library MUST be loaded, "
+            "EVEN IF you don't directly use any symbols from the CUDA library! One common culprit "
+            "is a lack of -Wl,--no-as-needed in your link arguments; many dynamic linkers will "
+            "delete dynamic library dependencies if you don't depend on any of their symbols.  "
+            "You can check if this has occurred by using ldd on your binary to see if there is a "
+            "dependency on *_cuda.so library.")
+    raise RuntimeError(f"{where.type.upper()} device type not an accelerator.")
+
+
+def _seed_value(seed) -> int:
+    """A seed as PyTorch's Generator.manual_seed reads it: a Python int in [-2**63, 2**64),
+    negative ones as their unsigned 64-bit pattern."""
+    if isinstance(seed, xp.integer):
+        raise TypeError("an integer is required")
+    if type(seed) is bool or not isinstance(seed, int):
+        kind = type(seed)
+        name = "Tensor" if isinstance(seed, Tensor) else kind.__name__ if \
+            kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+        raise RuntimeError(f"manual_seed expected a long, but got {name}")
+    if not -(2**63) <= seed < 2**64:
+        raise ValueError("Overflow when unpacking long long")
+    return seed % 2**64
+
+
+def _fresh_seed() -> int:
+    """64 bits from the operating system, as PyTorch seeds a generator non-deterministically."""
+    return int.from_bytes(os.urandom(8), "little")
 
 
 def _reseed(generator: Generator, seed: int) -> None:
     # In place: code holding the stream (a compiled function's draws) follows.
-    generator._seed = seed
-    generator._rng.bit_generator.state = xp.random.default_rng(seed).bit_generator.state
-
-
-def _state_tensor(rng) -> Tensor:
-    full = rng.bit_generator.state
-    s = full["state"]
-    words = [(s["state"] >> (64 * i)) & (2**64 - 1) for i in (1, 0)]
-    words += [(s["inc"] >> (64 * i)) & (2**64 - 1) for i in (1, 0)]
-    # The half of a 64-bit draw kept for the next 32-bit one (float32 samples use them).
-    words += [full["has_uint32"], full["uinteger"]]
-    return Tensor._wrap(xp.array(words, dtype=xp.uint64).view(xp.uint8), None, 0)
-
-
-def _load_state(rng, state: Tensor) -> None:
-    words = [int(w) for w in state._data.view(xp.uint64)]
-    full_state = rng.bit_generator.state
-    full_state["state"] = {"state": (words[0] << 64) | words[1], "inc": (words[2] << 64) | words[3]}
-    if len(words) > 4:
-        full_state["has_uint32"], full_state["uinteger"] = words[4], words[5]
-    rng.bit_generator.state = full_state
+    generator._engine.reseed(seed)
 
 
 default_generator = Generator()
+default_generator.manual_seed(_fresh_seed())  # PyTorch's default generator starts unseeded
 
 
-def manual_seed(seed: int) -> Generator:
+def manual_seed(seed) -> Generator:
     """Seed the default generator; returns it."""
-    return default_generator.manual_seed(seed)
+    return default_generator.manual_seed(int(seed))
 
 
 def seed() -> int:
@@ -380,12 +458,12 @@ def get_rng_state() -> Tensor:
 
 def set_rng_state(new_state: Tensor) -> None:
     """Restore the default generator's state from ``get_rng_state()``."""
-    if not isinstance(new_state, Tensor):
-        raise TypeError(f"expected a Tensor as the new state, got {type(new_state).__name__}")
     default_generator.set_state(new_state)
 
 
-def _rng(generator):
+def _generator(generator) -> Generator:
+    """The generator a sampler draws from (the default one unless given); vmap's 'error'
+    randomness refuses, and a capture notes the stream."""
     if vmap_state.level and "error" in vmap_state.randomness:
         raise RuntimeError("vmap: called random operation while in randomness error mode. Please "
                            "either use the 'same' or 'different' randomness flags on vmap or "
@@ -393,15 +471,70 @@ def _rng(generator):
     generator = generator or default_generator
     if tool_hooks.capture is not None:
         tool_hooks.capture.draw(generator)
-    return generator._rng
+    return generator
 
 
-def _random(draw, shape: tuple, dtype, requires_grad: bool) -> Tensor:
-    """``draw(shape)`` as a tensor; under ``vmap(randomness='different')`` every example gets
-    draws of its own (a batched tensor), under 'same' all share one."""
+def _rng(generator):
+    """NumPy's samplers on a generator's stream (for samplers drawn as NumPy draws them)."""
+    return _generator(generator)._rng
+
+
+def _sampler(generator, sample, *args):
+    """A draw for ``_random``: ``sample(engine, n, *args)`` from the generator's engine, in the
+    shape asked (a closure: chainrule.compile sees the draws of two calls as the same kernel)."""
+    engine = _generator(generator)._engine
+
+    def draw(shape: tuple):
+        return _draw(engine, sample, args, shape)
+
+    return draw
+
+
+def _draw(engine, sample, args: tuple, shape: tuple):
+    if args and xp.dtype(args[0]).kind == "c":  # complex: the real and imaginary parts
+        real = xp.float32 if xp.dtype(args[0]) == xp.complex64 else xp.float64
+        values = sample(engine, 2 * math.prod(shape), real, *args[1:])
+        return values.view(args[0]).reshape(shape)
+    return sample(engine, math.prod(shape), *args).reshape(shape)
+
+
+def _in_order(draw, order: tuple, shape: tuple):
+    """``draw`` filled in the axis ``order`` (outermost first) and seen in the given one."""
+    values = draw(tuple(shape[d] for d in order))
+    return values.transpose(tuple(sorted(range(len(order)), key=order.__getitem__)))
+
+
+def _layout(array, dense_only: bool = False) -> tuple:
+    """How PyTorch's kernels walk a tensor's memory: its axes from the largest stride to the
+    smallest (None: as they are) and whether it is contiguous. ``dense_only``: the layout
+    ``empty_like`` keeps (a permutation of a contiguous one), else contiguous."""
+    if not isinstance(array, xp.ndarray) or array.flags.c_contiguous:
+        return None, True
+    order = tuple(sorted(range(array.ndim), key=lambda d: -abs(array.strides[d])))
+    if dense_only:
+        step = array.itemsize
+        for d in reversed(order):
+            if array.shape[d] != 1 and abs(array.strides[d]) != step:
+                return None, True
+            step *= array.shape[d]
+    return (None if order == tuple(range(array.ndim)) else order), False
+
+
+def _random(draw, shape: tuple, dtype, requires_grad: bool, order: tuple | None = None,
+            examples: bool = True) -> Tensor:
+    """``draw(shape)`` as a tensor, drawn in the axis ``order`` given (the memory order of a
+    tensor being filled); under ``vmap(randomness='different')`` every example gets draws of its
+    own (a batched tensor), under 'same' all share one (``examples=False``: a sampler drawing
+    for a whole batch at once)."""
     levels = [i + 1 for i, mode in enumerate(vmap_state.randomness) if mode == "different"] \
-        if vmap_state.level else []
+        if vmap_state.level and examples else []
     sizes = tuple(vmap_state.sizes[i - 1] for i in levels)
+    if order is not None:
+        unordered, k = draw, len(sizes)
+        axes = tuple(range(k)) + tuple(k + d for d in order)
+
+        def draw(shape: tuple):
+            return _in_order(unordered, axes, shape)
     array = kernel(draw, sizes + shape)
     if array.dtype != dtype:
         array = kernel(xp.ndarray.astype, array, dtype)
@@ -418,39 +551,47 @@ _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int6
                "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
-def _require_float(dt, kernel: str) -> None:
+def _require_float(dt, kernel: str, complex_ok: bool = False) -> None:
     """PyTorch's error for a floating-point sampler asked for another dtype."""
-    if xp.dtype(dt).kind != "f":
+    if xp.dtype(dt).kind != "f" and not (complex_ok and xp.dtype(dt).kind == "c"):
         name = _TYPE_NAMES.get(xp.dtype(dt).name, xp.dtype(dt).name)
         raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+
+
+def _normal_std(dt, std: float) -> float:
+    """A complex normal's parts each have half the variance."""
+    return std / math.sqrt(2) if xp.dtype(dt).kind == "c" else std
 
 
 @_factory()
 def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Uniform samples on [0, 1)."""
-    _check_device(device)
+    mem = memory_of(device, "rand")
     dt = _dtype("rand", dtype)
-    _require_float(dt, "check_uniform_bounds")
-    rng = _rng(generator)
-    return _random(lambda s: rng.random(s, dtype=xp.float64 if dt == xp.float16 else dt),
-                   check_size("rand", size), dt, requires_grad)
+    _require_float(dt, "check_uniform_bounds", complex_ok=True)
+    shape = check_size("rand", size)
+    if mem is not xp:  # meta: a shape, nothing drawn
+        return _finish(mem.zeros(shape, dtype=dt), requires_grad)
+    return _random(_sampler(generator, _sample.uniform, dt), shape, dt, requires_grad)
 
 
 @_factory()
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
-    _check_device(device)
+    mem = memory_of(device, "randn")
     dt = _dtype("randn", dtype)
-    _require_float(dt, "normal_kernel_cpu")
-    rng = _rng(generator)
-    return _random(lambda s: rng.standard_normal(s, dtype=xp.float64 if dt == xp.float16 else dt),
-                   check_size("randn", size), dt, requires_grad)
+    _require_float(dt, "normal_kernel_cpu", complex_ok=True)
+    shape = check_size("randn", size)
+    if mem is not xp:
+        return _finish(mem.zeros(shape, dtype=dt), requires_grad)
+    draw = _sampler(generator, _sample.normal, dt, 0.0, _normal_std(dt, 1.0))
+    return _random(draw, shape, dt, requires_grad)
 
 
 def randint(*args, size=None, generator=None, dtype=None, device=None,
             requires_grad: bool = False) -> Tensor:
     """Random integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
-    _check_device(device)
+    mem = memory_of(device, "randint")
     if size is None:
         *bounds, size = args
     else:
@@ -459,20 +600,64 @@ def randint(*args, size=None, generator=None, dtype=None, device=None,
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
                            f"to={high}")
-    rng = _rng(generator)
-    return _random(lambda s: rng.integers(low, high, s), check_size("randint", (size,)),
-                   _dtype("randint", dtype, xp.dtype(xp.int64)), requires_grad)
+    dt = _dtype("randint", dtype, xp.dtype(xp.int64))
+    shape = check_size("randint", (size,))
+    if mem is not xp:
+        return _finish(mem.zeros(shape, dtype=dt), requires_grad)
+    low, high = _float_bounds(dt, low, high)
+    draw = _sampler(generator, _sample.integers, dt, low, high - low)
+    return _random(draw, shape, dt, requires_grad)
 
 
 @_factory()
 def randperm(n: int, *, generator=None, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """A random permutation of 0..n-1."""
-    _check_device(device)
+    mem = memory_of(device, "randperm")
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     dt = _dtype("randperm", dtype, xp.dtype(xp.int64))
-    return _finish(_rng(generator).permutation(n).astype(dt), requires_grad)
+    if mem is not xp:
+        return _finish(mem.zeros((n,), dtype=dt), requires_grad)
+    engine = _generator(generator)._engine
+    return _finish(kernel(_permutation, engine, n, dt), requires_grad)
+
+
+def _permutation(engine, n: int, dtype):
+    return _sample.randperm(engine, n).astype(dtype)
+
+
+def _float_bounds(dt, low: int, high: int | None = None) -> tuple:
+    """random_'s [low, high) for a floating dtype moved inward to integers the dtype holds, so
+    that no draw rounds to ``high`` (PyTorch's update_from and update_to)."""
+    if xp.dtype(dt).kind != "f":
+        return low, high
+    digits = xp.finfo(dt).nmant + 1
+    up = _cast_int(low + 1, dt)
+    if up < low:
+        low = up + (1 << ((abs(low + 1).bit_length() - 1) - digits + 1))
+    if high is None:
+        return low, high
+    down = _cast_int(high - 1, dt)
+    if down >= high:
+        high = down - (1 << ((abs(high - 1).bit_length() - 1) - digits + 1))
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' casted to dtype to be less than 'to' casted "
+                           f"to dtype, but got from={low} >= to={high}")
+    return low, high
+
+
+def _cast_int(value: int, dt) -> int:
+    """An int64 converted to a float dtype and back, as C++ rounds it (half through float)."""
+    digits = [24, 11] if xp.dtype(dt) == xp.float16 else [xp.finfo(dt).nmant + 1]
+    for bits in digits:
+        shift = abs(value).bit_length() - bits
+        if shift > 0:
+            q, r = divmod(abs(value), 1 << shift)
+            if r > 1 << (shift - 1) or (r == 1 << (shift - 1) and q & 1):
+                q += 1
+            value = (q << shift) * (1 if value > 0 else -1)
+    return value
 
 
 def _like(factory):
@@ -481,12 +666,31 @@ def _like(factory):
             dtype_argument(like.__name__, dtype)
         if type(input) is BatchedTensor and factory not in (rand, randn):
             return _batched_like(like, input, dtype, requires_grad, **kwargs)
+        if factory in (rand, randn) and type(input) is not BatchedTensor:
+            order, contiguous = _layout(input._data, dense_only=True)
+            if order is not None and (device is None or memory_of(device) is xp):
+                return _drawn_like(factory, input, dtype, requires_grad, contiguous, order,
+                                   **kwargs)
         return factory(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
                        device=input.device if device is None else device, **kwargs)
 
     like.__name__ = factory.__name__ + "_like"
     like.__doc__ = f"{factory.__name__} with the shape (and by default dtype) of ``input``."
     return like
+
+
+def _drawn_like(factory, input, dtype, requires_grad: bool, contiguous: bool, order: tuple,
+                generator=None) -> Tensor:
+    """rand_like or randn_like of a tensor laid out in another axis order: the new tensor keeps
+    that layout, as ``empty_like`` does, so the draws fill it in its memory order."""
+    dt = input._data.dtype if dtype is None else as_dtype(dtype).np
+    _require_float(dt, "check_uniform_bounds" if factory is rand else "normal_kernel_cpu",
+                   complex_ok=True)
+    if factory is rand:
+        draw = _sampler(generator, _sample.uniform, dt)
+    else:
+        draw = _sampler(generator, _sample.normal, dt, 0.0, _normal_std(dt, 1.0), contiguous)
+    return _random(draw, tuple(input.shape), dt, requires_grad, order)
 
 
 zeros_like = _like(zeros)
@@ -527,8 +731,8 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
 
 
 # ---- sampling from distributions ------------------------------------------------------------
-# Values come from the Generator's NumPy PCG64 stream (reproducible with manual_seed), not
-# PyTorch's; shapes, dtypes, errors and gradients are PyTorch's.
+# Values are PyTorch's for the same seed (chainrule._random reproduces its CPU kernels); binomial
+# draws through NumPy's sampler on the same stream.
 
 
 def _g(x) -> str:
@@ -622,7 +826,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
            device=None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """Normal samples with the given mean and std: tensors (broadcast together; the gradient
     is zero, as PyTorch's), or numbers with a ``size``."""
-    _check_device(device)
+    mem = memory_of(device, "normal")
     tensors = [x for x in (mean, std) if isinstance(x, Tensor)]
     if not tensors:
         if size is None:
@@ -632,9 +836,11 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
             raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
         dt = _dtype("normal", dtype)
         _require_float(dt, "normal_kernel_cpu")
-        noise = randn(*size_tuple((size,)), generator=generator, dtype=dt)
-        result = noise * std + mean  # an op: under vmap the noise may be batched
-        return _write_out(result.requires_grad_() if requires_grad else result, out, "normal")
+        shape = size_tuple((size,))
+        if mem is not xp:
+            return _finish(mem.zeros(shape, dtype=dt), requires_grad)
+        draw = _sampler(generator, _sample.normal, dt, float(mean), float(std))
+        return _write_out(_random(draw, shape, dt, requires_grad), out, "normal")
     for x in tensors:
         _require_float(x._data.dtype, "normal_kernel_cpu")
     if isinstance(std, Tensor):
@@ -643,12 +849,17 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     elif std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
     _batched_parameters(generator, *tensors)
-    dt = xp.result_type(*(x._data.dtype for x in tensors))
-    noise = randn(*_broadcast([x.shape for x in tensors]), generator=generator, dtype=dt)
-    # Through ops on detached values, so that it runs under vmap (per-example noise with
-    # randomness="different").
+    dt = (mean if isinstance(mean, Tensor) else std)._data.dtype
+    shape = _broadcast([x.shape for x in tensors])
+    # As PyTorch: N(0, std) for a number std, else N(0, 1) scaled in place, then the mean added
+    # in place (in the result's dtype). Ops on detached values, so that it runs under vmap
+    # (per-example noise with randomness="different").
     mean_, std_ = (x.detach() if isinstance(x, Tensor) else x for x in (mean, std))
-    sample = _sampled(noise * std_ + mean_, mean, std)
+    spread = 1.0 if isinstance(std, Tensor) else float(std)
+    sample = _random(_sampler(generator, _sample.normal, dt, 0.0, spread), shape, dt, False)
+    if isinstance(std, Tensor):
+        sample = (sample * std_).to(sample.dtype)
+    sample = _sampled((sample + mean_).to(sample.dtype), mean, std)
     resize = "warning" if isinstance(std, Tensor) else "error"
     return _write_out(sample, out, "normal", mean, std, resize=resize)
 
@@ -661,8 +872,13 @@ def poisson(input: Tensor, generator=None) -> Tensor:
     rates = input.detach()._data
     if (rates < 0).any():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    draws = _rng(generator).poisson(rates.astype(xp.float64))
-    return _sampled(_array(draws, rates.dtype), input)
+    draws = kernel(_poisson, _generator(generator)._engine, rates)
+    return _sampled(_finish(draws, False), input)
+
+
+def _poisson(engine, rates):
+    values = _sample.poisson(engine, rates.astype(xp.float64).reshape(-1))
+    return xp.array(values, dtype=rates.dtype).reshape(rates.shape)
 
 
 def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
@@ -707,13 +923,26 @@ _P_IN_ERROR = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Cou
 def bernoulli(input: Tensor, p: float | None = None, *, generator=None, out=None) -> Tensor:
     """0/1 samples, 1 with the probability in ``input`` (or with probability ``p``)."""
     if p is not None:
-        return _sampled(bernoulli_(input.detach().clone(), p, generator=generator), input)
+        sample = bernoulli_(input.detach().contiguous().clone(), p, generator=generator)
+        return _sampled(sample, input)
     _require_float(input._data.dtype, "bernoulli_tensor_cpu_p_")
     _batched_parameters(generator, input)
     _check_probabilities(input)
-    draws = _random(_rng(generator).random, input.shape, xp.float64, False)
-    sample = (draws < input.detach()).to(input.dtype)
-    return _write_out(_sampled(sample, input), out, "bernoulli", input)
+    sample = (_uniforms_for(input, generator, tuple(input.shape)) < input.detach())
+    return _write_out(_sampled(sample.to(input.dtype), input), out, "bernoulli", input)
+
+
+def _bernoulli_draws(shape: tuple, p: float, dtype, order: tuple | None = None) -> Tensor:
+    """``bernoulli_(p)`` of a new tensor from the default generator, filled in ``order`` (the
+    noise of dropout)."""
+    return _random(_sampler(None, _sample.bernoulli, dtype, p), shape, dtype, False, order)
+
+
+def _uniforms_for(p: Tensor, generator, shape: tuple, order: tuple | None = None) -> Tensor:
+    """The uniforms PyTorch compares probabilities ``p`` with: float64 for float64 p, else
+    float32."""
+    dt = xp.dtype(xp.float64 if p._data.dtype == xp.float64 else xp.float32)
+    return _random(_sampler(generator, _sample.uniform, dt), shape, dt, False, order)
 
 
 def _check_probabilities(p: Tensor) -> None:
@@ -730,10 +959,16 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
     without replacement."""
     if _batched_parameters(generator, input):  # the batch's rows sampled at once
         value = input._value.detach()
-        flat = multinomial(value.reshape(-1, value.shape[-1]), num_samples, replacement,
-                           generator=generator)
+        flat = _multinomial(value.reshape(-1, value.shape[-1]), num_samples, replacement,
+                            generator, examples=False)
         picks = batched(flat.reshape(*value.shape[:-1], num_samples), input._level)
         return _write_out(picks, out, "multinomial")
+    return _write_out(_multinomial(input, num_samples, replacement, generator), out,
+                      "multinomial")
+
+
+def _multinomial(input: Tensor, num_samples: int, replacement: bool, generator,
+                 examples: bool = True) -> Tensor:
     weights = input.detach()._data
     if weights.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
@@ -762,29 +997,38 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if (rows.sum(axis=1) <= 0).any():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    rng = _rng(generator)
-    if replacement:
-        cdf = xp.cumsum(rows / rows.sum(axis=1, keepdims=True), axis=1)
-        u = rng.random((rows.shape[0], num_samples))
-        picks = xp.stack([xp.searchsorted(c, v, side="right") for c, v in zip(cdf, u)])
-        picks = xp.minimum(picks, categories - 1)
-    else:
-        # Without replacement: the num_samples largest of w / E with E ~ Exp(1) (the
-        # exponential race, equivalent to drawing one by one and renormalising).
-        keys = rows / rng.exponential(size=rows.shape)
-        picks = xp.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
-    picks = picks.reshape(weights.shape[:-1] + (num_samples,)).astype(xp.int64)
-    return _write_out(_array(picks, xp.int64), out, "multinomial")
+    if replacement and num_samples > 1:
+        return _finish(kernel(_categories, _generator(generator)._engine, weights, num_samples),
+                       False)
+    # Without replacement, or one sample: as PyTorch, the largest of w / E with E ~ Exp(1) drawn
+    # like the weights (the exponential race, equal to drawing one by one and renormalising).
+    order, _ = _layout(weights, dense_only=True)
+    race = _random(_sampler(generator, _sample.exponential, weights.dtype, 1.0),
+                   weights.shape, weights.dtype, False, order, examples)
+    keys = input.detach() / race
+    return keys.argmax(-1, keepdim=True) if num_samples == 1 else keys.topk(num_samples)[1]
+
+
+def _categories(engine, weights, num_samples: int):
+    rows = weights.reshape(-1, weights.shape[-1])
+    picks = _sample.multinomial(engine, rows, num_samples)
+    return picks.reshape(weights.shape[:-1] + (num_samples,)).astype(xp.int64)
 
 
 # ---- in-place sampling methods (Tensor.uniform_, normal_, ...) ------------------------------
 
 
-def _fill(self: Tensor, draw) -> Tensor:
-    """Write ``draw(shape)`` into ``self`` through copy_, which checks leaves, bumps the version,
+def _fill(self: Tensor, generator, sample, *args) -> Tensor:
+    """Write ``sample``'s draws (``sample(engine, n, dtype, *args)``) into ``self`` in the order
+    PyTorch's kernel walks its memory, through copy_, which checks leaves, bumps the version,
     writes through views and gives the old value a zero gradient, as PyTorch's samplers do
     (under vmap, draws follow the randomness mode)."""
-    return self.copy_(_random(draw, tuple(self.shape), self._data.dtype, False))
+    dt = self._data.dtype
+    order, contiguous = (None, True) if type(self) is BatchedTensor else _layout(self._data)
+    if sample is _sample.normal:
+        args += (contiguous,)
+    draw = _sampler(generator, sample, dt, *args)
+    return self.copy_(_random(draw, tuple(self.shape), dt, False, order))
 
 
 def _bounds(args: tuple, kwargs: dict, defaults: tuple) -> tuple:
@@ -801,21 +1045,20 @@ def _bounds(args: tuple, kwargs: dict, defaults: tuple) -> tuple:
 def _uniform_(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
     """Fill with U(from, to) samples."""
     low, high = _bounds(args, kwargs, (0.0, 1.0))
-    _require_float(self._data.dtype, "check_uniform_bounds")
+    _require_float(self._data.dtype, "check_uniform_bounds", complex_ok=True)
     if low > high:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={_g(low)} > to={_g(high)}")
-    rng = _rng(generator)
-    return _fill(self, lambda shape: rng.uniform(low, high, shape))
+    return _fill(self, generator, _sample.uniform, float(low), float(high))
 
 
 def _normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
     """Fill with N(mean, std²) samples."""
-    _require_float(self._data.dtype, "normal_kernel_cpu")
+    _require_float(self._data.dtype, "normal_kernel_cpu", complex_ok=True)
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
-    rng = _rng(generator)
-    return _fill(self, lambda shape: rng.normal(mean, std, shape))
+    std = _normal_std(self._data.dtype, float(std))
+    return _fill(self, generator, _sample.normal, float(mean), std)
 
 
 def _continuous(self: Tensor, name: str, ctype: bool = False) -> None:
@@ -833,16 +1076,14 @@ def _exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor
     _continuous(self, "Exponential")
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_g(lambd)}")
-    rng = _rng(generator)
-    return _fill(self, lambda shape: rng.exponential(1.0 / lambd, shape))
+    return _fill(self, generator, _sample.exponential, float(lambd))
 
 
 def _geometric_(self: Tensor, p: float, *, generator=None) -> Tensor:
     """Fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_g(p)}")
-    rng = _rng(generator)
-    return _fill(self, lambda shape: rng.geometric(p, shape))
+    return _fill(self, generator, _sample.geometric, float(p))
 
 
 def _cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
@@ -850,8 +1091,7 @@ def _cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator
     _continuous(self, "Cauchy", ctype=True)
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_g(sigma)}")
-    rng = _rng(generator)
-    return _fill(self, lambda shape: median + sigma * rng.standard_cauchy(shape))
+    return _fill(self, generator, _sample.cauchy, float(median), float(sigma))
 
 
 def _log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
@@ -859,27 +1099,33 @@ def _log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator
     _require_float(self._data.dtype, "log_normal_cpu")
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_g(std)}")
-    rng = _rng(generator)
-    return _fill(self, lambda shape: rng.lognormal(mean, std, shape))
+    return _fill(self, generator, _sample.log_normal, float(mean), float(std))
 
 
 def _random_(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
     """Fill with integers uniform on [from, to): random_(to), random_(from, to), or, with no
     bounds, on [0, 2**mantissa] (floats) or the dtype's non-negative range (integers)."""
     dt = self._data.dtype
+    if not args and not kwargs:
+        return _fill(self, generator, _sample.bits)
     if len(args) == 1 and "to" not in kwargs and "from" not in kwargs:
         args = (0, args[0])
     low, high = _bounds(args, kwargs, (0, None))
-    if high is None:
+    if low >= (high if high is not None else low + 1):
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
+                           f"to={high}")
+    if high is None:  # [from, the dtype's largest]
+        if low == -(2**63):  # all 64 bits
+            return _fill(self, generator, _sample.integers, low, None)
         if dt.kind == "f":
-            high = 2 ** (xp.finfo(dt).nmant + 1) + 1
+            high = min(2 ** (xp.finfo(dt).nmant + 1), 2**63 - 1) + 1
         elif dt.kind == "b":
             high = 2
         else:
             high = int(xp.iinfo(dt).max) + 1
-    if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
-                           f"to={high}")
+        low = _float_bounds(dt, low)[0]
+    else:
+        low, high = _float_bounds(dt, low, high)
     if dt.kind in "iu" and high - 1 > xp.iinfo(dt).max:
         c_names = {"uint8": "unsigned char", "int8": "signed char", "int16": "short",
                    "int32": "int", "int64": "long"}
@@ -896,20 +1142,19 @@ def _random_(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
                               "error in version 1.7 release, please fix the code in advance"
                               .format({"float16": "c10::Half", "float32": "float",
                                        "float64": "double"}[dt.name]), UserWarning, stacklevel=2)
-    rng = _rng(generator)
-    return _fill(self, lambda shape: rng.integers(low, high, shape, dtype=xp.int64))
+    return _fill(self, generator, _sample.integers, low, high - low)
 
 
 def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
     """Fill with 0/1 samples, 1 with probability ``p`` (a number or a broadcastable tensor)."""
-    if isinstance(p, Tensor):
-        _batched_parameters(generator, p)
-        _check_probabilities(p)
-        p = p.detach()
-    elif not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_g(p)}")
-    draws = _random(_rng(generator).random, tuple(self.shape), xp.float64, False)
-    return self.copy_(draws < p)
+    if not isinstance(p, Tensor):
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_g(p)}")
+        return _fill(self, generator, _sample.bernoulli, float(p))
+    _batched_parameters(generator, p)
+    _check_probabilities(p)
+    order = None if type(self) is BatchedTensor else _layout(self._data)[0]
+    return self.copy_(_uniforms_for(p, generator, tuple(self.shape), order) < p.detach())
 
 
 def _bernoulli_method(self: Tensor, p=None, *, generator=None) -> Tensor:

@@ -1,4 +1,5 @@
-"""Parameter initialisation (nn.init): in place, under no_grad, seeded by chainrule.manual_seed."""
+"""Parameter initialisation (nn.init): in place, under no_grad; the draws are PyTorch's for the same
+seed."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import math
 import warnings
 from collections.abc import Callable
 
+import chainrule
+
 from .._backend import xp
-from .._creation import default_generator
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 
@@ -21,7 +23,7 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
               "conv_transpose3d", "sigmoid")
     if nonlinearity in linear:
-        return 1.0
+        return 1
     if nonlinearity == "tanh":
         return 5.0 / 3
     if nonlinearity == "relu":
@@ -36,10 +38,6 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
 
 
-def _rng(generator):
-    return (generator or default_generator)._rng
-
-
 def _fill(tensor: Tensor, values) -> Tensor:
     with no_grad():
         tensor._data[...] = values
@@ -50,24 +48,64 @@ def _fill(tensor: Tensor, values) -> Tensor:
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with U(a, b)."""
-    return _fill(tensor, _rng(generator).uniform(a, b, tensor._data.shape))
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill with N(mean, std²)."""
-    return _fill(tensor, _rng(generator).normal(mean, std, tensor._data.shape))
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
+
+
+def _norm_cdf(x: float) -> float:
+    return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
                   b: float = 2.0, generator=None) -> Tensor:
-    """Fill with N(mean, std²) truncated to [a, b] (by resampling)."""
-    rng = _rng(generator)
-    values = rng.normal(mean, std, tensor._data.shape)
-    bad = (values < a) | (values > b)
-    while bad.any():
-        values[bad] = rng.normal(mean, std, int(bad.sum()))
-        bad = (values < a) | (values > b)
-    return _fill(tensor, values)
+    """Fill with N(mean, std²) truncated to [a, b]: values outside are drawn again."""
+    if tensor.is_meta:
+        return tensor
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
+                      "distribution of values may be incorrect.", stacklevel=2)
+    with no_grad():
+        mass = _norm_cdf((b - mean) / std) - _norm_cdf((a - mean) / std)
+        if mass > 0.3:  # most draws land inside: draw normals again where they did not
+            lo, hi = tensor.new_tensor(a).item(), tensor.new_tensor(b).item()
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                outside = (result < lo) | (result > hi)
+                if not outside.any():
+                    break
+                again = chainrule.empty_like(result).normal_(mean, std, generator=generator)
+                result = chainrule.where(outside, again, result)
+            if tensor is not result:
+                tensor.copy_(result)
+            return tensor
+        # A narrow window: uniform proposals on [a, b], accepted with the normal's density
+        # relative to its peak in the window.
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+        candidates = chainrule.empty_like(tensor)
+        accept = chainrule.empty_like(tensor)
+        tensor.uniform_(a, b, generator=generator)
+        candidates.copy_(tensor)
+        candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+        pending = accept.uniform_(generator=generator).log_().gt(candidates)
+        if pending.any():
+            result = tensor
+            while True:
+                candidates.uniform_(a, b, generator=generator)
+                result = chainrule.where(pending, candidates, result)
+                candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+                rejected = accept.uniform_(generator=generator).log_().gt(candidates)
+                pending = chainrule.where(pending, rejected, pending)
+                if not pending.any():
+                    break
+            tensor.copy_(result)
+        return tensor
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -99,23 +137,29 @@ def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
 
 
 def _fan(tensor: Tensor, mode: str) -> int:
+    mode = mode.lower()
     if mode not in ("fan_in", "fan_out"):
-        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+        raise ValueError(f"Mode {mode} not supported, please use one of ['fan_in', 'fan_out']")
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return fan_in if mode == "fan_in" else fan_out
+
+
+# The bounds below are computed in PyTorch's order of operations: a bound that differs in its
+# last bit scales every draw differently.
 
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """Glorot uniform: U(-a, a), a = gain * sqrt(6 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    a = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    a = math.sqrt(3.0) * std
     return uniform_(tensor, -a, a, generator)
 
 
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """Glorot normal: N(0, std²), std = gain * sqrt(2 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
 def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
@@ -124,7 +168,8 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
     if 0 in tensor.shape:
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
-    bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / _fan(tensor, mode))
+    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+    bound = math.sqrt(3.0) * std
     return uniform_(tensor, -bound, bound, generator)
 
 
@@ -135,25 +180,28 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
-    return normal_(tensor, 0.0, std, generator)
+    return normal_(tensor, 0, std, generator)
 
 
 def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """A (semi-)orthogonal matrix from the QR decomposition of a Gaussian one, times gain."""
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
-    if tensor.numel() == 0:
+    if tensor.numel() == 0 or tensor.is_meta:
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = _rng(generator).normal(0.0, 1.0, (rows, cols))
-    if rows < cols:
-        flat = flat.T
-    q, r = xp.linalg.qr(flat)
-    q *= xp.sign(xp.diag(r))
-    if rows < cols:
-        q = q.T
-    return _fill(tensor, gain * q.reshape(tensor._data.shape))
+    with no_grad():
+        flat = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
+        if rows < cols:
+            flat = flat.t()
+        q, r = chainrule.linalg.qr(flat)
+        q = q * chainrule.diag(r, 0).sign()  # Q uniform over the orthogonal group (Mezzadri)
+        if rows < cols:
+            q = q.t()
+        tensor.view_as(q).copy_(q)
+        tensor.mul_(gain)
+    return tensor
 
 
 def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
@@ -174,16 +222,19 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
 
 
 def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
-    """A 2-D tensor drawn from N(0, std²) with a fraction ``sparsity`` of each column zeroed."""
+    """A 2-D tensor drawn from N(0, std²) with a fraction ``sparsity`` of each column zeroed
+    (the rows to zero come from the default generator, as in PyTorch)."""
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
+    if tensor.is_meta:
+        return tensor
     rows, cols = tensor.shape
-    rng = _rng(generator)
-    values = rng.normal(0.0, std, (rows, cols))
-    zeros = int(math.ceil(sparsity * rows))
-    for col in range(cols):
-        values[rng.permutation(rows)[:zeros], col] = 0
-    return _fill(tensor, values)
+    zeros = math.ceil(sparsity * rows)
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for col in range(cols):
+            tensor[chainrule.randperm(rows)[:zeros], col] = 0
+    return tensor
 
 
 def _deprecated(new: Callable) -> Callable:

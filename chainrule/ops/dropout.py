@@ -10,20 +10,25 @@ from ..tensor import Tensor
 from ._nnutil import check_float
 
 
-def _keep_mask(shape, p: float, dtype):
-    """A mask of 0 and 1/(1-p), drawn from the default generator (chainrule.manual_seed)."""
-    from .._creation import rand
+def _keep_mask(input, shape, p: float, dtype):
+    """A mask of 0 and 1/(1-p): PyTorch's noise, ``bernoulli_(1 - p)`` from the default
+    generator (laid out as the input when it has the input's shape), divided by 1 - p."""
+    from .._creation import _bernoulli_draws, _layout
 
     if p == 1:
         return xp.zeros(shape, dtype=dtype)
-    noise = rand(*shape, dtype=xp.float64 if dtype == xp.float16 else dtype)
+    order = _layout(input._data, dense_only=True)[0] if shape == input.shape else None
+    noise = _bernoulli_draws(shape, 1.0 - p, dtype, order)
     if type(noise) is not Tensor:  # vmap(randomness="different"): a mask per example, batched
-        return (noise >= p).to(from_np(dtype)) * (1.0 / (1.0 - p))
+        opmath = from_np(xp.dtype(xp.float64 if dtype == xp.float64 else xp.float32))
+        return (noise.to(opmath) / (1.0 - p)).to(from_np(dtype))
     return kernel(_scaled_keep, noise._data, p, dtype)
 
 
 def _scaled_keep(noise, p: float, dtype):
-    return xp.multiply(noise >= p, 1.0 / (1.0 - p), dtype=dtype)
+    # PyTorch's div_(1 - p): in the dtype (in float for half), the divisor rounded to it first.
+    opmath = xp.float64 if dtype == xp.float64 else xp.float32
+    return (noise.astype(opmath) / opmath(1.0 - p)).astype(dtype, copy=False)
 
 
 def _dropout(input, p, training, inplace, mask_shape) -> Tensor:
@@ -32,7 +37,7 @@ def _dropout(input, p, training, inplace, mask_shape) -> Tensor:
     if not training or p == 0:
         return input
     check_float(input, "dropout")
-    mask = _keep_mask(mask_shape, float(p), input._data.dtype)
+    mask = _keep_mask(input, tuple(mask_shape), float(p), input._data.dtype)
     return input.mul_(mask) if inplace else input * mask
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+import chainrule
+
 from ._collate import default_collate, default_convert
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler, _chunks
@@ -21,6 +23,12 @@ class _DatasetKind:
 def get_worker_info():
     """None: chainrule loads data in the calling process (see the module docstring)."""
     return None
+
+
+def _seed_draw(generator) -> int:
+    """A seed drawn as PyTorch draws one: ``random_()`` of an int64 (the default generator's
+    unless one is given)."""
+    return chainrule.empty((), dtype=chainrule.int64).random_(generator=generator).item()
 
 
 # ---- the loader -----------------------------------------------------------------------------
@@ -102,6 +110,9 @@ class DataLoader:
         return self.batch_sampler is not None or (self._iterable and self.batch_size is not None)
 
     def __iter__(self) -> Iterator:
+        # PyTorch seeds its workers from a draw made as each iteration starts, so the stream
+        # moves here whatever the number of workers.
+        _seed_draw(self.generator)
         if self._iterable:
             samples = iter(self.dataset)
             if self.batch_size is None:

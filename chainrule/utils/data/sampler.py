@@ -35,8 +35,9 @@ class SequentialSampler(Sampler):
 
 
 def _fresh_generator():
-    """A generator seeded from the default one, so ``manual_seed`` makes shuffling repeatable."""
-    seed = chainrule.randint(0, 2**62, (1,)).item()
+    """A generator seeded from the default one, as PyTorch seeds it, so ``manual_seed`` makes
+    shuffling repeatable (and PyTorch's)."""
+    seed = chainrule.empty((), dtype=chainrule.int64).random_().item()
     return chainrule.Generator().manual_seed(seed)
 
 
