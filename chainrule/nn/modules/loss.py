@@ -309,7 +309,7 @@ class CTCLoss(_Loss):
                           self.reduction, self.zero_infinity)
 
 
-class LinearCrossEntropyLoss(Module):
+class LinearCrossEntropyLoss(_WeightedLoss):
     """Cross entropy of the logits of a linear layer it owns (``linear``), without a separate
     Linear module in the model."""
 
@@ -318,12 +318,17 @@ class LinearCrossEntropyLoss(Module):
                  weight: Tensor | None = None, ignore_index: int | None = None,
                  label_smoothing: float = 0.0,
                  options: LinearCrossEntropyOptions | None = None) -> None:
-        super().__init__()
-        self.reduction, self.num_classes = reduction, num_classes
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got "
+                               f"{tuple(weight.shape)}")
+        if not 0 <= label_smoothing <= 1.0:
+            raise RuntimeError("expected label_smoothing to be in range [0, 1], got "
+                               f"{label_smoothing}")
+        super().__init__(weight=weight, reduction=reduction)
+        self.num_classes = num_classes
         self.out_features = tuple(out_features)
         self.ignore_index, self.label_smoothing, self.options = (ignore_index, label_smoothing,
                                                                  options)
-        self.register_buffer("weight", weight)
         self.linear = Linear(in_features, num_classes * math.prod(self.out_features), bias=bias,
                              device=device, dtype=dtype)
 

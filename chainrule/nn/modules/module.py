@@ -48,12 +48,13 @@ class _IncompatibleKeys(NamedTuple("IncompatibleKeys", [("missing_keys", list),
 
 
 def _addindent(s_: str, numSpaces: int) -> str:  # noqa: N803  (PyTorch's name)
-    """``s_`` with every line but the first indented by ``numSpaces`` spaces."""
+    """``s_`` with every non-blank line but the first indented by ``numSpaces`` spaces."""
     first, newline, rest = s_.partition("\n")
     if not newline:
         return s_
     pad = " " * numSpaces
-    return first + "\n" + "\n".join(pad + line for line in rest.split("\n"))
+    return first + "\n" + "\n".join(pad + line if line.strip() else ""
+                                     for line in rest.split("\n"))
 
 
 class _WrappedHook:
@@ -100,6 +101,12 @@ _global_forward_pre_hooks: dict = OrderedDict()
 _global_forward_hooks: dict = OrderedDict()
 _global_forward_hooks_always_called: dict = OrderedDict()
 _global_forward_hooks_with_kwargs: dict = OrderedDict()
+
+
+def _has_any_global_hook() -> bool:
+    return bool(_global_backward_pre_hooks or _global_backward_hooks or _global_forward_hooks
+                or _global_forward_pre_hooks or _global_forward_hooks_always_called
+                or _global_forward_hooks_with_kwargs)
 
 
 def _add(hooks: dict, hook: Callable, extra=None) -> RemovableHandle:
@@ -1211,6 +1218,8 @@ def _parse_to(args: tuple, kwargs: dict) -> tuple:
         if isinstance(device, int):
             raise RuntimeError("Cannot access accelerator device when none is available.")
         device = as_device(device)
+    if any(not isinstance(given.get(k, False), bool) for k in ("non_blocking", "copy")):
+        raise invalid()
     memory_format = given.get("memory_format")
     if memory_format is not None and not isinstance(memory_format, _memory_format_cls):
         raise invalid()

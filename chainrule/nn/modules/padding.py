@@ -61,7 +61,9 @@ class ConstantPad3d(_ConstantPadNd):
     _n = 3
 
 
-class _ZeroPadNd(_ConstantPadNd):
+class ZeroPad1d(ConstantPad1d):
+    """Pads the last dim with zeros."""
+
     def __init__(self, padding) -> None:
         super().__init__(padding, 0.0)
 
@@ -69,20 +71,24 @@ class _ZeroPadNd(_ConstantPadNd):
         return f"{self.padding}"
 
 
-class ZeroPad1d(_ZeroPadNd):
-    """Pads the last dim with zeros."""
-
-
-class ZeroPad2d(_ZeroPadNd):
+class ZeroPad2d(ConstantPad2d):
     """Pads the last two dims with zeros."""
 
-    _n = 2
+    def __init__(self, padding) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
 
 
-class ZeroPad3d(_ZeroPadNd):
+class ZeroPad3d(ConstantPad3d):
     """Pads the last three dims with zeros."""
 
-    _n = 3
+    def __init__(self, padding) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
 
 
 class _ReflectionPadNd(_PadNd):

@@ -24,6 +24,17 @@ from .module import Module
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 
+def _apply_permutation(tensor: Tensor, permutation: Tensor, dim: int = 1) -> Tensor:
+    return tensor.index_select(dim, permutation)
+
+
+def apply_permutation(tensor: Tensor, permutation: Tensor, dim: int = 1) -> Tensor:
+    """``tensor.index_select(dim, permutation)`` (deprecated)."""
+    warnings.warn("`apply_permutation` is deprecated, please use `tensor.index_select(dim, "
+                  "permutation)` instead", FutureWarning, stacklevel=2)
+    return _apply_permutation(tensor, permutation, dim)
+
+
 # ---- one time step ------------------------------------------------------------------------------
 # ``gi`` is the input's projection x Wᵢₕᵀ + bᵢₕ, computed for all steps at once by the layers.
 

@@ -23,14 +23,45 @@ __all__ = ["TransformerEncoderLayer", "TransformerEncoder",
            "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
 
 
-def _activation(activation: str | Callable) -> Callable:
-    if not isinstance(activation, str):
-        return activation
+def _get_activation_fn(activation: str) -> Callable[[Tensor], Tensor]:
+    """F.relu or F.gelu by name."""
     if activation == "relu":
         return F.relu
     if activation == "gelu":
         return F.gelu
     raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+
+
+def _activation(activation: str | Callable) -> Callable:
+    return _get_activation_fn(activation) if isinstance(activation, str) else activation
+
+
+def _get_clones(module: Module, N: int) -> ModuleList:  # noqa: N803  (PyTorch's name)
+    """A ModuleList of ``N`` deep copies of ``module``."""
+    return ModuleList([copy.deepcopy(module) for _ in range(N)])
+
+
+def _generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
+    """A causal mask: -inf above the diagonal (position i sees positions <= i), 0 elsewhere."""
+    mask = _creation.full((sz, sz), -math.inf, device=device, dtype=dtype)
+    return chainrule.triu(mask, diagonal=1)
+
+
+def _get_seq_len(src: Tensor, batch_first: bool) -> int | None:
+    """The sequence length of a (batched or unbatched) transformer input."""
+    if src.dim() == 2:
+        return src.size(0)
+    return src.size(1 if batch_first else 0)
+
+
+def _detect_is_causal_mask(mask: Tensor | None, is_causal: bool | None = None,
+                           size: int | None = None) -> bool:
+    """``is_causal``, or when it is None whether ``mask`` is the square causal mask."""
+    if is_causal is not None or mask is None:
+        return is_causal is True
+    causal = _generate_square_subsequent_mask(mask.size(-2) if size is None else size,
+                                              device=mask.device, dtype=mask.dtype)
+    return mask.size() == causal.size() and bool((mask == causal).all())
 
 
 class TransformerEncoderLayer(Module):
@@ -79,7 +110,7 @@ class TransformerEncoder(Module):
                  norm: Module | None = None, enable_nested_tensor: bool = True,
                  mask_check: bool = True) -> None:
         super().__init__()
-        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
+        self.layers = _get_clones(encoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
         self.enable_nested_tensor, self.mask_check = enable_nested_tensor, mask_check
@@ -157,7 +188,7 @@ class TransformerDecoder(Module):
     def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int,
                  norm: Module | None = None) -> None:
         super().__init__()
-        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
+        self.layers = _get_clones(decoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
 
@@ -212,8 +243,7 @@ class Transformer(Module):
     @staticmethod
     def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
         """A causal mask: -inf above the diagonal (position i sees positions <= i), 0 elsewhere."""
-        mask = _creation.full((sz, sz), -math.inf, device=device, dtype=dtype)
-        return chainrule.triu(mask, diagonal=1)
+        return _generate_square_subsequent_mask(sz, device, dtype)
 
     def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None,
                 tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
