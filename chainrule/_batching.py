@@ -23,6 +23,7 @@ import warnings
 
 from ._backend import xp
 from ._batched import BatchedTensor, batched, state
+from ._meta import MetaArray, standin
 from .autograd.forward_ad import copy_tangents
 from .autograd.forward_ad import state as forward_state
 from .autograd.grad_mode import state as grad_state
@@ -172,10 +173,12 @@ def pad_leading(args, flags, core) -> list:
 def physical(x):
     """The array behind ``x`` with the batch of every vmap level in front (``_data`` itself for
     an ordinary tensor). Only for checks that must hold for every example at once, such as a
-    fast path taken when no element is zero; never for values."""
+    fast path taken when no element is zero; never for values. On the meta device, checks see
+    zeros (a zero-stride stand-in): PyTorch's meta kernels check no values either."""
     while type(x) is BatchedTensor:
         x = x._value
-    return x._data
+    x = x._data
+    return standin(x) if type(x) is MetaArray else x
 
 
 _warned: set = set()

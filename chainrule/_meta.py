@@ -46,9 +46,16 @@ class _Ctypes:
     data = 0  # a meta tensor's data_ptr() is 0, as PyTorch's
 
 
+class NeedsValues(RuntimeError):
+    """A kernel asked a meta array for values (``dispatch.apply`` then runs it on stand-ins)."""
+
+
 def _nodata(what: str):
-    return RuntimeError(f"{what}: the meta device holds no data (a meta tensor has a shape, a "
-                        "dtype and strides only); move real tensors to the CPU to read values")
+    return NeedsValues(f"{what}: the meta device holds no data (a meta tensor has a shape, a "
+                       "dtype and strides only); move real tensors to the CPU to read values")
+
+
+_ITEM = "Tensor.item() cannot be called on meta tensors"
 
 
 class MetaArray:
@@ -104,11 +111,15 @@ class MetaArray:
     def __array__(self, dtype=None, copy=None):
         raise _nodata("reading a meta array's values")
 
+    @property
+    def __array_interface__(self):
+        raise _nodata("reading a meta array's memory")
+
     def item(self, *args):
-        raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+        raise NeedsValues(_ITEM)
 
     def __bool__(self) -> bool:
-        raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+        raise NeedsValues(_ITEM)
 
     __float__ = __int__ = __index__ = __complex__ = item
 
@@ -132,9 +143,8 @@ class MetaArray:
         if rule is not None:
             return rule(*args, **kwargs)
         if func in DATA_DEPENDENT:
-            raise NotImplementedError(
-                f"{func.__name__}: the shape of its result depends on the data, which meta "
-                "tensors do not have")
+            raise NeedsValues(f"{func.__name__}: the shape of its result depends on the data, "
+                              "which meta tensors do not have")
         return _fallback(func, args, kwargs)
 
     # ---- views and conversions ---------------------------------------------------------------
@@ -179,11 +189,19 @@ class MetaArray:
     def real(self):
         return _view(self, lambda a: a.real)
 
+    @real.setter
+    def real(self, value) -> None:
+        _check_broadcast(_shape_of(value), self.shape, "real")
+
     @property
     def imag(self):
         if self.dtype.kind != "c":
             return MetaArray(self.shape, self.dtype)
         return _view(self, lambda a: a.imag)
+
+    @imag.setter
+    def imag(self, value) -> None:
+        _check_broadcast(_shape_of(value), self.shape, "imag")
 
     def fill(self, value) -> None:
         pass
@@ -284,7 +302,7 @@ def _fake(a: MetaArray):
     return _as_strided(xp.zeros(1, a.dtype), a.shape, a.strides, writeable=False)
 
 
-def _standin(a: MetaArray):
+def standin(a: MetaArray):
     """An ndarray with ``a``'s shape whose every element is one zero (zero strides)."""
     return _as_strided(xp.zeros(1, a.dtype), a.shape, (0,) * len(a.shape))
 
@@ -338,10 +356,9 @@ def _index(a: MetaArray, index):
     for i in items:
         if getattr(i, "dtype", None) is not None and i.dtype == bool or isinstance(i, bool):
             if not isinstance(i, bool) and (type(i) is MetaArray or i.ndim):
-                raise NotImplementedError(
-                    "indexing with a boolean mask: the shape of the result depends on the "
-                    "data, which meta tensors do not have")
-    out = _standin(a)[_standins(index)]
+                raise NeedsValues("indexing with a boolean mask: the shape of the result depends "
+                                  "on the data, which meta tensors do not have")
+    out = standin(a)[_standins(index)]
     return MetaArray(out.shape, out.dtype)
 
 
@@ -454,7 +471,7 @@ def _matmul_shape(a: tuple, b: tuple) -> tuple:
 
 def _standins(x):
     if type(x) is MetaArray:
-        return _standin(x)
+        return standin(x)
     if isinstance(x, (list, tuple)) and any(type(e) is MetaArray for e in _flat(x)):
         return type(x)(_standins(e) for e in x)
     if isinstance(x, dict):
@@ -768,6 +785,21 @@ DATA_DEPENDENT = {xp.nonzero, xp.argwhere, xp.flatnonzero, xp.unique, xp.unique_
                   xp.unique_counts, xp.unique_inverse, xp.unique_all, xp.compress, xp.extract,
                   xp.bincount, xp.array_equal, xp.array_equiv, xp.allclose, xp.trim_zeros,
                   xp.intersect1d, xp.union1d, xp.setdiff1d, xp.setxor1d}
+
+
+# ---- ops whose kernels read values -------------------------------------------------------------
+
+def on_standins(op, arrays: list, params: dict):
+    """``op``'s results for meta inputs whose kernel needs values: its kernel run on zero-stride
+    stand-ins (one element of memory per input), keeping the results' shapes and dtypes; an op
+    whose results' shapes depend on the values refuses, as on PyTorch's meta device."""
+    if op.sized_by_values:
+        raise NotImplementedError(
+            f"{op.name}: the shape of its result depends on the data, which meta tensors do not "
+            "have (PyTorch's meta device refuses it too)")
+    with xp.errstate(all="ignore"):
+        out = op.forward(*_standins(arrays), **_standins(params))
+    return _to_meta(out)
 
 
 # ---- the factories' namespace ------------------------------------------------------------------

@@ -268,6 +268,8 @@ def one_hot(tensor, num_classes: int = -1) -> Tensor:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     data = physical(tensor)
     if num_classes == -1:
+        if tensor.device.type == "meta":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         if type(tensor) is BatchedTensor:
             raise RuntimeError("When vmap-ing torch.nn.functional.one_hot, please provide an "
                                "explicit positive num_classes argument.")

@@ -490,9 +490,9 @@ HISTOGRAM = defop("histogram", _histogram, ("input",), (None,), differentiable=F
 HISTOGRAM_WEIGHTED = defop("histogram_weighted", _histogram, ("input", "weight"), (None, None),
                            differentiable=False, n_outputs=2, batch=fallback)
 BINCOUNT = defop("bincount", _bincount, ("input",), (None,), differentiable=False,
-                 batch=fallback)
+                 batch=fallback, sized_by_values=True)
 BINCOUNT_WEIGHTED = defop("bincount_weighted", _bincount, ("input", "weights"), (None, None),
-                          differentiable=False, batch=fallback)
+                          differentiable=False, batch=fallback, sized_by_values=True)
 ISIN = defop("isin", lambda elements, test_elements, invert: xp.isin(elements, test_elements,
                                                                       invert=invert),
              ("elements", "test_elements"), (None, None), differentiable=False, batch=fallback)

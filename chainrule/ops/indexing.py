@@ -1011,6 +1011,7 @@ MASKED_SELECT = defop(
     ),
     jvp="linear",
     batch=_masked_select_batch,
+    sized_by_values=True,
 )
 MASKED_SCATTER = defop(
     "masked_scatter",
@@ -1030,6 +1031,7 @@ NONZERO = defop(
     (None,),
     differentiable=False,
     batch=_dynamic("aten::nonzero"),
+    sized_by_values=True,
 )
 # PyTorch runs argwhere under vmap one example at a time (it works when the counts agree).
 ARGWHERE = _variant(NONZERO, batch=fallback)
@@ -1064,6 +1066,7 @@ UNIQUE = defop(
     n_outputs=3,
     backward_name="Unique2Backward0",
     batch=_dynamic("aten::_unique2"),
+    sized_by_values=True,
 )
 UNIQUE_DIM = _variant(UNIQUE, "UniqueDimBackward0", batch=_dynamic("aten::unique_dim"))
 

@@ -59,6 +59,7 @@ def _variant(
         view=op.view,
         n_outputs=n_outputs or op.n_outputs,
         batch=batch or op.batch,
+        sized_by_values=op.sized_by_values,
     )
 
 
