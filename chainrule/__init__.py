@@ -119,6 +119,7 @@ from . import (  # noqa: E402  (they use the op functions above)
     nn,
     optim,
     quasirandom,
+    random,
     return_types,
     signal,
     sparse,
