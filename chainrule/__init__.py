@@ -71,8 +71,7 @@ from .serialization import load, save
 from .storage import LEGACY_STORAGES as _TYPED_STORAGES
 from .storage import TypedStorage, UntypedStorage
 from .tensor import Size, Tensor
-
-__version__ = "0.1.0"
+from .torch_version import __version__  # the PyTorch release followed, with chainrule's own
 
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001

@@ -24,7 +24,10 @@ class dtype:
         return f"torch.{self.name}"
 
     def __reduce__(self):
-        return self.name
+        return as_dtype, (self.name,)  # not by name: the class says module "torch"
+
+
+dtype.__module__ = "torch"  # what torch.dtype.__module__ says
 
 
 float16 = dtype("float16", xp.float16)

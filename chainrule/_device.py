@@ -78,7 +78,8 @@ class device:
         return hash((self.type, self.index))
 
     def __reduce__(self):
-        return (device, (self.type,) if self.index is None else (self.type, self.index))
+        # Not the class (its module says "torch", which may be PyTorch): the parsing function.
+        return as_device, (str(self),)
 
     # ``with torch.device('meta'):`` makes it the factories' default inside the block
     def __enter__(self) -> device:

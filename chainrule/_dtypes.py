@@ -53,6 +53,9 @@ class finfo:
                 f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
                 f"tiny={self.tiny:g}, dtype={self.dtype})")
 
+    def __reduce_ex__(self, protocol):
+        raise TypeError("cannot pickle 'torch.finfo' object")
+
 
 class iinfo:
     """Machine limits of an integer dtype."""
@@ -76,6 +79,9 @@ class iinfo:
 
     def __repr__(self) -> str:
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("cannot pickle 'torch.iinfo' object")
 
 
 def promote_types(type1: dtype, type2: dtype) -> dtype:
@@ -119,6 +125,9 @@ class layout:
     def __repr__(self) -> str:
         return f"torch.{self.name}"
 
+    def __reduce__(self):
+        return _named, (self.name,)  # the same object, as PyTorch's
+
 
 class memory_format:
     """The order a factory or .contiguous() lays elements out in memory."""
@@ -129,6 +138,17 @@ class memory_format:
     def __repr__(self) -> str:
         return f"torch.{self.name}"
 
+    def __reduce__(self):
+        return _named, (self.name,)  # the same object, as PyTorch's
+
+
+def _named(name: str) -> layout | memory_format:
+    """A pickled layout or memory format."""
+    return globals()[name]
+
+
+# What torch.X.__module__ says (pickling reads none of them).
+finfo.__module__ = iinfo.__module__ = layout.__module__ = memory_format.__module__ = "torch"
 
 strided = layout("strided")
 contiguous_format = memory_format("contiguous_format")

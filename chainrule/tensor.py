@@ -6,6 +6,7 @@ Most methods are attached from the op families (see ``chainrule/ops/__init__.py`
 
 from __future__ import annotations
 
+import copy as _copy
 from collections.abc import Callable, Mapping, Sequence
 
 from . import _printing
@@ -51,6 +52,14 @@ class Size(tuple):
     def __getitem__(self, index):
         item = tuple.__getitem__(self, index)
         return Size(item) if isinstance(index, slice) else item
+
+    def __reduce__(self):
+        return _rebuild_size, (tuple(self),)
+
+
+def _rebuild_size(sizes: tuple) -> Size:
+    """A pickled Size (its class says module "torch": pickles name this function instead)."""
+    return Size(sizes)
 
 
 # PyTorch's legacy names of the dtypes: torch.FloatTensor, torch.FloatStorage, ...
@@ -601,15 +610,41 @@ class Tensor:
         _creation)."""
         raise NotImplementedError
 
+    # ---- pickling and copying --------------------------------------------------------------
+
+    def __reduce_ex__(self, protocol):
+        # By value, through chainrule's own function: Tensor.__module__ says "torch", and a
+        # pickle must load where torch is not chainrule. As PyTorch's: requires_grad and the
+        # attributes are kept, .grad and the history are not.
+        state = getattr(self, "__dict__", None) or None
+        cls = None if type(self) is Tensor else type(self)
+        return _rebuild_tensor, (self._data, self._requires_grad, cls, state)
+
+    def __copy__(self) -> Tensor:
+        """A new leaf on the same memory, with requires_grad and the attributes (as PyTorch)."""
+        t = _new(type(self))
+        t._init_leaf(self._data)
+        t._requires_grad = self._requires_grad
+        if getattr(self, "__dict__", None):
+            t.__dict__.update(self.__dict__)
+        return t
+
     def __deepcopy__(self, memo: dict) -> Tensor:
         if self.grad_fn is not None:
-            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
-                               "the deepcopy protocol at the moment; deepcopy x.detach() instead")
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                "protocol at the moment.  If you were attempting to deepcopy a module, this may "
+                "be because of a torch.nn.utils.weight_norm usage, see "
+                "https://github.com/pytorch/pytorch/pull/103001")
         if id(self) not in memo:
-            t = Tensor._wrap(self._data.copy(), None, 0)
+            t = _new(type(self))
+            # Tensors sharing memory (or a version counter) share the copies', as in PyTorch.
+            t._init_leaf(_deepcopy_array(self._data, memo), _deepcopy_counter(self._vc, memo))
             t._requires_grad = self._requires_grad
             if self.grad is not None:
-                t.grad = self.grad.__deepcopy__(memo)
+                t.grad = _copy.deepcopy(self.grad, memo)
+            if getattr(self, "__dict__", None):
+                t.__dict__.update(_copy.deepcopy(self.__dict__, memo))
             memo[id(self)] = t
         return memo[id(self)]
 
@@ -620,6 +655,48 @@ class Tensor:
 _new = object.__new__
 _object_init = object.__init__
 _Device = device
+# What torch.Tensor.__module__ and torch.Size.__module__ say (pickling reads neither).
+Tensor.__module__ = Size.__module__ = "torch"
+
+
+def _rebuild_tensor(array, requires_grad: bool, cls: type | None = None,
+                    state: dict | None = None) -> Tensor:
+    """A pickled tensor (``Tensor.__reduce_ex__``): a leaf holding ``array``."""
+    t = _new(cls or Tensor)
+    t._init_leaf(array)
+    t._requires_grad = requires_grad
+    if state:
+        t.__dict__.update(state)
+    return t
+
+
+def _deepcopy_array(array, memo: dict):
+    """A copy of ``array``; arrays viewing one buffer in one deepcopy view one copy of it."""
+    if type(array) is not _ndarray:
+        return array.copy()
+    owner = array
+    while type(owner.base) is _ndarray:
+        owner = owner.base
+    if not (owner.flags.c_contiguous or owner.flags.f_contiguous):
+        return array.copy()
+    copied = memo.get(id(owner))
+    if copied is None:
+        copied = memo[id(owner)] = owner.copy(order="A")
+        memo.setdefault(id(memo), []).append(owner)  # its id names it until the end
+    offset = array.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+    return _ndarray(array.shape, array.dtype, buffer=copied, offset=offset,
+                    strides=array.strides)
+
+
+def _deepcopy_counter(counter: list | None, memo: dict) -> list | None:
+    """The copies' version counter: one for the copies of tensors that shared one."""
+    if counter is None:
+        return None
+    copied = memo.get(id(counter))
+    if copied is None:
+        copied = memo[id(counter)] = [0]
+        memo.setdefault(id(memo), []).append(counter)
+    return copied
 
 
 # ---- conversion: to, type, memory formats --------------------------------------------------

@@ -40,7 +40,7 @@ def is_view_replay_enabled() -> bool:
     return True
 
 
-from . import profiler, profiler_legacy, profiler_util, variable  # noqa: E402  (top layer)
+from . import profiler, profiler_legacy, profiler_util  # noqa: E402  (top layer)
 from .profiler import (  # noqa: E402
     DeviceType,
     ProfilerActivity,
@@ -48,3 +48,8 @@ from .profiler import (  # noqa: E402
     kineto_available,
 )
 from .variable import Variable  # noqa: E402  (over the factories)
+
+
+def variable(*args, **kwargs):
+    """Removed long ago (it hides the module autograd.variable, as in PyTorch): raises."""
+    raise RuntimeError("torch.autograd.variable(...) is deprecated, use torch.tensor(...) instead")

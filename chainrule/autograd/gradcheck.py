@@ -240,15 +240,17 @@ def get_numerical_jacobian(fn: Callable, inputs, target=None, eps: float = 1e-3,
                          "supports functions that return complex outputs.")
     targets = [t for t in _as_tuple(inputs if target is None else target)
                if isinstance(t, Tensor) and t.requires_grad]
+    first = _outputs(lambda *a: fn(a), inputs)[0]
     jac = _numerical(lambda *a: fn(a), inputs, targets, eps)
-    return tuple(_jacobian(j, t) for j, t in zip(jac[0], targets))
+    return tuple(_jacobian(j, first) for j in jac[0])
 
 
 def get_numerical_jacobian_wrt_specific_input(fn: Callable, input_idx: int, inputs, outputs,
                                               eps: float, input=None,
                                               is_forward_ad: bool = False) -> tuple:
-    """The finite-difference Jacobian of each output of ``fn(*inputs)`` with respect to
-    ``inputs[input_idx]`` (or ``input``), shaped (input numel, output numel)."""
+    """The finite-difference Jacobian of each floating point output of ``fn(*inputs)`` (given
+    as ``outputs``) with respect to ``inputs[input_idx]`` (or ``input``), shaped (input numel,
+    output numel)."""
     inputs = _as_tuple(inputs)
     input = inputs[input_idx] if input is None else input
     if not input.requires_grad:
@@ -256,7 +258,9 @@ def get_numerical_jacobian_wrt_specific_input(fn: Callable, input_idx: int, inpu
     if input._data.dtype.kind == "c":
         raise NotImplementedError("get_numerical_jacobian_wrt_specific_input: complex inputs are "
                                   "not supported by chainrule")
-    return tuple(_jacobian(j[0], input) for j in _numerical(fn, inputs, [input], eps))
+    jac = _numerical(fn, inputs, [input], eps)
+    return tuple(_jacobian(j[0], o) for j, o in zip(jac, _outputs(fn, inputs))
+                 if o._data.dtype.kind in "fc")
 
 
 def get_analytical_jacobian(inputs, output, nondet_tol: float = 0.0,

@@ -41,6 +41,22 @@ class Parameter(Tensor):
             memo[id(self)] = Parameter(copy, self._requires_grad)
         return memo[id(self)]
 
+    def __reduce_ex__(self, protocol):
+        # Through chainrule's function (the class says torch.nn.parameter), by value, as a
+        # Parameter whatever the subclass (as PyTorch's), with requires_grad and attributes.
+        return _rebuild_parameter, (self._data, self._requires_grad, self.__dict__ or None)
+
+
+Parameter.__module__ = "torch.nn.parameter"  # what torch.nn.Parameter.__module__ says
+
+
+def _rebuild_parameter(array, requires_grad: bool, state: dict | None = None) -> Parameter:
+    """A pickled Parameter."""
+    param = Parameter(Tensor._wrap(array, None, 0), requires_grad)
+    if state:
+        param.__dict__.update(state)
+    return param
+
 
 class Buffer(Tensor):
     """Marks a tensor to be registered as a module buffer when assigned as an attribute."""
