@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 
 from . import ops  # noqa: F401  (binds the Tensor methods wrapped here)
-from ._arguments import warn_deprecated
+from ._arguments import invalid_combination, warn_deprecated
 from ._backend import xp
 from ._settings import is_warn_always_enabled
 from .tensor import Tensor
@@ -31,6 +31,9 @@ def _warn(name: str, old: str, new: tuple[str, ...]) -> None:
     warn_deprecated(name, old, new, always=is_warn_always_enabled(), stacklevel=4)
 
 
+_ONE = 1  # the scalars' default: given explicitly with a deprecated form, PyTorch refuses
+
+
 def _too_many(name: str, takes: int, given: int) -> TypeError:
     return TypeError(f"{name}() takes {takes} positional arguments but {given} were given")
 
@@ -46,7 +49,7 @@ def _alpha_first(name: str, fn, method: bool):
 
         def function(input, other, *args, alpha=1, out=None):
             if args:
-                if len(args) != 1 or not _is_number(other):
+                if len(args) != 1 or not _is_number(other) or alpha is not _ONE:
                     raise _too_many(name, 2, 2 + len(args))
                 _warn(name, what, (instead,))
                 other, alpha = args[0], other
@@ -56,7 +59,7 @@ def _alpha_first(name: str, fn, method: bool):
 
     def method_(self, other, *args, alpha=1):
         if args:
-            if len(args) != 1 or not _is_number(other):
+            if len(args) != 1 or not _is_number(other) or alpha is not _ONE:
                 raise _too_many(name, 1, 1 + len(args))
             _warn(name, what, (instead,))
             other, alpha = args[0], other
@@ -77,7 +80,7 @@ def _value_first(name: str, fn, method: bool):
 
         def function(input, tensor1, tensor2, *args, value=1, out=None):
             if args:
-                if len(args) != 1 or not _is_number(tensor1):
+                if len(args) != 1 or not _is_number(tensor1) or value is not _ONE:
                     raise _too_many(name, 3, 3 + len(args))
                 _warn(name, what, (instead,))
                 tensor1, tensor2, value = tensor2, args[0], tensor1
@@ -87,7 +90,7 @@ def _value_first(name: str, fn, method: bool):
 
     def method_(self, tensor1, tensor2, *args, value=1):
         if args:
-            if len(args) != 1 or not _is_number(tensor1):
+            if len(args) != 1 or not _is_number(tensor1) or value is not _ONE:
                 raise _too_many(name, 2, 2 + len(args))
             _warn(name, what, (instead,))
             tensor1, tensor2, value = tensor2, args[0], tensor1
@@ -131,13 +134,35 @@ def _beta_first(name: str, fn, method: bool):
 
     def function(*args, **kwargs):
         if (len(args) in (4, 5) and kwargs.keys() <= {"out"} and _is_number(args[0])
-                and (len(args) == 4 or _is_number(args[2])) and isinstance(args[-1], Tensor)):
+                and isinstance(args[1], Tensor) and (len(args) == 4 or _is_number(args[2]))
+                and all(isinstance(a, Tensor) for a in args[-2:])):
             _warn(name, forms[len(args) == 4], instead)
             return fn(args[1], *args[-2:], beta=args[0], alpha=1 if len(args) == 4 else args[2],
                       **kwargs)
+        if args and _is_number(args[0]) and not isinstance(args[0], Tensor):
+            raise TypeError(invalid_combination(name, args, kwargs, instead))
         return fn(*args, **kwargs)
 
     return functools.wraps(fn)(function)
+
+
+# ---- x.type(dtype, async=...) ----------------------------------------------------------------
+
+def _async_keyword(fn):
+    old = "object dtype = None, bool async = False, *, torch.memory_format memory_format = None"
+    instead = ("object dtype = None, bool non_blocking = False, *, torch.memory_format "
+               "memory_format = None",)
+
+    def type(self, dtype=None, non_blocking: bool = False, **kwargs):  # noqa: A001
+        if "async" in kwargs:
+            _warn("type", old, instead)
+            non_blocking = kwargs.pop("async")
+        return fn(self, dtype, non_blocking, **kwargs)
+
+    return functools.wraps(fn)(type)
+
+
+Tensor.type = _async_keyword(Tensor.type)
 
 
 # ---- where the wrappers go -------------------------------------------------------------------

@@ -16,10 +16,11 @@ import weakref
 from collections.abc import Sequence
 
 from . import _backend
+from ._arguments import invalid_combination
 from ._backend import as_dtype, from_np, get_default_dtype, xp
 from ._device import CPU, as_device, memory_of
 from ._meta import MetaArray
-from .tensor import _LEGACY_NAMES, Tensor
+from .tensor import _LEGACY_NAMES, Tensor, _legacy_values
 
 __all__ = ["TypedStorage", "UntypedStorage"]
 
@@ -64,22 +65,27 @@ def _meta_nbytes(array: MetaArray) -> int:
     return sum((n - 1) * s for n, s in zip(array.shape, array.strides)) + array.itemsize
 
 
-def _values(what: str, data, np_dtype):
-    """A storage's initial values from a sequence, as PyTorch checks them."""
-    if not isinstance(data, Sequence) or isinstance(data, (str, bytes)):
-        raise TypeError(f"{what}(): argument 'data' must be a sequence, not "
-                        f"{type(data).__name__}")
-    if np_dtype.kind in "iub":
-        for item in data:
-            if not isinstance(item, (int, xp.integer)):
-                raise RuntimeError(f"{what}(): tried to construct a storage from a sequence "
-                                   f"({type(data).__name__}), but one of the items was of type "
-                                   f"{type(item).__name__} instead of int")
-    try:
-        return xp.asarray(data, dtype=np_dtype)
-    except OverflowError:
-        raise RuntimeError(f"value cannot be converted to type {as_dtype(np_dtype).name} "
-                           "without overflow") from None
+def _bytes_of(data):
+    """An UntypedStorage's initial bytes from a sequence of ints (taken modulo 256)."""
+    if not isinstance(data, Sequence):
+        raise RuntimeError(f"torch.UntypedStorage(): Expected a sequence type, but got "
+                           f"{type(data).__name__}")
+    for item in data:
+        if not isinstance(item, (int, xp.integer)) or isinstance(item, bool):
+            raise RuntimeError(f"torch.UntypedStorage(): tried to construct a storage from a "
+                               f"sequence ({type(data).__name__}), but one of the items was of "
+                               f"type {type(item).__name__} instead of int")
+    return (xp.asarray(list(data), dtype=xp.int64) % 256).astype(xp.uint8)
+
+
+_UNTYPED_SIGNATURES = ("*, int allocator = None, torch.device device = None",
+                       "int size, *, int allocator = None, torch.device device = None",
+                       "object sequence, *, int allocator = None, torch.device device = None")
+
+
+def _has_data(data) -> bool:
+    """Whether a storage's bytes are memory (a NumPy array, a memory map) and not meta."""
+    return not isinstance(data, MetaArray)
 
 
 def _allocate(device, nbytes: int):
@@ -95,15 +101,16 @@ class UntypedStorage:
 
     def __init__(self, *args, device=None) -> None:
         if len(args) > 1:
-            raise RuntimeError(_constructor_error("torch.UntypedStorage"))
+            raise TypeError(invalid_combination("torch.UntypedStorage", args, {},
+                                                _UNTYPED_SIGNATURES))
         if not args:
             self._bytes = _allocate(device, 0)
         elif isinstance(args[0], (int, xp.integer)) and not isinstance(args[0], bool):
             self._bytes = _allocate(device, int(args[0]))
         else:
-            values = _values("torch.UntypedStorage", args[0], xp.dtype(xp.uint8))
+            values = _bytes_of(args[0])
             self._bytes = _allocate(device, values.size)
-            if type(self._bytes) is xp.ndarray:
+            if _has_data(self._bytes):
                 self._bytes[...] = values
 
     @classmethod
@@ -116,7 +123,7 @@ class UntypedStorage:
 
     @property
     def device(self):
-        return CPU if type(self._bytes) is xp.ndarray else as_device("meta")
+        return CPU if _has_data(self._bytes) else as_device("meta")
 
     @property
     def is_cuda(self) -> bool:
@@ -129,7 +136,7 @@ class UntypedStorage:
     @property
     def filename(self) -> str | None:
         """The file the memory maps (None: process memory)."""
-        if type(self._bytes) is not xp.ndarray:
+        if not _has_data(self._bytes):
             return None
         filename = getattr(_memory(self._bytes)[0], "filename", None)
         return None if filename is None else str(filename)
@@ -139,7 +146,7 @@ class UntypedStorage:
 
     def data_ptr(self) -> int:
         """The address of the first byte (0 on the meta device and when empty)."""
-        if type(self._bytes) is not xp.ndarray or not self._bytes.size:
+        if not _has_data(self._bytes) or not self._bytes.size:
             return 0
         return self._bytes.__array_interface__["data"][0]
 
@@ -238,6 +245,9 @@ class UntypedStorage:
     def __copy__(self) -> UntypedStorage:
         return self.clone()
 
+    def __reduce__(self):
+        return _rebuild_untyped, (self._bytes.copy() if _has_data(self._bytes) else self._bytes,)
+
     def __deepcopy__(self, memo: dict) -> UntypedStorage:
         memo.setdefault(id(self), self.clone())
         return memo[id(self)]
@@ -261,7 +271,7 @@ class UntypedStorage:
     def _legacy_array(self, dtype):
         """The legacy tensor constructor's view of these bytes: 1-D in ``dtype``."""
         np_dtype = (dtype or get_default_dtype()).np
-        return self._bytes.view(np_dtype) if type(self._bytes) is xp.ndarray else \
+        return self._bytes.view(np_dtype) if _has_data(self._bytes) else \
             MetaArray((self._bytes.size // np_dtype.itemsize,), np_dtype)
 
     @classmethod
@@ -303,10 +313,21 @@ def _reset_warn_typed_storage_removal() -> None:
     _warned[0] = False
 
 
-def _constructor_error(what: str) -> str:
-    return (f"{what}.__new__ received an invalid combination of arguments. Expected one of:\n"
-            " * no arguments\n * (int size)\n * (Sequence data)\n"
-            " * (*, UntypedStorage wrap_storage)\nToo many positional arguments")
+def _constructor_error(cls: type, args: tuple) -> Exception:
+    """PyTorch's error for a TypedStorage constructor call it has no form for."""
+    why = ("Too many positional arguments" if len(args) > 1 else
+           f"Argument type not recognized: {type(args[0])}")
+    if issubclass(cls, _LegacyStorage):
+        message = (f"<class '{cls.__module__}.{cls.__qualname__}'>.__new__ received an invalid "
+                   "combination of arguments. Expected one of:\n * no arguments\n"
+                   " * (int size)\n * (Sequence data)\n * (*, UntypedStorage wrap_storage)\n")
+    else:
+        message = ("TypedStorage.__init__ received an invalid combination of arguments. Expected "
+                   "one of:\n * (*, torch.device device, torch.dtype dtype)\n"
+                   " * (int size, *, torch.device device, torch.dtype dtype)\n"
+                   " * (Sequence data, *, torch.device device, torch.dtype dtype)\n"
+                   " * (*, UntypedStorage wrap_storage, torch.dtype dtype)\n")
+    return (RuntimeError if len(args) > 1 else TypeError)(message + why)
 
 
 class TypedStorage:
@@ -319,24 +340,22 @@ class TypedStorage:
                  _internal: bool = False) -> None:
         if not _internal:
             _warn_typed_storage_removal()
-        fixed = getattr(type(self), "_fixed_dtype", None)
-        dtype = fixed or (get_default_dtype() if dtype is None else as_dtype(dtype))
+        dtype = get_default_dtype() if dtype is None else as_dtype(dtype)
         if wrap_storage is not None:
             if args or device is not None:
                 raise RuntimeError("TypedStorage.__init__ received an invalid combination of "
                                    "arguments: wrap_storage takes no other arguments")
             self._untyped_storage, self._dtype = wrap_storage, dtype
             return
-        if len(args) > 1:
-            raise RuntimeError(_constructor_error(
-                f"<class '{type(self).__module__}.{type(self).__qualname__}'>"))
+        if len(args) > 1 or (args and not isinstance(args[0], (int, xp.integer, Sequence))):
+            raise _constructor_error(type(self), args)
         storage = UntypedStorage(device=device)
         if args and isinstance(args[0], (int, xp.integer)) and not isinstance(args[0], bool):
             storage = UntypedStorage(int(args[0]) * dtype.itemsize, device=device)
         elif args:
-            values = _values(type(self).__qualname__, args[0], dtype.np)
+            values = _legacy_values(args[0], dtype.np)
             storage = UntypedStorage(values.nbytes, device=device)
-            if type(storage._bytes) is xp.ndarray:
+            if _has_data(storage._bytes):
                 storage._bytes.view(dtype.np)[...] = values
         self._untyped_storage, self._dtype = storage, dtype
 
@@ -476,6 +495,9 @@ class TypedStorage:
         return TypedStorage(wrap_storage=_copy.copy(self._untyped_storage), dtype=self.dtype,
                             _internal=True)
 
+    def __reduce__(self):
+        return _rebuild_typed, (self._untyped_storage, self.dtype.name)
+
     def __deepcopy__(self, memo: dict) -> TypedStorage:
         memo.setdefault(id(self), self.clone())
         return memo[id(self)]
@@ -492,6 +514,7 @@ class TypedStorage:
     @classmethod
     def from_buffer(cls, buffer, byte_order: str = "native", count: int = -1, offset: int = 0,
                     dtype=None) -> TypedStorage:
+        _warn_typed_storage_removal()
         dtype = getattr(cls, "_fixed_dtype", None) or dtype or get_default_dtype()
         untyped = UntypedStorage.from_buffer(buffer, byte_order, count * dtype.itemsize
                                              if count != -1 else -1, offset, dtype=dtype)
@@ -499,6 +522,7 @@ class TypedStorage:
 
     @classmethod
     def from_file(cls, filename: str, shared: bool = False, size: int = 0) -> TypedStorage:
+        _warn_typed_storage_removal()
         dtype = getattr(cls, "_fixed_dtype", None) or get_default_dtype()
         untyped = UntypedStorage.from_file(filename, shared, size * dtype.itemsize)
         return TypedStorage(wrap_storage=untyped, dtype=dtype, _internal=True)
@@ -513,6 +537,7 @@ _CONVERSIONS = {"bool": "bool_", "byte": "uint8", "char": "int8", "short": "int1
 
 def _converter(method: str, dtype_name: str):
     def convert(self) -> TypedStorage:
+        _warn_typed_storage_removal()
         typed = self if isinstance(self, TypedStorage) else self._as(xp.uint8)
         return typed._to(getattr(_backend, dtype_name))
 
@@ -544,11 +569,15 @@ class _LegacyStorage(TypedStorage, metaclass=_LegacyStorageMeta):
     _fixed_dtype = None
     _legacy_device = "cpu"
 
-    def __init__(self, *args, **kwargs) -> None:
-        if type(self)._legacy_device != "cpu":
-            _warn_typed_storage_removal()
-            memory_of(type(self)._legacy_device)
-        super().__init__(*args, **kwargs)
+    def __new__(cls, *args, device=None, wrap_storage=None) -> TypedStorage:
+        # As PyTorch's: the legacy classes make plain TypedStorages of their dtype.
+        _warn_typed_storage_removal()
+        if cls._legacy_device != "cpu":
+            memory_of(cls._legacy_device)
+        if len(args) > 1 or (args and not isinstance(args[0], (int, xp.integer, Sequence))):
+            raise _constructor_error(cls, args)
+        return TypedStorage(*args, device=device, dtype=cls._fixed_dtype,
+                            wrap_storage=wrap_storage)
 
     @classmethod
     def _copy_of(cls, storage) -> TypedStorage:
@@ -583,6 +612,21 @@ LEGACY_STORAGES = _legacy_storages("torch", "cpu")
 CUDA_STORAGES = _legacy_storages("torch.cuda", "cuda")
 
 
+# The classes print as PyTorch's; pickles name the functions below instead of them.
+TypedStorage.__module__ = UntypedStorage.__module__ = "torch.storage"
+_LegacyStorageMeta.__module__ = _LegacyStorage.__module__ = "torch.storage"
+
+
+def _rebuild_untyped(data) -> UntypedStorage:
+    return UntypedStorage._wrap(data)
+
+
+def _rebuild_typed(untyped: UntypedStorage, dtype_name: str) -> TypedStorage:
+    dtype = {d.name: d for d in (*_backend.ALL_DTYPES, getattr(_backend, "bfloat16", None))
+             if d is not None}[dtype_name]
+    return TypedStorage(wrap_storage=untyped, dtype=dtype, _internal=True)
+
+
 # ---- Tensor's storage methods ----------------------------------------------------------------
 
 def _storage(self) -> TypedStorage:
@@ -597,6 +641,7 @@ def _typed_storage(self) -> TypedStorage:
 
 def _storage_type(self) -> type:
     """The legacy storage class of this tensor's dtype."""
+    _warn_typed_storage_removal(stacklevel=2)
     return LEGACY_STORAGES[f"{_LEGACY_NAMES[self.dtype.name]}Storage"]
 
 

@@ -7,14 +7,16 @@ Most methods are attached from the op families (see ``chainrule/ops/__init__.py`
 from __future__ import annotations
 
 import copy as _copy
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 
 from . import _printing
-from ._arguments import invalid_combination, type_name, warn_deprecated
+from ._arguments import invalid_combination, type_name
 from ._backend import ALL_DTYPES, as_dtype, from_np, get_default_dtype, xp
 from ._backend import dtype as _dtype
 from ._device import CPU, META, as_device, device, memory_of
 from ._meta import MetaArray
+from ._quiet import quiet
 from ._shapes import normalize_dim
 from ._tooling import hooks as _hooks
 from ._validation import check_grad, dtype_argument, dtype_name, int_sizes, nested_data
@@ -395,9 +397,7 @@ class Tensor:
         """The legacy type name (``'torch.FloatTensor'``), or this tensor converted to a dtype,
         a legacy type or its name."""
         for key in kwargs:
-            if key == "async":
-                _deprecated_async()
-            elif key != "memory_format":
+            if key != "memory_format":  # (``async``, deprecated: see chainrule._deprecated)
                 raise TypeError(f"type() got an unexpected keyword argument '{key}'")
         if dtype is None:
             return self._type_name()
@@ -445,7 +445,7 @@ class Tensor:
     def bool(self, memory_format=None) -> Tensor:
         return self.to(as_dtype("bool"))
 
-    def cpu(self, memory_format=None) -> Tensor:
+    def cpu(self, *, memory_format=None) -> Tensor:
         """This tensor in CPU memory (itself when it is there)."""
         return self if type(self._data) is not MetaArray else self._to_device(CPU)
 
@@ -463,12 +463,20 @@ class Tensor:
 
     def pin_memory(self, device=None) -> Tensor:
         """This tensor in page-locked memory, for fast copies to an accelerator (none here)."""
-        if device is not None and as_device(device).type == "cpu":
-            raise RuntimeError("CPU device type not an accelerator.")
+        if device is not None:
+            _deprecated_device_argument("pin_memory")
+            self.is_pinned(device)
+            kind = as_device(device).type
+            if kind == "cpu":
+                raise RuntimeError("CPU device type not an accelerator.")
+            if kind == "cuda":
+                raise RuntimeError(_NO_CUDA_LIBRARY)
         raise RuntimeError("Cannot access accelerator device when none is available.")
 
     def is_pinned(self, device=None) -> bool:
         """False: there is no accelerator to pin memory for."""
+        if device is not None:
+            _deprecated_device_argument("is_pinned")
         return False
 
     def _to_device(self, device) -> Tensor:
@@ -546,6 +554,27 @@ class Tensor:
         return format(repr(self), spec)
 
     # ---- creation helpers -------------------------------------------------------------------
+
+    @staticmethod
+    def _make_subclass(cls, data, require_grad: bool = False, dispatch_strides: bool = False,
+                       dispatch_device: bool = False, device_for_backend_keys=None) -> Tensor:
+        """A leaf of subclass ``cls`` sharing ``data``'s memory and version counter (how
+        nn.Parameter and other subclasses are made)."""
+        _check_subclass(cls)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, "
+                            f"not {type_name(data)}")
+        if require_grad and data._data.dtype.kind not in "fc":
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        t = _as_class(cls, data.detach())
+        t._requires_grad = bool(require_grad)
+        return t
+
+    def as_subclass(self, cls) -> Tensor:
+        """This tensor as an instance of subclass ``cls`` (a view that keeps the history)."""
+        _check_subclass(cls)
+        return _as_class(cls, self._alias())
 
     def new(self, *args, **kwargs) -> Tensor:
         """Legacy: a tensor of this tensor's dtype and device from sizes, data, a tensor or a
@@ -782,11 +811,9 @@ _NO_CUDA_LIBRARY = (
     "library.")
 
 
-def _deprecated_async() -> None:
-    warn_deprecated("type", "object dtype = None, bool async = False, *, torch.memory_format "
-                    "memory_format = None", ("object dtype = None, bool non_blocking = False, *, "
-                                             "torch.memory_format memory_format = None",),
-                    stacklevel=4)
+def _deprecated_device_argument(method: str) -> None:
+    warnings.warn(f"The argument 'device' of Tensor.{method}() is deprecated. Please do not pass "
+                  "this argument.", DeprecationWarning, stacklevel=3)
 
 
 # ---- new_* ------------------------------------------------------------------------------------
@@ -905,7 +932,8 @@ def _legacy_values(data, np_dtype):
                                              isinstance(data, Mapping)):
         raise TypeError(f"new(): data must be a sequence (got {type_name(data)})")
     try:
-        array = xp.asarray(data, dtype=np_dtype)
+        with quiet():  # 1e300 as float32 is inf, as in PyTorch, without NumPy's warning
+            array = xp.asarray(data, dtype=np_dtype)
     except OverflowError:
         raise RuntimeError(f"value cannot be converted to type {as_dtype(np_dtype).name} "
                            "without overflow") from None
@@ -933,6 +961,12 @@ def _check_elements(data, np_dtype) -> None:
                 raise ValueError(f"too many dimensions '{kind}'")
             raise TypeError(f"'{kind}' object cannot be interpreted as an integer")
     nested_data(data)
+
+
+def _check_subclass(cls) -> None:
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError("Creating a Tensor subclass from a class that does not inherit from "
+                        "Tensor is not possible. Make sure your class inherits from Tensor.")
 
 
 def _as_class(cls, t: Tensor) -> Tensor:
