@@ -162,6 +162,10 @@ def set_default_tensor_type(t, /) -> None:
     if name is None:
         raise TypeError("invalid type object: only floating-point types are supported as the "
                         "default type")
+    if not isinstance(t, str):
+        name = f"{t.__module__}.{name}"
+    if name.startswith("torch.cuda."):  # torch.cuda.FloatTensor: named, never made here
+        raise TypeError(f"type {name} not available. Torch not compiled with CUDA enabled.")
     floating = {"HalfTensor": float16, "FloatTensor": float32, "DoubleTensor": float64}
     short = name.rpartition(".")[2]
     if short not in floating:

@@ -120,7 +120,17 @@ def test_set_default_tensor_type_takes_the_classes():
         finally:
             m.set_default_tensor_type(m.FloatTensor)
 
-    same(scenario)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # its deprecation warning, given once per process
+        same(scenario)
+
+
+@pytest.mark.parametrize("kind", [lambda m: m.cuda.FloatTensor, lambda m: "torch.cuda.HalfTensor",
+                                  lambda m: m.LongTensor, lambda m: m.float64])
+def test_set_default_tensor_type_refuses_what_pytorch_refuses(kind):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same(lambda m: m.set_default_tensor_type(kind(m)))
 
 
 # ---- the legacy constructor -------------------------------------------------------------------
