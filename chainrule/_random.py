@@ -55,10 +55,11 @@ class Engine:
     """An mt19937 stream with the rest of PyTorch's CPU generator state: the seed, and the
     second value of the last Box-Muller pair, cached for the next draw (double and float)."""
 
-    __slots__ = ("bits", "seed", "normal", "normal_float")
+    __slots__ = ("bits", "numpy", "seed", "normal", "normal_float")
 
     def __init__(self, seed: int) -> None:
         self.bits = xp.random.MT19937()
+        self.numpy = xp.random.Generator(self.bits)  # its full-range integers are raw words
         self.reseed(seed)
 
     def reseed(self, seed: int) -> None:
@@ -75,17 +76,17 @@ class Engine:
         return state["pos"], state["key"].tobytes(), self.normal, self.normal_float
 
     def words(self, n: int):
-        """The next ``n`` 32-bit outputs (as uint64)."""
-        return self.bits.random_raw(n)
+        """The next ``n`` 32-bit outputs (uint32)."""
+        return self.numpy.integers(0, 2**32, size=n, dtype=xp.uint32)
 
     def words64(self, n: int):
-        """The next ``n`` 64-bit outputs: two words each, the first the high half."""
-        w = self.words(2 * n)
-        return (w[0::2] << _U64(32)) | w[1::2]
+        """The next ``n`` 64-bit outputs: two words each, the first the high half (NumPy's
+        MT19937 makes its 64-bit integers the same way)."""
+        return self.numpy.integers(0, 2**64, size=n, dtype=_U64)
 
     def uniform32(self, n: int):
         """float32 uniforms on [0, 1): a word's low 24 bits times 2**-24."""
-        return (self.words(n) & _U64(0xFFFFFF)).astype(_F32) * _F32(2.0**-24)
+        return (self.words(n) & xp.uint32(0xFFFFFF)).astype(_F32) * _F32(2.0**-24)
 
     def uniform64(self, n: int):
         """float64 uniforms on [0, 1): a 64-bit draw's low 53 bits times 2**-53."""
@@ -135,14 +136,21 @@ def fma32(a, b, c):
     out = s.astype(_F32)
     tie = (s.view(_U64) & _U64(0x1FFFFFFF)) == _U64(0x10000000)
     if tie.any():
-        t = s[tie]
-        p = xp.multiply(xp.broadcast_to(a, s.shape)[tie], xp.broadcast_to(b, s.shape)[tie],
-                        dtype=_F64)
-        c = xp.broadcast_to(c, s.shape)[tie].astype(_F64)
-        err = (p - (t - (t - p))) + (c - (t - p))  # two-sum: p + c == t + err exactly
-        nudged = xp.nextafter(t, xp.copysign(xp.inf, err)).astype(_F32)
-        out[tie] = xp.where(err == 0, out[tie], nudged)  # err 0: a true tie, rounded to even
+        tie = xp.flatnonzero(tie)
+        t = s.reshape(-1)[tie]
+        p = _gather(a, tie) * _gather(b, tie)
+        err = (p - (t - (t - p))) + (_gather(c, tie) - (t - p))  # p + c == t + err exactly
+        inexact = err != 0  # an exact halfway point is rounded to even, as it should be
+        flat = out.reshape(-1)
+        flat[tie[inexact]] = xp.nextafter(t[inexact], xp.copysign(xp.inf, err[inexact]))
     return out
+
+
+def _gather(x, where):
+    """The float64 values of ``x`` (a number or an array of the result's shape) at flat
+    positions."""
+    x = xp.asarray(x, dtype=_F64)
+    return x if x.ndim == 0 else x.reshape(-1)[where]
 
 
 def _split(a):
@@ -312,9 +320,12 @@ def integers(engine: Engine, n: int, dtype, low: int, span: int | None):
     is the full 64-bit range."""
     if span is None:
         return engine.words64(n).view(xp.int64).astype(dtype)
-    w = engine.words64(n) if span >= 2**28 else engine.words(n)
-    v = (w % _U64(span) + _U64(low % 2**64)).view(xp.int64)
-    return v.astype(dtype)
+    if span < 2**28:
+        v = (engine.words(n) % xp.uint32(span)).astype(xp.int64)
+        v += low
+    else:
+        v = (engine.words64(n) % _U64(span) + _U64(low % 2**64)).view(xp.int64)
+    return v.astype(dtype, copy=False)
 
 
 def bits(engine: Engine, n: int, dtype):
@@ -336,10 +347,10 @@ def randperm(engine: Engine, n: int):
     2**32 / 20 or more, the inside-out variant with 64-bit draws."""
     if n < (2**32 - 1) // 20:
         w = engine.words(max(n - 1, 0))
-        picks = (w % xp.arange(n, 1, -1, dtype=_U64)).astype(xp.int64).tolist()
+        swaps = (w % xp.arange(n, 1, -1, dtype=_U64) + xp.arange(n - 1, dtype=_U64)).tolist()
         order = list(range(n))
-        for i, z in enumerate(picks):
-            order[i], order[i + z] = order[i + z], order[i]
+        for i, j in enumerate(swaps):
+            order[i], order[j] = order[j], order[i]
         return xp.array(order, dtype=xp.int64)
     w = engine.words64(n)
     picks = (w % xp.arange(1, n + 1, dtype=_U64)).astype(xp.int64).tolist()
@@ -353,12 +364,10 @@ def randperm(engine: Engine, n: int):
 # ---- samplers from double uniforms ------------------------------------------------------------
 
 
-def bernoulli(engine: Engine, n: int, dtype, p):
-    """bernoulli kernels: 1 where a uniform is below p. A number p, or float64 probabilities,
-    compare float64 uniforms; float32 or half probabilities compare float32 uniforms."""
-    if isinstance(p, float) or p.dtype == _F64:
-        return (engine.uniform64(n) < p).astype(dtype)
-    return (engine.uniform32(n) < p.astype(_F32)).astype(dtype)
+def bernoulli(engine: Engine, n: int, dtype, p: float):
+    """bernoulli_(p) for a number p: 1 where a float64 uniform is below p, that is where the
+    53 bits drawn are below p * 2**53 (exact: p is a binary fraction)."""
+    return ((engine.words64(n) & _U64(2**53 - 1)) < _U64(math.ceil(p * 2**53))).astype(dtype)
 
 
 def exponential(engine: Engine, n: int, dtype, lambd: float):
