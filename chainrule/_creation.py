@@ -9,7 +9,7 @@ import os
 import warnings
 
 from . import _random as _sample
-from ._backend import as_dtype, astype, get_default_dtype, xp
+from ._backend import as_dtype, get_default_dtype, xp
 from ._batched import BatchedTensor, batched
 from ._batched import state as vmap_state
 from ._device import device, memory_of
@@ -104,7 +104,7 @@ def _infer(data):
             isinstance(d, xp.generic) for d in _flat(data)):
         return array.astype(_element_dtype(data), copy=False)
     if array.dtype.kind == "f":
-        return astype(array, get_default_dtype().np)
+        return array.astype(get_default_dtype().np, copy=False)
     if array.dtype.kind in "iu":
         return array.astype(xp.int64, copy=False)
     if array.dtype.kind == "c":
@@ -163,16 +163,13 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
     with quiet():  # 1e300 as float32 is inf, as in PyTorch, without NumPy's overflow warning
         if dtype is not None and not isinstance(data, (Tensor, xp.ndarray)):
             try:
-                np_dtype = as_dtype(dtype).np
-                # no detour through float32, except to bfloat16 and float8, as PyTorch
-                array = (xp.array(data, dtype=np_dtype) if np_dtype.num < 256
-                         else astype(xp.array(data, dtype=xp.float64), np_dtype))
+                array = xp.array(data, dtype=as_dtype(dtype).np)  # no detour through float32
             except (ValueError, TypeError):
                 nested_data(data)
                 raise
         else:
             array = _infer(data)
-            array = astype(array, as_dtype(dtype).np) if dtype is not None else array.copy()
+            array = array.astype(as_dtype(dtype).np) if dtype is not None else array.copy()
     return _finish(array, requires_grad)
 
 
