@@ -1,15 +1,16 @@
 """Optimizers and learning-rate schedulers with PyTorch's API (``torch.optim``)."""
 
-from . import lr_scheduler, swa_utils
+from . import _functional, lr_scheduler, swa_utils
+from ._adafactor import Adafactor
+from ._muon import Muon
 from ._stateless import swap_in_optimizer_params_and_state
 from .adadelta import Adadelta
-from .adafactor import Adafactor
 from .adagrad import Adagrad
-from .adam import Adam, AdamW
+from .adam import Adam
 from .adamax import Adamax
+from .adamw import AdamW
 from .asgd import ASGD
 from .lbfgs import LBFGS
-from .muon import Muon
 from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from .. import Tensor
+from .optimizer import (
+    ParamsT,
+    _addcmul_,
+    _check_flags,
+    _check_functional,
+    _check_nonnegative,
+    _count,
+    _GroupwiseOptimizer,
+    _init_group,
+)
 
-from .optimizer import _addcmul_, _check_flags, _check_nonnegative, _GroupwiseOptimizer, _with_grads
-
-__all__ = ["Adadelta"]
+__all__ = ["Adadelta", "adadelta"]
 
 
 class Adadelta(_GroupwiseOptimizer):
     """Adadelta; ``lr`` scales the update (1.0 is the paper's rule)."""
 
-    def __init__(self, params: Iterable, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
+    def __init__(self, params: ParamsT, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0, foreach: bool | None = None, *,
                  capturable: bool = False, maximize: bool = False,
                  differentiable: bool = False) -> None:
@@ -27,16 +35,32 @@ class Adadelta(_GroupwiseOptimizer):
         super().__init__(params, defaults)
 
     def _update(self, group: dict) -> None:
-        lr, rho, eps, weight_decay = (group["lr"], group["rho"], group["eps"],
-                                      group["weight_decay"])
-        for p, grad, state, _ in _with_grads(self, group, "square_avg", "acc_delta"):
-            square_avg, acc_delta = state["square_avg"], state["acc_delta"]
-            if weight_decay != 0:
-                grad = grad + p * weight_decay
-            square_avg.mul_(rho)
-            _addcmul_(square_avg, grad, grad, 1 - rho)
-            std = (square_avg + eps).sqrt()
-            delta = (acc_delta + eps).sqrt() / std * grad
-            acc_delta.mul_(rho)
-            _addcmul_(acc_delta, delta, delta, 1 - rho)
-            p.sub_(delta * lr)
+        params, grads, states = _init_group(self, group, "square_avg", "acc_delta")
+        adadelta(params, grads, [s["square_avg"] for s in states],
+                 [s["acc_delta"] for s in states], [s["step"] for s in states],
+                 capturable=group["capturable"], foreach=group["foreach"],
+                 differentiable=group["differentiable"], lr=group["lr"], rho=group["rho"],
+                 eps=group["eps"], weight_decay=group["weight_decay"],
+                 maximize=group["maximize"])
+
+
+def adadelta(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor],
+             acc_deltas: list[Tensor], state_steps: list[Tensor], capturable: bool = False,
+             foreach: bool | None = None, differentiable: bool = False,
+             has_complex: bool = False, *, lr: float, rho: float, eps: float,
+             weight_decay: float, maximize: bool) -> None:
+    """Adadelta's update of ``params`` and of its state lists in place."""
+    _check_functional(state_steps, foreach=foreach, differentiable=differentiable)
+    for i, p in enumerate(params):
+        grad = -grads[i] if maximize else grads[i]
+        square_avg, acc_delta = square_avgs[i], acc_deltas[i]
+        _count(state_steps[i])
+        if weight_decay != 0:
+            grad = grad + p * weight_decay
+        square_avg.mul_(rho)
+        _addcmul_(square_avg, grad, grad, 1 - rho)
+        std = (square_avg + eps).sqrt()
+        delta = (acc_delta + eps).sqrt() / std * grad
+        acc_delta.mul_(rho)
+        _addcmul_(acc_delta, delta, delta, 1 - rho)
+        p.sub_(delta * lr)

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from .. import Tensor, full_like, tensor
+from .optimizer import (
+    ParamsT,
+    _addcdiv_,
+    _check_flags,
+    _check_functional,
+    _check_nonnegative,
+    _GroupwiseOptimizer,
+)
 
-from .. import full_like, tensor
-from .optimizer import _addcdiv_, _check_flags, _check_nonnegative, _GroupwiseOptimizer
-
-__all__ = ["Adagrad"]
+__all__ = ["Adagrad", "adagrad"]
 
 
 class Adagrad(_GroupwiseOptimizer):
     """Adagrad with optional learning-rate decay; its state exists from construction on."""
 
-    def __init__(self, params: Iterable, lr: float = 1e-2, lr_decay: float = 0,
+    def __init__(self, params: ParamsT, lr: float = 1e-2, lr_decay: float = 0,
                  weight_decay: float = 0, initial_accumulator_value: float = 0,
                  eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
                  differentiable: bool = False, fused: bool | None = None) -> None:
@@ -37,16 +42,35 @@ class Adagrad(_GroupwiseOptimizer):
         state["sum"] = full_like(p, group["initial_accumulator_value"])
         return state
 
-    def _update(self, group: dict) -> None:
-        lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
-        weight_decay = group["weight_decay"]
-        for p, grad in self._grads(group):
-            state = self.state[p] or self._init_state(p, group)
-            step = state["step"].add_(1).item()
-            state_sum = state["sum"]
+    def share_memory(self) -> None:
+        """Move the accumulated sums to shared memory."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                self.state[p]["sum"].share_memory_()
 
-            if weight_decay != 0:
-                grad = grad + p * weight_decay
-            clr = lr / (1 + (step - 1) * lr_decay)
-            state_sum.add_(grad * grad)
-            _addcdiv_(p, grad, state_sum.sqrt() + eps, -clr)
+    def _update(self, group: dict) -> None:
+        params = [p for p in group["params"] if p.grad is not None]
+        states = [self.state[p] or self._init_state(p, group) for p in params]
+        adagrad(params, [p.grad for p in params], [s["sum"] for s in states],
+                [s["step"] for s in states], fused=group["fused"], foreach=group["foreach"],
+                differentiable=group["differentiable"], lr=group["lr"],
+                weight_decay=group["weight_decay"], lr_decay=group["lr_decay"],
+                eps=group["eps"], maximize=group["maximize"])
+
+
+def adagrad(params: list[Tensor], grads: list[Tensor], state_sums: list[Tensor],
+            state_steps: list[Tensor], fused: bool | None = None,
+            grad_scale: Tensor | None = None, found_inf: Tensor | None = None,
+            has_sparse_grad: bool = False, foreach: bool | None = None,
+            differentiable: bool = False, has_complex: bool = False, *, lr: float,
+            weight_decay: float, lr_decay: float, eps: float, maximize: bool) -> None:
+    """Adagrad's update of ``params`` and of its state lists in place."""
+    _check_functional(state_steps, grad_scale, found_inf, foreach, fused, differentiable)
+    for i, p in enumerate(params):
+        grad = -grads[i] if maximize else grads[i]
+        step = state_steps[i].add_(1).item()
+        if weight_decay != 0:
+            grad = grad + p * weight_decay
+        clr = lr / (1 + (step - 1) * lr_decay)
+        state_sums[i].add_(grad * grad)
+        _addcdiv_(p, grad, state_sums[i].sqrt() + eps, -clr)

@@ -159,11 +159,8 @@ class LBFGS(Optimizer):
         return loss, flat_grad
 
     @_step
-    def step(self, closure: Callable | None = None):
+    def step(self, closure: Callable):
         """Up to ``max_iter`` L-BFGS iterations; returns the loss before the first."""
-        if closure is None:
-            raise RuntimeError("LBFGS.step() requires a closure that reevaluates the model and "
-                               "returns the loss")
 
         def evaluate_loss():
             with enable_grad():

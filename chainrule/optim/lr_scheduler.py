@@ -6,9 +6,11 @@ schedulers can be stacked); ``step(epoch)`` and SequentialLR's milestones use th
 
 from __future__ import annotations
 
+import functools
 import math
 import types
 import warnings
+import weakref
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -43,6 +45,24 @@ def _set_lrs(optimizer: Optimizer, lrs: Sequence) -> None:
             group["lr"] = lr
 
 
+def _track_step_called(optimizer: Optimizer) -> None:
+    """Make ``optimizer.step`` note that it ran, so that the first ``scheduler.step()`` can
+    warn when it comes before it (once per optimizer, as PyTorch)."""
+    if hasattr(optimizer.step, "_wrapped_by_lr_sched"):
+        return
+    step = optimizer.step.__func__
+    optimizer_ref = weakref.ref(optimizer)
+
+    @functools.wraps(step)
+    def wrapper(*args, **kwargs):
+        opt = optimizer_ref()
+        opt._opt_called = True
+        return step.__get__(opt, type(opt))(*args, **kwargs)
+
+    wrapper._wrapped_by_lr_sched = True
+    optimizer.step = wrapper
+
+
 class LRScheduler:
     """Base class: ``get_lr()`` gives the lrs for ``last_epoch``; ``step()`` advances it."""
 
@@ -60,6 +80,7 @@ class LRScheduler:
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
         self._get_lr_called_within_step = False
+        _track_step_called(optimizer)
         self._initial_step()
 
     def _initial_step(self) -> None:

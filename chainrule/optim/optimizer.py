@@ -8,15 +8,52 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
 import warnings
-from collections import defaultdict
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any, TypeAlias
 
-from .. import Tensor, enable_grad, no_grad, where
+from .. import Tensor, enable_grad, float32, no_grad, where
 from .._tooling import hooks as _hooks
+from ..autograd.graph import RemovableHandle
 
-__all__ = ["Optimizer"]
+__all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
+
+ParamsT: TypeAlias = Iterable[Tensor] | Iterable[dict[str, Any]] | Iterable[tuple[str, Tensor]]
+StateDict: TypeAlias = dict[str, Any]
+OptimizerPreHook: TypeAlias = Callable[..., tuple[tuple, dict] | None]
+OptimizerPostHook: TypeAlias = Callable[..., None]
+GlobalOptimizerPreHook: TypeAlias = OptimizerPreHook
+GlobalOptimizerPostHook: TypeAlias = OptimizerPostHook
+
+_global_optimizer_pre_hooks: dict[int, Callable] = OrderedDict()
+_global_optimizer_post_hooks: dict[int, Callable] = OrderedDict()
+
+
+class _RequiredParameter:
+    """The default of an optimizer argument that has none (``required``)."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(optimizer, args, kwargs)`` before every optimizer's step; a returned
+    ``(args, kwargs)`` replaces the step's arguments."""
+    handle = RemovableHandle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(optimizer, args, kwargs)`` after every optimizer's step."""
+    handle = RemovableHandle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[handle.id] = hook
+    return handle
 
 
 def _typename(obj) -> str:
@@ -27,13 +64,12 @@ def _step(step: Callable) -> Callable:
     """Run an optimizer's ``step`` without recording, and note that it ran (for LR schedulers)."""
 
     @functools.wraps(step)
-    def wrapper(self, closure=None):
-        self._opt_called = True
+    def wrapper(self, *args, **kwargs):
         if _hooks.capture is not None:  # chainrule.compile: a scheduler's new lr recaptures
             for group in self.param_groups:
                 _hooks.capture.watch(group)
         with no_grad():
-            return step(self, closure)
+            return step(self, *args, **kwargs)
 
     return wrapper
 
@@ -76,8 +112,11 @@ def _check_nonnegative(*checks: tuple[str, float]) -> None:
 class Optimizer:
     """Base class: holds ``param_groups`` (dicts of params and options) and ``state``."""
 
-    def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
+    def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
+        for name in _HOOK_DICTS:
+            setattr(self, name, OrderedDict())
+        self._patch_step_function()
         self.state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
         if isinstance(params, Tensor):
@@ -110,7 +149,8 @@ class Optimizer:
             if not isinstance(param, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
                                 f"{_typename(param)}")
-            if not (param.is_leaf or param.retains_grad):
+            if not self.defaults.get("differentiable") and not (param.is_leaf
+                                                                 or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
             tensors.append(param)
         if names:
@@ -130,6 +170,9 @@ class Optimizer:
                           stacklevel=3)
         param_group["params"] = tensors
         for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError("parameter group didn't specify a value of required "
+                                 f"optimization parameter {name}")
             param_group.setdefault(name, default)
 
         seen = {id(p) for group in self.param_groups for p in group["params"]}
@@ -157,32 +200,122 @@ class Optimizer:
         """Update the parameters once; ``closure`` re-evaluates the loss if the method needs it."""
         raise NotImplementedError
 
-    def _grads(self, group: dict):
-        """Each parameter of ``group`` that has a gradient, as ``(param, grad)``; the gradient
-        negated if the optimizer has a ``maximize`` option and the group sets it."""
-        maximize = "maximize" in self.defaults and group["maximize"]
-        for p in group["params"]:
-            grad = p.grad
-            if grad is not None:
-                yield p, (-grad if maximize else grad)
+    # ---- hooks ---------------------------------------------------------------------------
+
+    @staticmethod
+    def profile_hook_step(func: Callable) -> Callable:
+        """``func`` (a ``step``) wrapped to run the global and this optimizer's step hooks."""
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            self = args[0]
+            for pre_hook in itertools.chain(_global_optimizer_pre_hooks.values(),
+                                            self._optimizer_step_pre_hooks.values()):
+                result = pre_hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError(f"{func} must return None or a tuple of (new_args, "
+                                           f"new_kwargs), but got {result}.")
+                    args, kwargs = result
+            out = func(*args, **kwargs)
+            self._optimizer_step_code()
+            for post_hook in itertools.chain(self._optimizer_step_post_hooks.values(),
+                                             _global_optimizer_post_hooks.values()):
+                post_hook(self, args, kwargs)
+            return out
+
+        return wrapper
+
+    def _patch_step_function(self) -> None:
+        """Wrap the class's ``step`` (once) so that the step hooks run around it."""
+        self._zero_grad_profile_name = f"Optimizer.zero_grad#{type(self).__name__}.zero_grad"
+        if not getattr(type(self).step, "hooked", None):
+            type(self).step = self.profile_hook_step(type(self).step)
+            type(self).step.hooked = True
+
+    def _optimizer_step_code(self) -> None:
+        """Called after every step (PyTorch's profiler attaches here); does nothing."""
+
+    def register_step_pre_hook(self, hook: OptimizerPreHook) -> RemovableHandle:
+        """Call ``hook(optimizer, args, kwargs)`` before each step; a returned
+        ``(args, kwargs)`` replaces the step's arguments."""
+        return _add(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook: OptimizerPostHook) -> RemovableHandle:
+        """Call ``hook(optimizer, args, kwargs)`` after each step."""
+        return _add(self._optimizer_step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False
+                                     ) -> RemovableHandle:
+        """Call ``hook(optimizer)`` before ``state_dict``."""
+        return _add(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False
+                                      ) -> RemovableHandle:
+        """Call ``hook(optimizer, state_dict)`` after ``state_dict``; a returned dict replaces
+        it."""
+        return _add(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False
+                                          ) -> RemovableHandle:
+        """Call ``hook(optimizer, state_dict)`` (a shallow copy) before ``load_state_dict``; a
+        returned dict is loaded instead."""
+        return _add(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False
+                                           ) -> RemovableHandle:
+        """Call ``hook(optimizer)`` after ``load_state_dict``."""
+        return _add(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     # ---- state_dict ------------------------------------------------------------------------
 
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self) -> StateDict:
         """``{'state': {index: buffers}, 'param_groups': [options + 'params': indices]}``."""
+        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
+            pre_hook(self)
         index_of: dict[int, int] = {}
-        groups = []
+        groups, start = [], 0
         for group in self.param_groups:
             packed = {k: v for k, v in group.items() if k != "params"}
-            for p in group["params"]:
-                index_of.setdefault(id(p), len(index_of))
+            for i, p in enumerate(group["params"], start):
+                index_of.setdefault(id(p), i)
             packed["params"] = [index_of[id(p)] for p in group["params"]]
+            start += len(packed["params"])
             groups.append(packed)
         state = {index_of[id(p)] if isinstance(p, Tensor) else p: s for p, s in self.state.items()}
-        return {"state": state, "param_groups": groups}
+        state_dict = {"state": state, "param_groups": groups}
+        for post_hook in self._optimizer_state_dict_post_hooks.values():
+            result = post_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
 
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restore the buffers and group options saved by ``state_dict`` onto these params."""
+    @staticmethod
+    def _process_value_according_to_param_policy(param: Tensor, value: Tensor, param_id: int,
+                                                  param_groups: list[dict[Any, Any]],
+                                                  key: Hashable = None) -> Tensor:
+        """A loaded state tensor as the optimizer keeps it: 'step' as saved (float32 for
+        capturable or fused groups), the rest in the parameter's dtype (not copied if it
+        already is)."""
+        if param_groups is None:
+            raise AssertionError("Expected param_groups to be set")
+        group = next((g for g in param_groups if param_id in g["params"]), {})
+        if key == "step":
+            if group.get("capturable", False) or group.get("fused", False):
+                return value.to(dtype=float32, device=param.device)
+            return value
+        if param.is_floating_point():
+            return value.to(dtype=param.dtype, device=param.device)
+        return value.to(device=param.device)
+
+    def load_state_dict(self, state_dict: StateDict) -> None:
+        """Restore the buffers and group options saved by ``state_dict`` onto these params
+        (tensors already in the parameter's dtype are taken as they are, not copied)."""
+        state_dict = state_dict.copy()
+        for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
+            result = pre_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
         saved_groups = copy.deepcopy(state_dict["param_groups"])
         if len(saved_groups) != len(self.param_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
@@ -195,21 +328,27 @@ class Optimizer:
         state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
         for key, value in state_dict["state"].items():
             if key in param_of:
-                param = param_of[key]
-                state[param] = _cast_state(param, value)
+                state[param_of[key]] = _cast_state(param_of[key], value, key,
+                                                   state_dict["param_groups"])
             else:
-                state[key] = copy.deepcopy(value)
+                state[key] = value
         for group, saved in zip(self.param_groups, saved_groups):
             saved["params"] = group["params"]
             if "param_names" in group and "param_names" not in saved:
                 saved["param_names"] = group["param_names"]
         self.__setstate__({"state": state, "param_groups": saved_groups})
+        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
+            post_hook(self)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        for name in _HOOK_DICTS:  # not pickled
+            self.__dict__.setdefault(name, OrderedDict())
+        self._patch_step_function()
+        self.defaults.setdefault("differentiable", False)
         for group in self.param_groups:  # options added after the state was saved
             for name, default in self.defaults.items():
                 group.setdefault(name, default)
@@ -240,16 +379,18 @@ class _GroupwiseOptimizer(Optimizer):
         raise NotImplementedError
 
 
-def _with_grads(optimizer: Optimizer, group: dict, *buffers: str, scalars: dict | None = None,
-                init: Callable | None = None):
-    """Each parameter of ``group`` that has a gradient, as ``(param, grad, state, step)``: the
-    gradient negated under maximize; on first use the state gets a float32 ``step``, the
-    ``scalars`` as tensors, the ``buffers`` as zeros and whatever ``init(param, grad, state)``
-    adds, in PyTorch's key order; the step counted.
-    """
+def _init_group(optimizer: Optimizer, group: dict, *buffers: str, scalars: dict | None = None,
+                init: Callable | None = None) -> tuple[list, list, list]:
+    """The parameters of ``group`` that have a gradient, their gradients and their states: on
+    first use a state gets a float32 ``step``, the ``scalars`` as tensors, the ``buffers`` as
+    zeros and whatever ``init(param, grad, state)`` adds, in PyTorch's key order."""
     from .. import tensor, zeros_like
 
-    for p, grad in optimizer._grads(group):
+    params, grads, states = [], [], []
+    for p in group["params"]:
+        grad = p.grad
+        if grad is None:
+            continue
         state = optimizer.state[p]
         if not state:
             state["step"] = tensor(0.0)
@@ -259,19 +400,39 @@ def _with_grads(optimizer: Optimizer, group: dict, *buffers: str, scalars: dict 
                 state[name] = zeros_like(p)
             if init is not None:
                 init(p, grad, state)
-        step = state["step"].add_(1)
-        # While chainrule.compile captures, the step stays a (float64) tensor: the scalars made
-        # from it are then kernels that a replay computes again, not constants of one step.
-        yield p, grad, state, step.double() if _hooks.capture is not None else step.item()
+        params.append(p)
+        grads.append(grad)
+        states.append(state)
+    return params, grads, states
 
 
-def _decay(p: Tensor, grad: Tensor, group: dict) -> Tensor:
+def _count(step_t: Tensor):
+    """Count a step on its tensor; the step number for the update rule. While chainrule.compile
+    captures it stays a (float64) tensor: the scalars made from it are then kernels that a
+    replay computes again, not constants of one step."""
+    step_t.add_(1)
+    return step_t.double() if _hooks.capture is not None else step_t.item()
+
+
+def _check_functional(state_steps: list | None = None, grad_scale=None, found_inf=None,
+                      foreach: bool | None = None, fused: bool | None = None,
+                      differentiable: bool = False) -> None:
+    """The checks the functional forms (``adam``, ``sgd``, ...) make of their arguments."""
+    if state_steps is not None and not all(isinstance(t, Tensor) for t in state_steps):
+        raise RuntimeError("API has changed, `state_steps` argument must contain a list of "
+                           "singleton tensors")
+    _check_flags(differentiable, foreach, fused)
+    if not fused and (grad_scale is not None or found_inf is not None):
+        raise AssertionError("Expected grad_scale and found_inf to be None")
+
+
+def _decay(p: Tensor, grad: Tensor, lr: float, weight_decay: float,
+           decoupled: bool = False) -> Tensor:
     """Weight decay: shrink the parameter (decoupled, AdamW-style) or add it to the gradient."""
-    weight_decay = group["weight_decay"]
     if weight_decay == 0:
         return grad
-    if group.get("decoupled_weight_decay"):
-        p.mul_(1 - group["lr"] * weight_decay)
+    if decoupled:
+        p.mul_(1 - lr * weight_decay)
         return grad
     return grad + p * weight_decay
 
@@ -284,17 +445,30 @@ def _update_moments(exp_avg: Tensor, exp_avg_sq: Tensor, grad: Tensor, beta1: fl
     _addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
 
 
-def _cast_state(param: Tensor, value, key: str | None = None):
-    """A copy of a saved state value, floating tensors in the parameter's dtype ('step' as is)."""
+def _cast_state(param: Tensor, value, param_id, param_groups: list, key=None):
+    """A saved state value as the optimizer keeps it: its tensors through
+    ``_process_value_according_to_param_policy``, containers rebuilt, the rest as is."""
     if isinstance(value, Tensor):
-        if key != "step" and param.is_floating_point() and value.is_floating_point():
-            return value.to(param.dtype, copy=True)
-        return value.clone()
+        return Optimizer._process_value_according_to_param_policy(param, value, param_id,
+                                                                  param_groups, key)
     if isinstance(value, dict):
-        return {k: _cast_state(param, v, k) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_cast_state(param, v) for v in value)
-    return copy.deepcopy(value)
+        return {k: _cast_state(param, v, param_id, param_groups, k) for k, v in value.items()}
+    if isinstance(value, Iterable) and not isinstance(value, (str, bytes)):
+        return type(value)(_cast_state(param, v, param_id, param_groups) for v in value)
+    return value
+
+
+_HOOK_DICTS = ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
+               "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
+               "_optimizer_load_state_dict_pre_hooks", "_optimizer_load_state_dict_post_hooks")
+
+
+def _add(hooks: OrderedDict, hook: Callable, prepend: bool = False) -> RemovableHandle:
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
 
 
 # ---- ops the update rules need that chainrule does not have yet, composed from public ones ----

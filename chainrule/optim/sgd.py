@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from .. import Tensor
+from .optimizer import ParamsT, _check_flags, _check_functional, _GroupwiseOptimizer
 
-from .optimizer import _check_flags, _GroupwiseOptimizer
-
-__all__ = ["SGD"]
+__all__ = ["SGD", "sgd"]
 
 
 class SGD(_GroupwiseOptimizer):
     """Stochastic gradient descent, PyTorch's update rule and defaults."""
 
-    def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0,
+    def __init__(self, params: ParamsT, lr: float = 1e-3, momentum: float = 0,
                  dampening: float = 0, weight_decay: float = 0, nesterov: bool = False, *,
                  maximize: bool = False, foreach: bool | None = None,
                  differentiable: bool = False, fused: bool | None = None) -> None:
@@ -31,17 +30,35 @@ class SGD(_GroupwiseOptimizer):
         super().__init__(params, defaults)
 
     def _update(self, group: dict) -> None:
-        lr, momentum = group["lr"], group["momentum"]
-        dampening, weight_decay = group["dampening"], group["weight_decay"]
-        for p, grad in self._grads(group):
-            if weight_decay != 0:
-                grad = grad + p * weight_decay
-            if momentum != 0:
-                state = self.state[p]
-                buf = state.get("momentum_buffer")
-                if buf is None:
-                    buf = state["momentum_buffer"] = grad.detach().clone()
-                else:
-                    buf.mul_(momentum).add_(grad, alpha=1 - dampening)
-                grad = grad + buf * momentum if group["nesterov"] else buf
-            p.sub_(grad * lr)
+        params = [p for p in group["params"] if p.grad is not None]
+        buffers = [self.state[p].get("momentum_buffer") for p in params] \
+            if group["momentum"] != 0 else []
+        sgd(params, [p.grad for p in params], buffers, foreach=group["foreach"],
+            fused=group["fused"], weight_decay=group["weight_decay"],
+            momentum=group["momentum"], lr=group["lr"], dampening=group["dampening"],
+            nesterov=group["nesterov"], maximize=group["maximize"])
+        if group["momentum"] != 0:
+            for p, buffer in zip(params, buffers):
+                self.state[p]["momentum_buffer"] = buffer
+
+
+def sgd(params: list[Tensor], d_p_list: list[Tensor], momentum_buffer_list: list[Tensor | None],
+        has_sparse_grad: bool = False, foreach: bool | None = None, fused: bool | None = None,
+        grad_scale: Tensor | None = None, found_inf: Tensor | None = None, *,
+        weight_decay: float, momentum: float, lr: float, dampening: float, nesterov: bool,
+        maximize: bool) -> None:
+    """SGD's update of ``params`` in place; a momentum buffer that is None is created (in the
+    list) on first use."""
+    _check_functional(None, grad_scale, found_inf, foreach, fused)
+    for i, p in enumerate(params):
+        grad = -d_p_list[i] if maximize else d_p_list[i]
+        if weight_decay != 0:
+            grad = grad + p * weight_decay
+        if momentum != 0:
+            buf = momentum_buffer_list[i]
+            if buf is None:
+                buf = momentum_buffer_list[i] = grad.detach().clone()
+            else:
+                buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+            grad = grad + buf * momentum if nesterov else buf
+        p.sub_(grad * lr)

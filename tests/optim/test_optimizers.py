@@ -174,8 +174,8 @@ def test_step_without_closure_returns_none():
 
 def test_lbfgs_needs_a_closure_and_one_group():
     params = make_params(chainrule)
-    with pytest.raises(RuntimeError, match="closure"):
-        optim.LBFGS(params).step()
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'closure'"):
+        optim.LBFGS(params).step()  # as in PyTorch, where closure has no default
     with pytest.raises(ValueError, match="per-parameter options"):
         optim.LBFGS([{"params": params[:2]}, {"params": params[2:]}])
     with pytest.raises(RuntimeError, match="only 'strong_wolfe' is supported"):
@@ -315,14 +315,21 @@ def test_load_state_dict_keeps_params_and_checks_sizes():
     assert opt.param_groups[0]["params"][0] is params[0] and opt.param_groups[0]["lr"] == 0.5
 
 
-def test_loaded_state_is_not_shared_with_the_saved_dict():
-    run = Run("chainrule", ("SGD", {"lr": 0.1, "momentum": 0.9}))
-    run.steps(2)
-    saved = run.opt.state_dict()
-    other = optim.SGD(make_params(chainrule), lr=0.1, momentum=0.9)
-    other.load_state_dict(saved)
-    assert other.state[other.param_groups[0]["params"][0]]["momentum_buffer"] is not (
-        saved["state"][0]["momentum_buffer"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_loaded_state_is_shared_with_the_saved_dict_like_torch(dtype):
+    """As PyTorch, a state tensor already in the parameter's dtype is taken, not copied."""
+
+    def shared(lib):
+        run = Run(lib.__name__, ("SGD", {"lr": 0.1, "momentum": 0.9}))
+        run.steps(2)
+        saved = run.opt.state_dict()
+        other = lib.optim.SGD([p.to(getattr(lib, dtype)).detach().requires_grad_()
+                               for p in make_params(lib)], lr=0.1, momentum=0.9)
+        other.load_state_dict(saved)
+        buffer = other.state[other.param_groups[0]["params"][0]]["momentum_buffer"]
+        return buffer is saved["state"][0]["momentum_buffer"], str(buffer.dtype)
+
+    assert shared(chainrule) == shared(torch)
 
 
 # ---- invalid arguments ---------------------------------------------------------------------

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 
 from .. import Tensor, zeros_like
-from .optimizer import _check_nonnegative, _GroupwiseOptimizer
+from .optimizer import ParamsT, _check_functional, _check_nonnegative, _GroupwiseOptimizer
 
 __all__ = ["Muon"]
 
@@ -43,7 +42,7 @@ def _adjust_lr(lr: float, adjust_lr_fn: str | None, shape) -> float:
 class Muon(_GroupwiseOptimizer):
     """MomentUm Orthogonalized by Newton–Schulz, for the 2-D weights of hidden layers."""
 
-    def __init__(self, params: Iterable, lr: float = 1e-3, weight_decay: float = 0.1,
+    def __init__(self, params: ParamsT, lr: float = 1e-3, weight_decay: float = 0.1,
                  momentum: float = 0.95, nesterov: bool = True,
                  ns_coefficients: tuple[float, float, float] = (3.4445, -4.775, 2.0315),
                  eps: float = 1e-07, ns_steps: int = 5,
@@ -64,19 +63,41 @@ class Muon(_GroupwiseOptimizer):
                                      f"parameter with size: {p.size()}")
 
     def _update(self, group: dict) -> None:
-        lr, weight_decay, momentum = float(group["lr"]), group["weight_decay"], group["momentum"]
-        for p, grad in self._grads(group):
+        params, grads, buffers = [], [], []
+        for p in group["params"]:
+            grad = p.grad
+            if grad is None:
+                continue
             if p.dtype.is_complex:
                 raise RuntimeError("Muon does not support complex parameters")
+            if grad.ndim != 2:
+                raise ValueError("Param gradient must be a 2D matrix")
             state = self.state[p]
             if "momentum_buffer" not in state:
                 state["momentum_buffer"] = zeros_like(grad)
-            if grad.ndim != 2:
-                raise ValueError("Param gradient must be a 2D matrix")
-            buf = state["momentum_buffer"]
-            buf.lerp_(grad, 1 - momentum)
-            update = grad.lerp(buf, momentum) if group["nesterov"] else buf
-            update = _orthogonalize(update, group["ns_coefficients"], group["ns_steps"],
-                                    group["eps"])
-            p.mul_(1 - lr * weight_decay)
-            p.add_(update, alpha=-_adjust_lr(lr, group["adjust_lr_fn"], p.shape))
+            params.append(p)
+            grads.append(grad)
+            buffers.append(state["momentum_buffer"])
+        muon(params, grads, buffers, lr=group["lr"], weight_decay=group["weight_decay"],
+             momentum=group["momentum"], nesterov=group["nesterov"],
+             ns_coefficients=group["ns_coefficients"], ns_steps=group["ns_steps"],
+             eps=group["eps"], adjust_lr_fn=group["adjust_lr_fn"], has_complex=False)
+
+
+Muon.__module__ = "chainrule.optim"
+
+
+def muon(params: list[Tensor], grads: list[Tensor], muon_momentum_bufs: list[Tensor], *,
+         foreach: bool | None = None, lr: float, weight_decay: float, momentum: float,
+         nesterov: bool, ns_coefficients: tuple[float, float, float], ns_steps: int,
+         eps: float, adjust_lr_fn: str | None, has_complex: bool) -> None:
+    """Muon's update of ``params`` and of its momentum buffers in place."""
+    _check_functional(foreach=foreach)
+    lr = float(lr)
+    for i, p in enumerate(params):
+        grad, buf = grads[i], muon_momentum_bufs[i]
+        buf.lerp_(grad, 1 - momentum)
+        update = grad.lerp(buf, momentum) if nesterov else buf
+        update = _orthogonalize(update, ns_coefficients, ns_steps, eps)
+        p.mul_(1 - lr * weight_decay)
+        p.add_(update, alpha=-_adjust_lr(lr, adjust_lr_fn, p.shape))
