@@ -106,8 +106,9 @@ def vec_to_tril_matrix(vec, diag: int = 0):
 # --- draws from chainrule's generator (so manual_seed makes them reproducible) --------------
 
 def draw(method: str, shape, dtype, *params):
-    """``Generator.<method>(*params)`` from NumPy's PCG64 behind chainrule's default generator,
-    as a tensor of ``shape`` and ``dtype``; array parameters broadcast against ``shape``."""
+    """NumPy's ``Generator.<method>(*params)`` on the default generator's stream (PyTorch's
+    mt19937; the values are NumPy's sampler's, not PyTorch's), as a tensor of ``shape`` and
+    ``dtype``; array parameters broadcast against ``shape``."""
     rng = _rng(None)
     arrays = [p.detach().numpy().astype(xp.float64) if isinstance(p, torch.Tensor) else p
               for p in params]
