@@ -224,6 +224,16 @@ def test_make_tensor_values_like_torch(args, kwargs):
     assert made[1] == made[0]
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "complex64"])
+def test_make_tensor_on_meta_like_torch(dtype):
+    made = []
+    for lib in (torch, chainrule):
+        t = lib.testing.make_tensor(2, 3, dtype=getattr(lib, dtype), device="meta",
+                                    noncontiguous=True)
+        made.append((str(t.dtype), tuple(t.shape), t.device.type, t.stride()))
+    assert made[1] == made[0]
+
+
 def test_make_tensor_ranges_and_exclude_zero():
     make = chainrule.testing.make_tensor
     x = make(2000, dtype=chainrule.int64, device="cpu", low=0, high=2, exclude_zero=True)
