@@ -115,6 +115,7 @@ from . import (  # noqa: E402  (they use the op functions above)
     functional,
     linalg,
     masked,
+    multiprocessing,
     nn,
     optim,
     quasirandom,
