@@ -158,6 +158,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
            pin_memory: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data``."""
     _check_device(device)
+    if isinstance(data, Tensor):
+        _copy_construct_warning("torch.tensor")
     if dtype is not None:
         dtype_argument("tensor", dtype)
     with quiet():  # 1e300 as float32 is inf, as in PyTorch, without NumPy's overflow warning
@@ -177,8 +179,18 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = Fal
     """A new tensor from ``data``, with this tensor's dtype and device unless given."""
     if dtype is not None:
         dtype_argument("new_tensor", dtype)
+    if isinstance(data, Tensor):
+        _copy_construct_warning("tensor.new_tensor")
+        data = data._data  # the values, without torch.tensor's own warning
     return tensor(data, dtype=dtype or self.dtype, device=self.device if device is None else
                   device, requires_grad=requires_grad)
+
+
+def _copy_construct_warning(how: str) -> None:
+    warnings.warn("To copy construct from a tensor, it is recommended to use "
+                  "sourceTensor.detach().clone() or "
+                  "sourceTensor.detach().clone().requires_grad_(True), rather than "
+                  f"{how}(sourceTensor).", UserWarning, stacklevel=3)
 
 
 Tensor.new_tensor = new_tensor

@@ -321,6 +321,8 @@ NEW = {
     "full_str_value": lambda m: _double(m).new_full((2,), "a"),
     "tensor_device": lambda m: _double(m).new_tensor([1], device="cpu"),
     "tensor_pin_memory": lambda m: _double(m).new_tensor([1], pin_memory=False),
+    "tensor_of_a_tensor": lambda m: _double(m).new_tensor(m.ones(2, requires_grad=True)),
+    "torch_tensor_of_a_tensor": lambda m: m.tensor(m.ones(2), dtype=m.float64),
 }
 
 
