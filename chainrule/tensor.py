@@ -10,6 +10,7 @@ import copy as _copy
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 
+from . import _backend as _backend_module
 from . import _printing
 from ._arguments import invalid_combination, type_name
 from ._backend import ALL_DTYPES, as_dtype, from_np, get_default_dtype, xp
@@ -797,8 +798,9 @@ def _in_memory_format(t: Tensor, memory_format) -> Tensor:
 
 
 # Legacy type names: x.type('torch.DoubleTensor') and torch.FloatTensor's kin
-_LEGACY_TYPES = {f"torch.{_LEGACY_NAMES[d.name]}Tensor": d for d in ALL_DTYPES
-                 if d.name in _LEGACY_NAMES}
+_LEGACY_TYPES = {f"torch.{_LEGACY_NAMES[d.name]}Tensor": d
+                 for d in (*ALL_DTYPES, getattr(_backend_module, "bfloat16", None))
+                 if d is not None and d.name in _LEGACY_NAMES}
 _NO_CUDA_LIBRARY = (
     "Cannot initialize CUDA without ATen_cuda library. PyTorch splits its backend into two "
     "shared libraries: a CPU library and a CUDA library; this error has occurred because you "
