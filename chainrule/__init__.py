@@ -5,9 +5,15 @@ from __future__ import annotations
 from . import autograd, profiler, utils, viz
 from ._backend import (
     ALL_DTYPES,
+    bfloat16,
     complex64,
     complex128,
     dtype,
+    float8_e4m3fn,
+    float8_e4m3fnuz,
+    float8_e5m2,
+    float8_e5m2fnuz,
+    float8_e8m0fnu,
     float16,
     float32,
     float64,

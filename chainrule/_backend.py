@@ -1,10 +1,15 @@
-"""dtypes, type promotion and the array namespace ``xp`` (NumPy today)."""
+"""dtypes, type promotion and the array namespace ``xp`` (NumPy today).
+
+bfloat16 and the float8 dtypes are NumPy dtypes from ml_dtypes (an optional extra), imported the
+first time one is used: the names always exist, so code that only mentions them imports.
+"""
 
 from __future__ import annotations
 
 import numpy as xp
 
-__all__ = ["xp", "dtype", "as_dtype", "result_type", "get_default_dtype", "set_default_dtype"]
+__all__ = ["xp", "dtype", "as_dtype", "result_type", "get_default_dtype", "set_default_dtype",
+           "astype"]
 
 
 class dtype:
@@ -12,13 +17,25 @@ class dtype:
 
     __slots__ = ("name", "np", "is_floating_point", "is_complex", "is_signed", "itemsize")
 
-    def __init__(self, name: str, np_dtype: type) -> None:
+    def __init__(self, name: str, np_dtype: type | None, itemsize: int = 0,
+                 is_signed: bool = True) -> None:
         self.name = name
+        if np_dtype is None:  # from ml_dtypes: ``np`` is set when it is loaded (__getattr__)
+            self.is_floating_point, self.is_complex = True, False
+            self.is_signed, self.itemsize = is_signed, itemsize
+            return
         self.np = xp.dtype(np_dtype)
         self.is_floating_point = self.np.kind == "f"
         self.is_complex = self.np.kind == "c"
         self.is_signed = self.np.kind in "fic"
         self.itemsize = self.np.itemsize
+
+    def __getattr__(self, attr: str):
+        # Only reached while a low-precision dtype's ``np`` slot is empty.
+        if attr == "np" and self in LOW_PRECISION_DTYPES:
+            _load_ml_dtypes(self)
+            return self.np
+        raise AttributeError(f"'torch.dtype' object has no attribute '{attr}'")
 
     def __repr__(self) -> str:
         return f"torch.{self.name}"
@@ -41,12 +58,46 @@ uint8 = dtype("uint8", xp.uint8)
 bool_ = dtype("bool", xp.bool_)
 complex64 = dtype("complex64", xp.complex64)
 complex128 = dtype("complex128", xp.complex128)
+bfloat16 = dtype("bfloat16", None, 2)
+float8_e4m3fn = dtype("float8_e4m3fn", None, 1)
+float8_e5m2 = dtype("float8_e5m2", None, 1)
+float8_e4m3fnuz = dtype("float8_e4m3fnuz", None, 1)
+float8_e5m2fnuz = dtype("float8_e5m2fnuz", None, 1)
+float8_e8m0fnu = dtype("float8_e8m0fnu", None, 1, is_signed=False)
 
 ALL_DTYPES = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_, complex64,
               complex128)
+FLOAT8_DTYPES = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
+LOW_PRECISION_DTYPES = (bfloat16, *FLOAT8_DTYPES)
 _BY_NP = {d.np: d for d in ALL_DTYPES}
 _ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16, "int": int32,
-            "long": int64, "bool": bool_, "cfloat": complex64, "cdouble": complex128}
+            "long": int64, "bool": bool_, "cfloat": complex64, "cdouble": complex128,
+            **{d.name: d for d in LOW_PRECISION_DTYPES}}
+# PyTorch's C++ scalar type names, as its messages print them ("Float", "BFloat16").
+SCALAR_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
+                "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
+                "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+                "bfloat16": "BFloat16", **{d.name: d.name.capitalize() for d in FLOAT8_DTYPES}}
+# The NumPy dtypes of ml_dtypes are user-defined: numbered from 256 (NPY_USERDEF) on.
+USER_DTYPE_NUM = 256
+
+
+def _load_ml_dtypes(wanted: dtype | None = None) -> bool:
+    """Give the low-precision dtypes their NumPy types; False (or, for ``wanted``, an error
+    naming the extra) when ml_dtypes is not installed."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        if wanted is None:
+            return False
+        raise ModuleNotFoundError(
+            f"torch.{wanted.name} needs the ml_dtypes package, which chainrule's "
+            f"'low-precision' extra installs: pip install 'chainrule[low-precision]'",
+            name="ml_dtypes") from None
+    for d in LOW_PRECISION_DTYPES:
+        d.np = xp.dtype(getattr(ml_dtypes, d.name))
+        _BY_NP[d.np] = d
+    return True
 
 
 def as_dtype(d) -> dtype:
@@ -62,8 +113,8 @@ def as_dtype(d) -> dtype:
     if isinstance(d, str) and d in _ALIASES:
         return _ALIASES[d]
     try:
-        return _BY_NP[xp.dtype(d)]
-    except (TypeError, KeyError):
+        return from_np(xp.dtype(d))
+    except TypeError:
         raise TypeError(f"unsupported dtype {d!r}: use one of chainrule.float32, float64, "
                         "int64, ... (see chainrule.ALL_DTYPES)") from None
 
@@ -73,6 +124,10 @@ def from_np(np_dtype) -> dtype:
     try:
         return _BY_NP[np_dtype]
     except KeyError:
+        # An ml_dtypes array made before chainrule needed ml_dtypes itself.
+        if np_dtype.num >= USER_DTYPE_NUM and _ALIASES.get(np_dtype.name) in LOW_PRECISION_DTYPES \
+                and _load_ml_dtypes() and np_dtype in _BY_NP:
+            return _BY_NP[np_dtype]
         raise TypeError(f"NumPy dtype {np_dtype} has no chainrule equivalent") from None
 
 
@@ -94,7 +149,7 @@ def set_default_dtype(d) -> None:
 
 def _category(np_dtype) -> int:
     kind = np_dtype.kind
-    return 0 if kind == "b" else 3 if kind == "c" else 2 if kind == "f" else 1
+    return 0 if kind == "b" else 3 if kind == "c" else 1 if kind in "iu" else 2  # "V": ml_dtypes
 
 
 def _scalar_category(x) -> int:
@@ -111,6 +166,8 @@ def result_type(arrays, scalars=()):
     gives the default dtype.
     """
     cats = [_category(a.dtype) for a in arrays]
+    if any(a.dtype.num >= USER_DTYPE_NUM for a in arrays):
+        _check_float8(arrays)
     top = max(cats + [_scalar_category(s) for s in scalars])
     result = None
     dimensioned = False
@@ -127,6 +184,54 @@ def result_type(arrays, scalars=()):
                                       for a in arrays):
         result = xp.dtype(xp.complex128)  # complex wide enough for the float64 operand
     return result
+
+
+def np_finfo(np_dtype):
+    """NumPy's finfo of a float dtype, ml_dtypes' for bfloat16 and float8."""
+    if np_dtype.num >= USER_DTYPE_NUM:
+        import ml_dtypes
+
+        return ml_dtypes.finfo(np_dtype)
+    return xp.finfo(np_dtype)
+
+
+def _check_float8(arrays) -> None:
+    """PyTorch promotes a float8 dtype with no other dtype (zero-dim and dimensioned tensors
+    promote among themselves)."""
+    for want_dim in (True, False):
+        tier = [from_np(a.dtype) for a in arrays if (a.ndim > 0) == want_dim]
+        for d in tier[1:]:
+            if d is not tier[0] and (d in FLOAT8_DTYPES or tier[0] in FLOAT8_DTYPES):
+                raise RuntimeError(f"Promotion for Float8 Types is not supported, attempted to "
+                                   f"promote {SCALAR_NAMES[tier[0].name]} and "
+                                   f"{SCALAR_NAMES[d.name]}")
+
+
+def astype(array, np_dtype):
+    """``array`` converted to ``np_dtype`` as PyTorch converts: to bfloat16 and float8 through
+    float32 (a double is rounded twice, as c10's conversions take a float), float8_e4m3fn
+    saturating at +-448 (infinities too), float8_e8m0fnu from the exponent alone."""
+    if np_dtype.num < USER_DTYPE_NUM or array.dtype == np_dtype:
+        return array.astype(np_dtype)
+    if array.dtype != xp.float32 and array.dtype.kind not in "bV":
+        array = array.astype(xp.float32)
+    name = np_dtype.name
+    if name == "float8_e4m3fn":
+        array = xp.clip(array, -448.0, 448.0)  # NaN stays NaN
+    elif name == "float8_e8m0fnu":
+        return _to_e8m0(array.astype(xp.float32)).view(np_dtype)
+    return array.astype(np_dtype)
+
+
+def _to_e8m0(array):
+    """float32 to float8_e8m0fnu's bits: the exponent, rounded to nearest even on the mantissa
+    (the implicit bit is the last kept one), sign ignored, NaN and infinities to NaN (255)."""
+    bits = array.view(xp.uint32)
+    exponent = ((bits >> 23) & 0xFF).astype(xp.uint8)
+    half = (bits & 0x400000) != 0  # the first dropped bit
+    rest = (bits & 0x3FFFFF) != 0
+    up = half & (rest | (exponent > 0)) & (exponent < 255)
+    return exponent + up.astype(xp.uint8)
 
 
 def _tune_allocator() -> None:

@@ -9,7 +9,7 @@ import os
 import warnings
 
 from . import _random as _sample
-from ._backend import as_dtype, get_default_dtype, xp
+from ._backend import SCALAR_NAMES, as_dtype, astype, get_default_dtype, np_finfo, xp
 from ._batched import BatchedTensor, batched
 from ._batched import state as vmap_state
 from ._device import device, memory_of
@@ -104,7 +104,7 @@ def _infer(data):
             isinstance(d, xp.generic) for d in _flat(data)):
         return array.astype(_element_dtype(data), copy=False)
     if array.dtype.kind == "f":
-        return array.astype(get_default_dtype().np, copy=False)
+        return astype(array, get_default_dtype().np)
     if array.dtype.kind in "iu":
         return array.astype(xp.int64, copy=False)
     if array.dtype.kind == "c":
@@ -165,13 +165,16 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
     with quiet():  # 1e300 as float32 is inf, as in PyTorch, without NumPy's overflow warning
         if dtype is not None and not isinstance(data, (Tensor, xp.ndarray)):
             try:
-                array = xp.array(data, dtype=as_dtype(dtype).np)  # no detour through float32
+                np_dtype = as_dtype(dtype).np
+                # no detour through float32, except to bfloat16 and float8, as PyTorch
+                array = (xp.array(data, dtype=np_dtype) if np_dtype.num < 256
+                         else astype(xp.array(data, dtype=xp.float64), np_dtype))
             except (ValueError, TypeError):
                 nested_data(data)
                 raise
         else:
             array = _infer(data)
-            array = array.astype(as_dtype(dtype).np) if dtype is not None else array.copy()
+            array = astype(array, as_dtype(dtype).np) if dtype is not None else array.copy()
     return _finish(array, requires_grad)
 
 
@@ -558,15 +561,15 @@ def _random(draw, shape: tuple, dtype, requires_grad: bool, order: tuple | None 
     return out
 
 
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-               "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-               "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+_TYPE_NAMES = SCALAR_NAMES
 
 
 def _require_float(dt, kernel: str, complex_ok: bool = False) -> None:
     """PyTorch's error for a floating-point sampler asked for another dtype."""
-    if xp.dtype(dt).kind != "f" and not (complex_ok and xp.dtype(dt).kind == "c"):
-        name = _TYPE_NAMES.get(xp.dtype(dt).name, xp.dtype(dt).name)
+    dt = xp.dtype(dt)
+    # "V" is bfloat16 or float8; PyTorch samples no float8 (its only one-byte floats)
+    if (dt.kind not in "fV" or dt.itemsize == 1) and not (complex_ok and dt.kind == "c"):
+        name = _TYPE_NAMES.get(dt.name, dt.name)
         raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
 
 
@@ -642,9 +645,9 @@ def _permutation(engine, n: int, dtype):
 def _float_bounds(dt, low: int, high: int | None = None) -> tuple:
     """random_'s [low, high) for a floating dtype moved inward to integers the dtype holds, so
     that no draw rounds to ``high`` (PyTorch's update_from and update_to)."""
-    if xp.dtype(dt).kind != "f":
+    if xp.dtype(dt).kind not in "fV":
         return low, high
-    digits = xp.finfo(dt).nmant + 1
+    digits = np_finfo(xp.dtype(dt)).nmant + 1
     up = _cast_int(low + 1, dt)
     if up < low:
         low = up + (1 << ((abs(low + 1).bit_length() - 1) - digits + 1))
@@ -661,7 +664,8 @@ def _float_bounds(dt, low: int, high: int | None = None) -> tuple:
 
 def _cast_int(value: int, dt) -> int:
     """An int64 converted to a float dtype and back, as C++ rounds it (half through float)."""
-    digits = [24, 11] if xp.dtype(dt) == xp.float16 else [xp.finfo(dt).nmant + 1]
+    digits = ([24, 11] if xp.dtype(dt) == xp.float16 else [24, 8] if xp.dtype(dt).kind == "V"
+              else [xp.finfo(dt).nmant + 1])
     for bits in digits:
         shift = abs(value).bit_length() - bits
         if shift > 0:
@@ -1075,7 +1079,7 @@ def _normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=Non
 
 def _continuous(self: Tensor, name: str, ctype: bool = False) -> None:
     dt = self._data.dtype
-    if dt.kind != "f":
+    if dt.kind not in "fV":
         c_names = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
                    "uint8": "unsigned char", "bool": "bool"}
         shown = c_names.get(dt.name, dt.name) if ctype else _TYPE_NAMES.get(dt.name, dt.name)
@@ -1129,8 +1133,8 @@ def _random_(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
     if high is None:  # [from, the dtype's largest]
         if low == -(2**63):  # all 64 bits
             return _fill(self, generator, _sample.integers, low, None)
-        if dt.kind == "f":
-            high = min(2 ** (xp.finfo(dt).nmant + 1), 2**63 - 1) + 1
+        if dt.kind in "fV":
+            high = min(2 ** (np_finfo(dt).nmant + 1), 2**63 - 1) + 1
         elif dt.kind == "b":
             high = 2
         else:
@@ -1142,8 +1146,8 @@ def _random_(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
         c_names = {"uint8": "unsigned char", "int8": "signed char", "int16": "short",
                    "int32": "int", "int64": "long"}
         raise RuntimeError(f"to - 1 is out of bounds for {c_names[dt.name]}")
-    if dt.kind == "f":
-        digits = xp.finfo(dt).nmant + 1
+    if dt.kind in "fV":
+        digits = np_finfo(dt).nmant + 1
         for name, value in (("from", low), ("to - 1", high - 1)):
             if dt == xp.float16 and abs(value) > xp.finfo(dt).max:
                 raise RuntimeError(f"{name} is out of bounds for c10::Half")
@@ -1153,7 +1157,8 @@ def _random_(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
                               "distribution only within this range. This warning will become an "
                               "error in version 1.7 release, please fix the code in advance"
                               .format({"float16": "c10::Half", "float32": "float",
-                                       "float64": "double"}[dt.name]), UserWarning, stacklevel=2)
+                                       "float64": "double", "bfloat16": "c10::BFloat16"}[dt.name]),
+                              UserWarning, stacklevel=2)
     return _fill(self, generator, _sample.integers, low, high - low)
 
 

@@ -10,10 +10,18 @@ from __future__ import annotations
 import weakref
 
 from . import _batching
-from ._backend import _category, _scalar_category, get_default_dtype, result_type, xp
+from ._backend import (
+    USER_DTYPE_NUM,
+    _category,
+    _scalar_category,
+    get_default_dtype,
+    result_type,
+    xp,
+)
 from ._batched import BatchedTensor
 from ._batched import state as vmap_state
 from ._batching import batched_apply, batched_inplace, find_level
+from ._low_precision import forward_for
 from ._meta import MetaArray, NeedsValues, on_standins
 from ._quiet import quiet_run, run_busy, run_quiet
 from ._tooling import RUN, note_inplace
@@ -48,9 +56,25 @@ def _promote(op, arrays: list) -> list:
             scalar = max(scalar, _scalar_category(a))
     # The common case: one array dtype, and scalars of no higher category keep it.
     if dtype is not None and scalar <= _category(dtype) and (
-            not op.float_out or dtype.kind in "fc"):
+            not op.float_out or dtype.kind in "fcV"):
         return _wrap_ints(arrays, dtype) if scalar == 1 and dtype.kind in "iu" else arrays
     return _promote_mixed(op, arrays)
+
+
+def _first_dtype(arrays: list):
+    for a in arrays:
+        if type(a) is _ndarray or type(a) is MetaArray:
+            return a.dtype
+    return None
+
+
+class _Kernel:
+    """What chainrule.compile records of an op run through another forward (bfloat16's)."""
+
+    __slots__ = ("name", "forward")
+
+    def __init__(self, name: str, forward) -> None:
+        self.name, self.forward = name, forward
 
 
 def _wrap_ints(arrays: list, dtype) -> list:
@@ -65,7 +89,7 @@ def _promote_mixed(op, arrays: list) -> list:
     scalars = [a for a in arrays if a is not None and type(a) is not _ndarray
                and type(a) is not MetaArray]
     target = result_type(tensors, scalars)
-    if op.float_out and target.kind not in "fc":
+    if op.float_out and target.kind not in "fcV":
         target = get_default_dtype().np
     out = [a.astype(target) if (type(a) is _ndarray or type(a) is MetaArray) and a.dtype != target
            else a for a in arrays]
@@ -127,26 +151,31 @@ def apply(op, *inputs, **params):
     # scalar could be out of range, or the op needs a float result from integers.
     if op.casts and (not same or dtype is None or (
             scalar and (scalar > _category(dtype) or dtype.kind in "iu"))
-            or (op.float_out and dtype.kind not in "fc")):
+            or (op.float_out and dtype.kind not in "fcV")):
         before = arrays
         arrays = _promote(op, arrays)
         if tool_hooks.capture is not None:
             tool_hooks.capture.promoted(before, arrays)
+        dtype = _first_dtype(arrays)
+    # bfloat16 and float8 (ml_dtypes' dtypes, numbered from 256): computed in float32
+    forward = op.forward if dtype is None or dtype.num < USER_DTYPE_NUM else \
+        forward_for(op, arrays, dtype)
     capture = tool_hooks.capture  # chainrule.compile: one slot read for both seams
     if capture is not None:
         capture.before_op()
     try:
         try:  # in NumPy's error state "ignore": PyTorch's silent log(0) == -inf
-            out = (quiet_run(op.forward, *arrays, **params) if params  # ** costs when empty
-                   else quiet_run(op.forward, *arrays))
+            out = (quiet_run(forward, *arrays, **params) if params  # ** costs when empty
+                   else quiet_run(forward, *arrays))
         except RuntimeError as err:
-            out = run_busy(err, op.forward, *arrays, **params)
+            out = run_busy(err, forward, *arrays, **params)
     except ValueError as err:
         raise _shape_error(op, arrays, err) from None
     except NeedsValues:  # meta inputs, and a kernel that reads values
         out = on_standins(op, arrays, params)
     if capture is not None:  # chainrule.compile records the kernel
-        out = capture.op(op, arrays, params, out, inputs)
+        out = capture.op(op if forward is op.forward else _Kernel(op.name, forward), arrays,
+                         params, out, inputs)
     if op.n_outputs == 1:
         if type(out) is not _ndarray and type(out) is not MetaArray:
             out = xp.asarray(out)

@@ -3,7 +3,10 @@ format types. Promotion is _backend's (the rule every op uses)."""
 
 from __future__ import annotations
 
-from ._backend import dtype, from_np, get_default_dtype, xp
+import math
+
+from ._backend import SCALAR_NAMES, dtype, from_np, get_default_dtype, np_finfo, xp
+from ._backend import _category as _np_category
 from ._backend import result_type as _promote
 from .storage import TypedStorage, UntypedStorage
 from .tensor import Tensor
@@ -12,10 +15,8 @@ __all__ = ["finfo", "iinfo", "promote_types", "can_cast", "result_type", "layout
            "memory_format", "strided", "contiguous_format", "channels_last",
            "channels_last_3d", "preserve_format", "typename", "is_storage"]
 
-
-SCALAR_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
-                "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
-                "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+# PyTorch's float8_e5m2fnuz epsilon is the value of its bits 0x34, half NumPy's 2**-nmant.
+_EPS = {"float8_e5m2fnuz": 0.125}
 
 
 def _check_dtype(fn: str, name: str, value, position: int) -> None:
@@ -33,13 +34,14 @@ class finfo:
         if not (type.is_floating_point or type.is_complex):
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo "
                             "to handle 'torch.finfo'")
-        info = xp.finfo(type.np)
+        info = np_finfo(type.np)
         self.bits = info.bits
-        self.eps = float(info.eps)
+        self.eps = _EPS.get(type.name, float(info.eps))
         self.max = float(info.max)
         self.min = float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)
-        self.resolution = 10.0 ** -info.precision
+        # 10 ** -digits10, the decimal digits the significand always holds
+        self.resolution = 10.0 ** -math.floor(info.nmant * math.log10(2))
         self.dtype = info.dtype.name
 
     def __eq__(self, other) -> bool:
@@ -95,8 +97,7 @@ def can_cast(from_: dtype, to: dtype) -> bool:
     """True if casting from_ to to keeps the category (bool < integer < floating < complex)."""
     _check_dtype("can_cast", "from_", from_, 1)
     _check_dtype("can_cast", "to", to, 2)
-    rank = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
-    return rank[from_.np.kind] <= rank[to.np.kind]
+    return _np_category(from_.np) <= _np_category(to.np)
 
 
 def result_type(tensor, other) -> dtype:

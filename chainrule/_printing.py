@@ -54,7 +54,8 @@ def get_printoptions() -> dict[str, Any]:
 class _ElementFormatter:
     """Formats single elements, padded to one width shared by all the elements shown."""
 
-    def __init__(self, shown: np.ndarray, precision: int, sci_mode: bool | None) -> None:
+    def __init__(self, shown: np.ndarray, precision: int, sci_mode: bool | None,
+                 e8m0: bool = False) -> None:
         self.precision = precision
         self.is_float = shown.dtype.kind == "f"
         self.int_mode = True
@@ -65,7 +66,10 @@ class _ElementFormatter:
             return
 
         values = shown.astype(np.float64).ravel()
-        values = values[np.isfinite(values) & (values != 0)]
+        # float8_e8m0fnu has no zero: PyTorch takes its smallest value 2**-127 for one and
+        # counts NaN as finite (which turns off the integer and scientific layouts).
+        values = values[values != 2.0**-127] if e8m0 else \
+            values[np.isfinite(values) & (values != 0)]
         if values.size == 0:
             # Only zeros, nan and inf: printed as "0.", "nan", ... whatever sci_mode says.
             return
@@ -208,12 +212,15 @@ def format_tensor(
             leading.append(f"size={tuple(data.shape)}")
         if show_dtype:
             leading.append(dtype_suffix)
-        if data.dtype == np.float16:
+        e8m0 = data.dtype.name == "float8_e8m0fnu"
+        if data.dtype == np.float16 or data.dtype.num >= 256:  # bfloat16, float8 (ml_dtypes)
             data = data.astype(np.float32)
         summarize = data.size > _options["threshold"]
         shown = _shown_part(data, _options["edgeitems"]) if summarize else data
-        kind = _ComplexFormatter if data.dtype.kind == "c" else _ElementFormatter
-        fmt = kind(shown, _options["precision"], _options["sci_mode"])
+        if data.dtype.kind == "c":
+            fmt = _ComplexFormatter(shown, _options["precision"], _options["sci_mode"])
+        else:
+            fmt = _ElementFormatter(shown, _options["precision"], _options["sci_mode"], e8m0)
         body = _render(data, indent, summarize, fmt)
 
     return _add_suffixes(prefix + body, [*leading, *suffixes], indent)

@@ -301,7 +301,7 @@ def normal(engine: Engine, n: int, dtype, mean: float = 0.0, std: float = 1.0,
         draw = engine.uniform32 if _opmath(dtype) == _F32 else engine.uniform64
         full = n // 16 * 16
         # Half is computed 16 at a time in float, so the partial block is not drawn twice.
-        u = draw(full if xp.dtype(dtype) == xp.float16 else n)
+        u = draw(full if xp.dtype(dtype).itemsize == 2 else n)  # half and bfloat16
         out = xp.empty(n, dtype=u.dtype)
         rows, blocks = u[:full].reshape(-1, 16), out[:full].reshape(-1, 16)
         for start in range(0, len(rows), _ROWS):

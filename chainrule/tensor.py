@@ -13,7 +13,15 @@ from collections.abc import Callable, Mapping, Sequence
 from . import _backend as _backend_module
 from . import _printing
 from ._arguments import invalid_combination, type_name
-from ._backend import ALL_DTYPES, as_dtype, from_np, get_default_dtype, xp
+from ._backend import (
+    ALL_DTYPES,
+    SCALAR_NAMES,
+    USER_DTYPE_NUM,
+    as_dtype,
+    from_np,
+    get_default_dtype,
+    xp,
+)
 from ._backend import dtype as _dtype
 from ._device import CPU, META, as_device, device, memory_of
 from ._meta import MetaArray
@@ -77,6 +85,12 @@ def type_desc(array) -> str:
     return f"torch.{_LEGACY_NAMES.get(name, name)}Tensor {list(array.shape)}"
 
 
+def _no_numpy_dtype(array) -> None:
+    """PyTorch's refusal to hand NumPy a bfloat16 or float8 array (NumPy has no such type)."""
+    if array.dtype.num >= USER_DTYPE_NUM:
+        raise TypeError(f"Got unsupported ScalarType {SCALAR_NAMES[array.dtype.name]}")
+
+
 def _new_dtype(name: str, dtype):
     """The NumPy dtype of a ``new_*`` method's ``dtype`` argument."""
     dtype_argument(name, dtype)
@@ -131,7 +145,7 @@ class Tensor:
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         array = value._data
-        if array.dtype.kind not in "fc" and self._requires_grad:
+        if array.dtype.kind not in "fcV" and self._requires_grad:
             raise RuntimeError(f"data set to a tensor that requires gradients must be floating "
                                f"point or complex dtype, got {from_np(array.dtype)}")
         _graph_break("setting Tensor.data")
@@ -161,7 +175,7 @@ class Tensor:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
                                "want to use a computed variable in a subgraph that doesn't require "
                                "differentiation use var_no_grad = var.detach().")
-        if value and self._data.dtype.kind not in "fc":
+        if value and self._data.dtype.kind not in "fcV":  # "V": bfloat16, float8
             raise RuntimeError("only Tensors of floating point and complex dtype can require "
                                f"gradients (got {self.dtype}); convert with .float() first")
         self._requires_grad = bool(value)
@@ -325,7 +339,7 @@ class Tensor:
         return self._data.itemsize
 
     def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+        return self._data.dtype.kind in "fV"
 
     def is_contiguous(self, memory_format=None) -> bool:
         return self._data.flags.c_contiguous
@@ -362,6 +376,7 @@ class Tensor:
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        _no_numpy_dtype(self._data)
         _graph_break("Tensor.numpy()")
         return self._data
 
@@ -437,6 +452,9 @@ class Tensor:
     def half(self, memory_format=None) -> Tensor:
         return self.to(as_dtype("float16"))
 
+    def bfloat16(self, memory_format=None) -> Tensor:
+        return self.to(as_dtype("bfloat16"))
+
     def long(self, memory_format=None) -> Tensor:
         return self.to(as_dtype("int64"))
 
@@ -488,6 +506,7 @@ class Tensor:
         if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        _no_numpy_dtype(self._data)
         _graph_break("np.asarray(tensor)")
         if dtype is not None and dtype != self._data.dtype:
             return self._data.astype(dtype)
@@ -565,7 +584,7 @@ class Tensor:
         if not isinstance(data, Tensor):
             raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, "
                             f"not {type_name(data)}")
-        if require_grad and data._data.dtype.kind not in "fc":
+        if require_grad and data._data.dtype.kind not in "fcV":
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         t = _as_class(cls, data.detach())
@@ -840,7 +859,7 @@ def _new_filled(self: Tensor, name: str, shape: tuple, fill, dtype, target, requ
     if pin_memory:
         raise RuntimeError("pin_memory=True requires a CUDA or other accelerator backend; no "
                            "pinned memory allocator is available on this system.")
-    if requires_grad and np_dtype.kind not in "fc":
+    if requires_grad and np_dtype.kind not in "fcV":
         raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                            "gradients")
     memory = memory_of(self.device if target is None else target, name)

@@ -1134,7 +1134,7 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
 
 def _additive(mask, dtype):
     """An attention mask as a float to add to the scores (True: masked out, -inf)."""
-    if mask is None or mask._data.dtype.kind == "f":
+    if mask is None or mask._data.dtype.kind in "fV":
         return mask
     return _where(mask, const(xp.array(-math.inf, dtype=dtype)), const(xp.zeros((), dtype)))
 

@@ -50,7 +50,7 @@ def ntuple(value, n: int, name: str) -> tuple[int, ...]:
 
 
 def check_float(input: Tensor, name: str) -> None:
-    if input._data.dtype.kind not in "fc":
+    if input._data.dtype.kind not in "fcV":  # "V": bfloat16 and float8 (ml_dtypes)
         raise NotImplementedError(f'"{name}" not implemented for \'{type_name(input)}\'; '
                                   "convert the input with .float()")
 

@@ -46,7 +46,7 @@ def cdist(x1, x2, p: float = 2.0,
     for name, x in (("X1", x1), ("X2", x2)):
         if x.ndim < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
-        if x._data.dtype.kind != "f":
+        if x._data.dtype.kind not in "fV":
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
                                f"{_KERNEL_NAMES.get(x._data.dtype.name)}")
     if x1.shape[-1] != x2.shape[-1]:

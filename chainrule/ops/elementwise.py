@@ -1507,7 +1507,7 @@ def hypot(input, other) -> Tensor:
 
 def _float_scalar(value, like: Tensor) -> Tensor:
     """A Python number as a 0-dim tensor of like's float dtype (the default one for integers)."""
-    dtype = like._data.dtype if like._data.dtype.kind in "fc" else get_default_dtype().np
+    dtype = like._data.dtype if like._data.dtype.kind in "fcV" else get_default_dtype().np
     return like.new_full((), value, dtype=dtype)
 
 
@@ -1581,7 +1581,7 @@ def lerp(input, end, weight) -> Tensor:
     tensor_weight = isinstance(weight, Tensor)
     if tensor_weight:
         _same_dtype("weight", input, weight)
-    if input._data.dtype.kind not in "fc":
+    if input._data.dtype.kind not in "fcV":
         kernel = "lerp_kernel_tensor" if tensor_weight else "lerp_kernel_scalar"
         raise _unsupported(kernel, input._data.dtype)
     if tensor_weight:

@@ -49,7 +49,7 @@ def _float_of(*values) -> xp.dtype:
     arrays = [v._data for v in values if isinstance(v, Tensor)]
     scalars = [v for v in values if not isinstance(v, Tensor)]
     dtype = xp.dtype(result_type(arrays, scalars))
-    return dtype if dtype.kind in "fc" else get_default_dtype().np
+    return dtype if dtype.kind in "fcV" else get_default_dtype().np
 
 
 # ---- elementwise math ------------------------------------------------------------------------
@@ -182,7 +182,7 @@ def ldexp(input, other) -> Tensor:
 
 def frexp(input) -> tuple:
     """(mantissa, exponent) with input = mantissa * 2 ** exponent and 0.5 <= |mantissa| < 1."""
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     exponent = apply(FREXP_EXPONENT, input)
     mantissa = input * ew.exp2(-exponent.to(input.dtype))
@@ -278,7 +278,7 @@ def nansum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The sum treating NaN as zero."""
     if input._data.dtype.kind == "c":
         raise RuntimeError("nansum does not support complex inputs")
-    clean = ew.where(ew.isnan(input), 0, input) if input._data.dtype.kind == "f" else input
+    clean = ew.where(ew.isnan(input), 0, input) if input._data.dtype.kind in "fV" else input
     if dim is None and not keepdim:
         return red.sum(clean, dtype=dtype)
     return red.sum(clean, () if dim is None else dim, keepdim, dtype=dtype)
@@ -286,7 +286,7 @@ def nansum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 
 def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The mean of the elements that are not NaN."""
-    if input._data.dtype.kind not in "fc":
+    if input._data.dtype.kind not in "fcV":
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
                            f"but got {_kernel_name(input._data.dtype)}")
     count = nansum(~ew.isnan(input), dim, keepdim)
@@ -371,7 +371,7 @@ def nanquantile(input, q, dim: int | None = None, keepdim: bool = False, *,
 
 def logcumsumexp(input, dim: int) -> Tensor:
     """log(cumsum(exp(input))) along ``dim``, computed stably."""
-    if input._data.dtype.kind not in "fc":
+    if input._data.dtype.kind not in "fcV":
         raise _unsupported("logcumsumexp_out_cpu", input._data.dtype)
     d = _dims(input, dim)[0]
     shift = red.amax(input, d, keepdim=True).detach() if input.dim() else input.detach()
@@ -398,7 +398,7 @@ def cov(input, *, correction: int = 1, fweights=None, aweights=None) -> Tensor:
             "cov(): expected input to have two or fewer dimensions but got an input with "
             f"{input.dim()} dimensions")
     x = input if input.dim() == 2 else input.reshape(1, -1)
-    if x._data.dtype.kind not in "fc":
+    if x._data.dtype.kind not in "fcV":
         x = x.to(get_default_dtype())
     n = x.shape[1]
     w = None
@@ -681,7 +681,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order: int = 1) -> tuple:
         if input.shape[d] < edge_order + 1:
             raise RuntimeError("torch.gradient expected each dimension size to be at least "
                                "edge_order+1")
-    f = input if input._data.dtype.kind in "fc" else input.to(get_default_dtype())
+    f = input if input._data.dtype.kind in "fcV" else input.to(get_default_dtype())
     spacings = list(spacing) if isinstance(spacing, (tuple, list)) else [spacing] * len(dims)
     if len(spacings) != len(dims):
         raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's "

@@ -506,7 +506,7 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100, reductio
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if tuple(target.shape) == tuple(input.shape):
-        if target._data.dtype.kind != "f":
+        if target._data.dtype.kind not in "fV":
             raise RuntimeError("Expected floating point type for target with class "
                                f"probabilities, got {type_name(target)}")
         if input.ndim == 0:

@@ -81,7 +81,7 @@ def _int_to_long(input, dtype):
 
 
 def _require_float(input, name: str, what: str = "floating point") -> None:
-    if input._data.dtype.kind not in "fc":
+    if input._data.dtype.kind not in "fcV":  # "V": bfloat16 and float8 (ml_dtypes)
         raise RuntimeError(f"{name}(): expected a {what} input, but got "
                            f"{as_dtype(input._data.dtype).name}; convert with .float()")
 
@@ -282,7 +282,7 @@ def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Mean of all elements, or over ``dim`` (an int or a tuple)."""
     if dtype is not None:
         input = input.to(dtype)
-    if input._data.dtype.kind not in "fc":
+    if input._data.dtype.kind not in "fcV":
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
             f"or complex dtype. Got: {as_dtype(input._data.dtype).name}; convert with .float()"
@@ -688,7 +688,7 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
         raise RuntimeError(f"{name}: cannot specify both 'unbiased' and 'correction'")
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
-    if input._data.dtype.kind not in "fc":
+    if input._data.dtype.kind not in "fcV":
         raise RuntimeError(f"{name}(): std and var only support floating point and complex "
                            f"dtypes, got {as_dtype(input._data.dtype).name}")
     dims = _dims(input, dim, name)
@@ -775,7 +775,7 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
     """The ``ord``-norm of ``x`` as a vector (flattened, or over ``dim``)."""
     if dtype is not None:
         x = x.to(dtype)
-    if x._data.dtype.kind not in "fc":
+    if x._data.dtype.kind not in "fcV":
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {as_dtype(x._data.dtype).name}")
     if isinstance(ord, str) or isinstance(ord, complex):

@@ -44,7 +44,7 @@ def _base_coordinates(n: int, align_corners: bool):
 def affine_grid(theta: Tensor, size, align_corners=None) -> Tensor:
     """The (N, *spatial, nd) grid of points theta maps the output pixels to."""
     align_corners = _align(align_corners)
-    if theta._data.dtype.kind != "f":
+    if theta._data.dtype.kind not in "fV":
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
     size = tuple(int(s) for s in size)
     if len(size) not in (4, 5):
