@@ -114,7 +114,7 @@ class Engine:
         seed, left, seeded, nxt = _HEAD.unpack_from(data)
         _, normal, _, normal_valid, normal_float, float_valid = _TAIL.unpack_from(
             data, _HEAD.size + 8 * _N)
-        if not (seeded == 1 and 0 < left <= _N and nxt <= _N):
+        if not (seeded and 0 < left <= _N and nxt <= _N):
             raise InvalidState("Invalid mt19937 state")
         key = xp.frombuffer(data, dtype="<u8", count=_N, offset=_HEAD.size).astype(xp.uint32)
         # PyTorch reads left - 1 more words before it twists: NumPy's position says the same.
@@ -198,6 +198,8 @@ def uniform(engine: Engine, n: int, dtype, low: float = 0.0, high: float = 1.0):
         x = engine.uniform32(n)
         lo, hi = _F32(low), _F32(high)
         v = x if (low, high) == (0.0, 1.0) else fma32(x, hi - lo, lo)
+    if (low, high) == (0.0, 1.0) and xp.dtype(dtype) == v.dtype:
+        return v  # below 1 already
     v = v.astype(dtype, copy=False)
     top = xp.asarray(high).astype(dtype)
     return xp.where(v == top, xp.asarray(low).astype(dtype), v)
