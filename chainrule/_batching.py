@@ -173,8 +173,9 @@ def pad_leading(args, flags, core) -> list:
 def physical(x):
     """The array behind ``x`` with the batch of every vmap level in front (``_data`` itself for
     an ordinary tensor). Only for checks that must hold for every example at once, such as a
-    fast path taken when no element is zero; never for values. On the meta device, checks see
-    zeros (a zero-stride stand-in): PyTorch's meta kernels check no values either."""
+    fast path taken when no element is zero; never for values. On the meta device, checks see a
+    stand-in (ones for floats, zeros for integers: see _meta.standin): PyTorch's meta kernels
+    check no values either."""
     while type(x) is BatchedTensor:
         x = x._value
     x = x._data

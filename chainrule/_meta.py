@@ -22,7 +22,7 @@ import string
 
 from ._backend import xp
 
-__all__ = ["MetaArray", "is_meta"]
+__all__ = ["MetaArray", "is_meta", "array_of", "NeedsValues"]
 
 _as_strided = xp.lib.stride_tricks.as_strided
 _ndarray = xp.ndarray
@@ -278,6 +278,11 @@ def is_meta(a) -> bool:
     return type(a) is MetaArray
 
 
+def array_of(a):
+    """``a`` as an array of its own device: NumPy's asarray, but a meta array stays one."""
+    return a if type(a) is MetaArray else xp.asarray(a)
+
+
 # ---- strides -----------------------------------------------------------------------------------
 
 def _contiguous(shape: tuple, itemsize: int) -> tuple:
@@ -302,9 +307,12 @@ def _fake(a: MetaArray):
     return _as_strided(xp.zeros(1, a.dtype), a.shape, a.strides, writeable=False)
 
 
-def standin(a: MetaArray):
-    """An ndarray with ``a``'s shape whose every element is one zero (zero strides)."""
-    return _as_strided(xp.zeros(1, a.dtype), a.shape, (0,) * len(a.shape))
+def standin(a: MetaArray, flip: bool = False):
+    """An ndarray with ``a``'s shape whose every element is one value (zero strides): 1 for
+    floating dtypes (no zero divisor, no fast path refused for a zero), 0 for integers and bools
+    (a valid index, a false mask); ``flip`` swaps the two."""
+    fill = (a.dtype.kind in "fc") != flip
+    return _as_strided(xp.full(1, fill, a.dtype), a.shape, (0,) * len(a.shape))
 
 
 def _view(a: MetaArray, make):
@@ -391,7 +399,7 @@ def _ufunc(ufunc, method: str, inputs: tuple, out, kwargs: dict):
     kwargs.pop("where", None)
     kwargs.pop("casting", None) if method != "__call__" else None
     if method == "at":
-        return None
+        return _write(inputs[0])
     if method == "__call__":
         if ufunc.signature is not None:
             return _finish_out(_gufunc(ufunc, inputs, kwargs), out)
@@ -425,6 +433,8 @@ def _finish_out(result, out):
     outs = out if isinstance(out, tuple) else (out,)
     results = result if isinstance(result, tuple) else (result,)
     for o, r in zip(outs, results):
+        if type(o) is not MetaArray:
+            raise _nodata("writing meta values into a real array")
         if r.shape != tuple(o.shape):
             raise ValueError(f"non-broadcastable output operand with shape {tuple(o.shape)} "
                              f"doesn't match the broadcast shape {r.shape}")
@@ -469,13 +479,13 @@ def _matmul_shape(a: tuple, b: tuple) -> tuple:
 
 # ---- NumPy functions ---------------------------------------------------------------------------
 
-def _standins(x):
+def _standins(x, flip: bool = False):
     if type(x) is MetaArray:
-        return standin(x)
+        return standin(x, flip)
     if isinstance(x, (list, tuple)) and any(type(e) is MetaArray for e in _flat(x)):
-        return type(x)(_standins(e) for e in x)
+        return type(x)(_standins(e, flip) for e in x)
     if isinstance(x, dict):
-        return {k: _standins(v) for k, v in x.items()}
+        return {k: _standins(v, flip) for k, v in x.items()}
     return x
 
 
@@ -675,6 +685,7 @@ def _same_shape(dtype_of=None):
 
 
 def _copyto(dst, src, casting="same_kind", where=True):
+    _write(dst)
     _check_broadcast(_shape_of(src), _shape_of(dst), "copyto")
 
 
@@ -706,8 +717,12 @@ def _repeat(a, repeats, axis=None):
     return _fallback(xp.repeat, (a, repeats), {"axis": axis})
 
 
-def _no_op(*args, **kwargs) -> None:
-    return None
+def _write(target, *args, **kwargs) -> None:
+    """An in-place write (put_along_axis, np.add.at, copyto, ...): nothing to do on a meta
+    target; a real target would be left without the meta values, so the kernel must run on
+    stand-ins instead."""
+    if type(target) is not MetaArray:
+        raise _nodata("writing meta values into a real array")
 
 
 def _made_like(factory):
@@ -743,11 +758,11 @@ RULES: dict = {
     xp.full_like: _full_like,
     xp.reshape: lambda a, shape=None, order="C", **kw: _reshape(_meta_inputs(a)[0], shape),
     xp.ravel: lambda a, order="C": _reshape(_meta_inputs(a)[0], (-1,)),
-    xp.put_along_axis: _no_op,
-    xp.put: _no_op,
-    xp.place: _no_op,
-    xp.putmask: _no_op,
-    xp.fill_diagonal: _no_op,
+    xp.put_along_axis: _write,
+    xp.put: _write,
+    xp.place: _write,
+    xp.putmask: _write,
+    xp.fill_diagonal: _write,
     xp.zeros: _made_like(xp.zeros),
     xp.empty: _made_like(xp.zeros),
     xp.ones: _made_like(xp.zeros),
@@ -797,8 +812,17 @@ def on_standins(op, arrays: list, params: dict):
         raise NotImplementedError(
             f"{op.name}: the shape of its result depends on the data, which meta tensors do not "
             "have (PyTorch's meta device refuses it too)")
+    return call_on_standins(op.forward, arrays, params)
+
+
+def call_on_standins(fn, args, kwargs: dict):
+    """``fn``'s results, as meta arrays, from a run on zero-stride stand-ins of its meta
+    arguments (array code outside an op, such as the indices of pooling windows)."""
     with xp.errstate(all="ignore"):
-        out = op.forward(*_standins(arrays), **_standins(params))
+        try:
+            out = fn(*_standins(args), **_standins(kwargs))
+        except Exception:  # a check the stand-ins' values fail: the other values
+            out = fn(*_standins(args, True), **_standins(kwargs, True))
     return _to_meta(out)
 
 

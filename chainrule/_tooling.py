@@ -29,6 +29,8 @@ import sys
 import threading
 from collections.abc import Callable
 
+from ._meta import NeedsValues, call_on_standins
+
 __all__ = ["hooks", "RUN", "kernel", "add_op_wrapper", "remove_op_wrapper", "run_op",
            "add_node_wrapper", "remove_node_wrapper", "run_node", "user_frames", "user_location",
            "user_stacklevel", "describe_location", "notes_of", "note_inplace"]
@@ -65,7 +67,10 @@ def kernel(fn: Callable, *args, **kwargs):
     chainrule.compile captures so that a replay runs it again."""
     capture = hooks.capture
     if capture is None:
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except NeedsValues:  # meta arrays: run on stand-ins (see _meta)
+            return call_on_standins(fn, args, kwargs)
     return capture.call(fn, args, kwargs)
 
 

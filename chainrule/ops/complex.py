@@ -188,7 +188,7 @@ def isreal(input: Tensor) -> Tensor:
     return imag(input) == 0
 
 
-_ISREAL = defop("isreal", lambda input: xp.ones(input.shape, bool), ("input",), (None,),
+_ISREAL = defop("isreal", lambda input: xp.ones_like(input, bool, order="C"), ("input",), (None,),
                 batch="elementwise", differentiable=False)
 
 

@@ -495,7 +495,7 @@ def torch_lu_solve(b, LU_data, LU_pivots) -> Tensor:
 
 def _no_failures(A) -> Tensor:
     """info = 0 for every matrix of A."""
-    return _const(xp.zeros(A._data.shape[:-2], dtype=xp.int32))
+    return _const(xp.zeros(A._data.shape[:-2], dtype=xp.int32, like=A._data))
 
 
 def _raise_info(info, text: str) -> None:

@@ -1076,7 +1076,7 @@ def _test(name: str, fn, otherwise: bool):
     def forward(input):
         if input.dtype.kind in "fc":
             return fn(input)
-        return xp.full(input.shape, otherwise)
+        return xp.full_like(input, otherwise, dtype=bool, order="C")
 
     return defop(name, forward, ("input",), (None,), differentiable=False, batch="elementwise")
 

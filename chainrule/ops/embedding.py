@@ -219,7 +219,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
     if BatchedTensor in (type(input), type(offsets)):
         raise RuntimeError("vmap: embedding_bag with batched indices or offsets is not "
                            "supported; batch the weight or per_sample_weights instead")
-    offsets = xp.asarray(offsets._data if isinstance(offsets, Tensor) else offsets)
+    # physical(): on the meta device the bags' layout comes from stand-ins (shapes are static)
+    offsets = xp.asarray(physical(offsets) if isinstance(offsets, Tensor) else offsets)
     if input._data.dtype.kind not in "iu":
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
                            "following scalar types: Long, Int; but got "
@@ -238,7 +239,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
             raise AssertionError("padding_idx must be within the number of embeddings")
         padding_idx %= num
     rows = embedding(input, weight, None, max_norm, norm_type, scale_grad_by_freq)
-    bag, keep, bags = _bags(input._data, offsets, include_last_offset, padding_idx)
+    bag, keep, bags = _bags(physical(input), offsets, include_last_offset, padding_idx)
     dtype = rows._data.dtype
     counts = xp.bincount(bag[keep], minlength=bags)
     if mode == "max":

@@ -12,6 +12,7 @@ from .._backend import _category, as_dtype, get_default_dtype, result_type, xp
 from .._batched import BatchedTensor
 from .._batching import fallback
 from .._dispatch import apply, apply_inplace
+from .._meta import array_of
 from .._shapes import normalize_dim
 from ..tensor import Tensor
 from . import complex as cx
@@ -256,7 +257,7 @@ ELEMENTWISE_INPLACE = {
 
 
 def _const(array) -> Tensor:
-    return Tensor._wrap(xp.asarray(array), None, 0)
+    return Tensor._wrap(array_of(array), None, 0)
 
 
 def _dims(input: Tensor, dim) -> tuple[int, ...]:

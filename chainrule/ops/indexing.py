@@ -13,6 +13,7 @@ import math
 from .._backend import xp
 from .._batched import BatchedTensor
 from .._batching import _pad, fallback, physical
+from .._meta import MetaArray
 from .._dispatch import apply, apply_inplace, bump_version
 from .._validation import check_expand
 from ..autograd.forward_ad import get_tangent
@@ -47,6 +48,7 @@ from .shape import (
 )
 
 _ndarray = xp.ndarray
+_ARRAYS = (xp.ndarray, MetaArray)  # an index array of either device
 
 
 # ---- batching rules (vmap: the values have the batch in dim 0, see chainrule._batching) --------
@@ -71,7 +73,7 @@ def _is_array(k) -> bool:
 def _index_ndim(k) -> int:
     """The dims an index entry contributes to the broadcast shape of the index arrays."""
     a = k._data if isinstance(k, Tensor) else k
-    if type(a) is not _ndarray:
+    if not isinstance(a, _ARRAYS):
         return 0
     return 1 if a.dtype.kind == "b" else a.ndim
 
@@ -81,7 +83,7 @@ def _result_ndim(ndim: int, index: tuple) -> int:
     each index array takes the dims it indexes (a mask all of its own) and adds the broadcast
     dims once."""
     arrays = [k._data if isinstance(k, Tensor) else k for k in index if _is_array(k)]
-    used = sum(a.ndim if type(a) is _ndarray and a.dtype.kind == "b" else 1 for a in arrays)
+    used = sum(a.ndim if isinstance(a, _ARRAYS) and a.dtype.kind == "b" else 1 for a in arrays)
     return ndim - used + max(_index_ndim(a) for a in arrays)
 
 
@@ -135,7 +137,7 @@ def _index_backward(grad, index, shape):
     index = _plain(index)
     out = xp.zeros(shape, dtype=grad.dtype)
     if _is_basic(index) or not any(
-        type(k) is _ndarray and k.dtype.kind != "b" for k in index
+        isinstance(k, _ARRAYS) and k.dtype.kind != "b" for k in index
     ):  # no integer array: no position is hit twice, a plain write suffices
         out[index] = grad
     else:
@@ -257,7 +259,7 @@ def _sequence_as_tuple(key: list) -> bool:
     # PyTorch (like old NumPy) reads a short list holding slices, None, Ellipsis, tensors or
     # sequences as a tuple of indices.
     return len(key) < 32 and any(
-        k is None or k is Ellipsis or isinstance(k, (slice, list, tuple, Tensor, _ndarray))
+        k is None or k is Ellipsis or isinstance(k, (slice, list, tuple, Tensor, *_ARRAYS))
         for k in key
     )
 
@@ -298,7 +300,7 @@ def _parse_key(key, shape: tuple):
     for k in key:
         if type(k) is BatchedTensor:  # an index per example: kept as a tensor, see _batch_key
             _batch_key(k)
-        elif isinstance(k, (Tensor, _ndarray, list)):
+        elif isinstance(k, (Tensor, *_ARRAYS, list)):
             k = _index_array(k)
         elif isinstance(k, (bool, xp.bool_)):
             k = xp.asarray(k)
@@ -309,7 +311,12 @@ def _parse_key(key, shape: tuple):
                 raise IndexError(_BAD_INDEX.format(type(k).__name__))
         if k is None or k is Ellipsis:
             pass
-        elif type(k) is _ndarray and k.dtype.kind == "b":
+        elif isinstance(k, _ARRAYS) and k.dtype.kind == "b":
+            if type(k) is MetaArray and k.ndim:
+                raise NotImplementedError(
+                    "indexing with a boolean mask on the meta device: the shape of the result "
+                    "depends on the data, which meta tensors do not have (PyTorch's meta device "
+                    "refuses it too)")
             consumed += k.ndim
         else:
             consumed += 1
@@ -495,7 +502,7 @@ def _on_vectors(forward):
     def run(input, *args, **params):
         if input.ndim:
             return forward(input, *args, **params)
-        args = [a.reshape(-1) if type(a) is _ndarray else a for a in args]
+        args = [a.reshape(-1) if isinstance(a, _ARRAYS) else a for a in args]
         return forward(input.reshape(1), *args, **params).reshape(())
 
     return run
@@ -510,7 +517,7 @@ def _mesh(index, dim: int) -> tuple:
 
 def _gather(input, index, dim):
     if not input.ndim:  # every index is 0 (checked): copies of the one element
-        return xp.full(index.shape, input, dtype=input.dtype)
+        return xp.full_like(index, input, dtype=input.dtype, order="C")
     return xp.take_along_axis(
         input[_prefix(index.shape[:dim]) + (_FULL,) + _prefix(index.shape[dim + 1 :])],
         index,
@@ -521,7 +528,7 @@ def _gather(input, index, dim):
 @_on_vectors
 def _scatter(input, index, src, dim):
     out = input.copy()
-    out[_mesh(index, dim)] = src[_prefix(index.shape)] if type(src) is _ndarray else src
+    out[_mesh(index, dim)] = src[_prefix(index.shape)] if isinstance(src, _ARRAYS) else src
     return out
 
 

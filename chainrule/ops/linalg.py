@@ -19,6 +19,7 @@ import warnings
 from .._backend import xp
 from .._batching import batch_dims, fallback, leading_dims, logical_ndim, pad_leading, physical
 from .._dispatch import apply, apply_inplace
+from .._meta import array_of
 from .._validation import dtype_name, int_argument
 from ..tensor import Tensor
 from ._registry import defop
@@ -32,7 +33,7 @@ class LinAlgError(RuntimeError):
 
 
 def _const(array) -> Tensor:
-    return Tensor._wrap(xp.asarray(array), None, 0)
+    return Tensor._wrap(array_of(array), None, 0)
 
 
 def _eye(n: int, m: int | None = None, k: int = 0, dtype=None) -> Tensor:

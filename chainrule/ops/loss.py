@@ -102,7 +102,7 @@ def _nll_matrix(target, weight, ignore_index, reduction, shape, dtype):
         full = t.shape[:lead] + tuple(shape)
         cdim, safe, w = _loss_weights(t, classes, ignore_index, reduction, full, dtype, lead)
         w = xp.expand_dims(w, cdim)
-        m = xp.zeros(full, dtype=dtype)
+        m = xp.zeros(full, dtype=dtype, like=t)
         xp.put_along_axis(m, xp.expand_dims(safe, cdim), 0 - w, axis=cdim)  # ignored: +0
         return m, w
 

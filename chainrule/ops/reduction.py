@@ -16,6 +16,7 @@ from .._backend import as_dtype, xp
 from .._batched import BatchedTensor
 from .._batching import batch_dims, materialize, physical
 from .._dispatch import apply, apply_inplace
+from .._meta import array_of
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from ._registry import defop
@@ -63,7 +64,7 @@ def _count(shape: tuple, dim) -> int:
 
 
 def _const(array) -> Tensor:
-    return Tensor._wrap(xp.asarray(array), None, 0)
+    return Tensor._wrap(array_of(array), None, 0)
 
 
 def _positions(shape: tuple, dim: int):
