@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import autograd, profiler, utils, viz
+from . import _autocast, autograd, profiler, utils, viz
 from ._backend import (
     ALL_DTYPES,
     bfloat16,
@@ -155,3 +155,7 @@ from . import _dynamo, _inductor, _logging, jit, testing  # noqa: E402  (torch.j
 from . import accelerator, amp, cpu, futures, hub, overrides, types  # noqa: E402  (torch.amp, ...)
 
 globals().update(_deprecated.wrap_functions(globals()))  # torch.add(input, alpha, other), ...
+# CPU autocast: the functions and methods it lists, wrapped once (chainrule/_autocast.py)
+_autocast.install({"torch": globals(), "linalg": vars(linalg), "fft": vars(fft),
+                   "nn.functional": vars(nn.functional), "functional": vars(functional),
+                   "Tensor": Tensor})

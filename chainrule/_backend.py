@@ -207,20 +207,20 @@ def _check_float8(arrays) -> None:
                                    f"{SCALAR_NAMES[d.name]}")
 
 
-def astype(array, np_dtype):
-    """``array`` converted to ``np_dtype`` as PyTorch converts: to bfloat16 and float8 through
-    float32 (a double is rounded twice, as c10's conversions take a float), float8_e4m3fn
-    saturating at +-448 (infinities too), float8_e8m0fnu from the exponent alone."""
-    if np_dtype.num < USER_DTYPE_NUM or array.dtype == np_dtype:
-        return array.astype(np_dtype)
+def astype(array, dtype):
+    """``array`` converted to the NumPy ``dtype`` as PyTorch converts: to bfloat16 and float8
+    through float32 (a double is rounded twice, as c10's conversions take a float),
+    float8_e4m3fn saturating at +-448 (infinities too), float8_e8m0fnu from the exponent alone."""
+    if dtype.num < USER_DTYPE_NUM or array.dtype == dtype or type(array) is not xp.ndarray:
+        return array.astype(dtype)
     if array.dtype != xp.float32 and array.dtype.kind not in "bV":
-        array = array.astype(xp.float32)
-    name = np_dtype.name
-    if name == "float8_e4m3fn":
+        with xp.errstate(over="ignore"):  # too large for float32: infinite, as in PyTorch
+            array = array.astype(xp.float32)
+    if dtype.name == "float8_e4m3fn":
         array = xp.clip(array, -448.0, 448.0)  # NaN stays NaN
-    elif name == "float8_e8m0fnu":
-        return _to_e8m0(array.astype(xp.float32)).view(np_dtype)
-    return array.astype(np_dtype)
+    elif dtype.name == "float8_e8m0fnu":
+        return _to_e8m0(array.astype(xp.float32)).view(dtype)
+    return array.astype(dtype)
 
 
 def _to_e8m0(array):

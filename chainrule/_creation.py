@@ -270,8 +270,10 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     if isinstance(size, Tensor) or not hasattr(size, "__iter__"):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{type(size).__name__}")
-    array = mem.full(check_size("full", (size,)), fill_value,
-                    dtype=_dtype("full", dtype, _fill_dtype(fill_value)))
+    dt = _dtype("full", dtype, _fill_dtype(fill_value))
+    if dt.num >= 256:  # bfloat16, float8: PyTorch's conversion of the value
+        fill_value = astype(xp.asarray(fill_value, dtype=xp.float64), dt)
+    array = mem.full(check_size("full", (size,)), fill_value, dtype=dt)
     return _finish(array, requires_grad)
 
 
@@ -286,10 +288,12 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
     arange_steps(*values)
     integral = all(isinstance(v, int) for v in values)
     dt = _dtype("arange", dtype, xp.dtype(xp.int64) if integral else get_default_dtype().np)
-    if dt.kind == "f":
-        # As PyTorch: start + i * step in double precision, rounded once to dt.
+    _no_float8(dt, "arange_cpu")
+    if dt.kind in "fV":
+        # As PyTorch: start + i * step in double precision, rounded once to dt (bfloat16:
+        # through float).
         n = max(0, math.ceil((values[1] - values[0]) / values[2]))
-        array = (values[0] + mem.arange(n, dtype=xp.float64) * values[2]).astype(dt)
+        array = astype(values[0] + mem.arange(n, dtype=xp.float64) * values[2], dt)
     else:
         array = mem.arange(*values, dtype=dt)
     return _finish(array, requires_grad)
@@ -302,6 +306,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
     mem = memory_of(device, "linspace")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
+    _no_float8(_dtype("linspace", dtype), "linspace_cpu")
     return _finish(mem.linspace(start, end, steps, dtype=_dtype("linspace", dtype)), requires_grad)
 
 
@@ -562,6 +567,12 @@ def _random(draw, shape: tuple, dtype, requires_grad: bool, order: tuple | None 
 
 
 _TYPE_NAMES = SCALAR_NAMES
+
+
+def _no_float8(dt, kernel: str) -> None:
+    """PyTorch computes no sequence in a float8 dtype (NumPy's one-byte ml_dtypes)."""
+    if dt.num >= 256 and dt.itemsize == 1:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_TYPE_NAMES[dt.name]}\'')
 
 
 def _require_float(dt, kernel: str, complex_ok: bool = False) -> None:

@@ -159,7 +159,7 @@ def apply(op, *inputs, **params):
         dtype = _first_dtype(arrays)
     # bfloat16 and float8 (ml_dtypes' dtypes, numbered from 256): computed in float32
     forward = op.forward if dtype is None or dtype.num < USER_DTYPE_NUM else \
-        forward_for(op, arrays, dtype)
+        forward_for(op, arrays, params, dtype)
     capture = tool_hooks.capture  # chainrule.compile: one slot read for both seams
     if capture is not None:
         capture.before_op()
@@ -251,7 +251,7 @@ def _forward(op, inputs: tuple, params: dict, results: tuple, first: int = 1) ->
         finally:
             forward_state.level = top
         for result, tangent in zip(results, out if len(results) > 1 else (out,)):
-            if tangent is not None and result._data.dtype.kind in "fc":
+            if tangent is not None and result._data.dtype.kind in "fcV":
                 if tangent._data.shape != result._data.shape:
                     tangent = tangent.expand(result._data.shape)
                 if tangent._data.dtype != result._data.dtype:
@@ -328,13 +328,13 @@ def _record(op, inputs: tuple, params: dict, results: tuple) -> None:
         saved[name] = SavedInput(x) if isinstance(x, Tensor) else x
     if len(results) == 1:
         result = results[0]
-        if result._data.dtype.kind in "fc":
+        if result._data.dtype.kind in "fcV":  # "V": bfloat16 and float8
             result._requires_grad = True
             result.grad_fn = node
             result._output_nr = 0
     else:
         for nr, result in enumerate(results):
-            if result._data.dtype.kind in "fc":
+            if result._data.dtype.kind in "fcV":
                 result._requires_grad = True
                 result.grad_fn = node
                 result._output_nr = nr

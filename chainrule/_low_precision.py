@@ -32,10 +32,14 @@ MOVES = frozenset((
 # PyTorch multiplies bfloat16 in bfloat16, rounding each step (one after another up to a few
 # dozen elements; longer products it splits into vector lanes).
 STEP_ROUNDED = frozenset(("prod", "prod_dim"))
+# PyTorch multiplies and divides by a Python number in float32 as it is; the other ops first
+# round it to the tensor's dtype (a wrapped number cast to the common dtype).
+EXACT_SCALARS = frozenset(("mul", "div", "floor_divide"))
 # What PyTorch computes on float8 tensors (besides views); ``mul`` only of two tensors with dims.
 FLOAT8_COMPUTES = frozenset((
     "clone", "to_copy", "to_device", "copy", "fill", "view_scatter", "cat", "stack", "split",
     "unbind", "repeat", "roll", "diagonal_copy", "diag_embed", "constant_pad_nd", "select", "slice",
+    "flip",
     "index", "index_put", "index_select", "masked_select", "where", "embedding",
     "select_along_dim", "mul", "abs", "eq", "ne", "isnan", "mm", "matmul", "linear",
 ))
@@ -61,37 +65,43 @@ _KERNELS = {
 _widened: dict = {}  # (op name, dtype) -> the op's forward in float32
 
 
-def forward_for(op, arrays: list, dtype):
+def forward_for(op, arrays: list, params: dict, dtype):
     """The forward ``apply`` runs for ``op`` on ``arrays`` whose first array has the
     low-precision NumPy ``dtype``; raises PyTorch's error for what it refuses on float8."""
     if dtype.itemsize == 1:
-        _check_float8(op, arrays, dtype)
+        _check_float8(op, arrays, params, dtype)
     if op.view or op.name in MOVES or op.name in STEP_ROUNDED:
         return op.forward
     forward = _widened.get((op.name, dtype))
     if forward is None:
-        forward = _widened[op.name, dtype] = _in_float32(op.forward, dtype)
+        forward = _widened[op.name, dtype] = _in_float32(op.forward, dtype,
+                                                         op.name not in EXACT_SCALARS)
     return forward
 
 
-def _check_float8(op, arrays: list, dtype) -> None:
+def _check_float8(op, arrays: list, params: dict, dtype) -> None:
     name = op.name
     refused = not op.view and name not in FLOAT8_COMPUTES or (
         name in ("abs", "mm", "matmul", "linear") and dtype.name == "float8_e8m0fnu") or (
         name == "mul" and any(type(a) is not _ndarray or a.ndim == 0 for a in arrays))
+    if name == "flip" and arrays[0].ndim:  # PyTorch's flip kernel: when the innermost dim flips
+        strides = [abs(s) for s in arrays[0].strides]
+        refused = strides.index(min(strides)) in params["dims"] or \
+            arrays[0].ndim - 1 in params["dims"]
     if refused:
         raise NotImplementedError(f'"{_KERNELS.get(name, name)}" not implemented for '
                                   f"'{SCALAR_NAMES[from_np(dtype).name]}'")
 
 
-def _in_float32(forward, dtype):
+def _in_float32(forward, dtype, round_scalars: bool):
     """``forward`` on float32 copies of its ``dtype`` inputs, float32 results back in ``dtype``
-    (unless the call asked for a result dtype)."""
+    (unless the call asked for a result dtype); Python numbers rounded to ``dtype`` first if
+    ``round_scalars``."""
 
     def widen(a):
         if type(a) is _ndarray:
             return a.astype(_F32) if a.dtype == dtype else a
-        if type(a) is float or type(a) is int and not -256 <= a <= 256:
+        if round_scalars and (type(a) is float or type(a) is int and not -256 <= a <= 256):
             # a Python number operand is first cast to the tensor's dtype, as PyTorch's
             # wrapped numbers are
             return float(astype(xp.asarray(a, xp.float64), dtype).astype(_F32))

@@ -1,10 +1,14 @@
 """Process-wide switches that scripts set first (default device, determinism, threads, matmul
-precision): accepted and recorded as PyTorch's CPU build answers them; none changes a result."""
+precision): accepted and recorded as PyTorch's CPU build answers them; none changes a result.
+Autocast is the exception: on the CPU its regions run the ops it lists in lower precision or in
+float32 (_autocast)."""
 
 from __future__ import annotations
 
 import os
 import warnings
+
+from . import _autocast
 
 __all__ = ["set_num_interop_threads", "get_num_interop_threads", "init_num_threads",
            "set_warn_always", "is_warn_always_enabled", "set_deterministic_debug_mode",
@@ -74,8 +78,7 @@ def get_float32_matmul_precision() -> str:
     return _state["precision"]
 
 
-_state.update(interop_threads=None, warn_always=False, autocast={}, autocast_cache=True,
-              autocast_nesting=0)
+_state.update(interop_threads=None, warn_always=False)
 
 
 def set_num_interop_threads(num: int) -> None:
@@ -173,9 +176,11 @@ def set_default_tensor_type(t, /) -> None:
     set_default_dtype(floating[short])
 
 
-# Autocast: recorded switches. chainrule computes in the tensors' own dtypes (no bfloat16; see
-# docs/differences.md), so turning autocast on changes no result.
-_AUTOCAST_DEFAULT = {"cpu": "float16", "cuda": "float16"}
+# Autocast: the state is _autocast's; on the CPU the ops PyTorch lists run in its precisions.
+# The default dtype of each device type PyTorch has an autocast mode for.
+_AUTOCAST_DEFAULT = {"cpu": "bfloat16", "cuda": "float16", "xpu": "float16", "hpu": "bfloat16",
+                     "mps": "float16", "mtia": "float16", "maia": "bfloat16", "ipu": "float16",
+                     "xla": "bfloat16", "privateuseone": "float16"}
 
 
 def _device_type(fn: str, device_type) -> str:
@@ -185,38 +190,58 @@ def _device_type(fn: str, device_type) -> str:
     return device_type
 
 
+def _recorded(device_type: str) -> list:
+    """[enabled, dtype] of a device type autocast only records here (not the CPU)."""
+    from . import _backend
+
+    entry = _autocast.state.other.get(device_type)
+    if entry is None:
+        kind = device_type.partition(":")[0]
+        if kind not in _AUTOCAST_DEFAULT:
+            raise RuntimeError("unsupported scalarType")
+        entry = _autocast.state.other[device_type] = [
+            False, getattr(_backend, _AUTOCAST_DEFAULT[kind])]
+    return entry
+
+
 def is_autocast_enabled(device_type: str = "cuda") -> bool:
     """Whether autocast is on for device_type (PyTorch's default device_type: 'cuda')."""
-    enabled = _state["autocast"].get((_device_type("is_autocast_enabled", device_type), "on"))
-    return bool(enabled)
+    if _device_type("is_autocast_enabled", device_type) == "cpu":
+        return _autocast.state.cpu
+    entry = _autocast.state.other.get(device_type)
+    return bool(entry and entry[0])
 
 
 def set_autocast_enabled(device_type: str = "cuda", enabled: bool | None = None) -> None:
-    """Record autocast on or off for device_type (one argument: 'cuda' and that flag)."""
+    """Turn autocast on or off for device_type (one argument: 'cuda' and that flag)."""
     if enabled is None:
         device_type, enabled = "cuda", device_type
     _check_bool("set_autocast_enabled", "enabled", enabled, " (position 2)")
-    _state["autocast"][(_device_type("set_autocast_enabled", device_type), "on")] = enabled
+    if _device_type("set_autocast_enabled", device_type) == "cpu":
+        _autocast.state.cpu = enabled
+    else:
+        _recorded(device_type)[0] = enabled
 
 
 def get_autocast_dtype(device_type: str) -> object:
-    """The dtype autocast would compute in on device_type."""
-    from . import _backend
-
-    key = (_device_type("get_autocast_dtype", device_type), "dtype")
-    default = getattr(_backend, _AUTOCAST_DEFAULT.get(device_type, "float16"))
-    return _state["autocast"].get(key, default)
+    """The dtype autocast computes the lower-precision ops in on device_type."""
+    if _device_type("get_autocast_dtype", device_type) == "cpu":
+        return _autocast.state.cpu_dtype
+    return _recorded(device_type)[1]
 
 
 def set_autocast_dtype(device_type: str, dtype) -> None:
-    """Record the dtype autocast would compute in on device_type."""
+    """Set the dtype autocast computes the lower-precision ops in on device_type."""
     from ._backend import dtype as _dtype
 
     _device_type("set_autocast_dtype", device_type)
     if not isinstance(dtype, _dtype):
         raise TypeError(f"set_autocast_dtype(): argument 'dtype' (position 2) must be "
                         f"torch.dtype, not {type(dtype).__name__}")
-    _state["autocast"][(device_type, "dtype")] = dtype
+    if device_type == "cpu":
+        _autocast.state.cpu_dtype = dtype
+    else:
+        _recorded(device_type)[1] = dtype
 
 
 def _deprecated(old: str, new: str) -> None:
@@ -231,7 +256,7 @@ def is_autocast_cpu_enabled() -> bool:
 
 
 def set_autocast_cpu_enabled(enabled: bool) -> None:
-    """Record autocast on or off for the CPU (deprecated: set_autocast_enabled('cpu', ...))."""
+    """Turn autocast on or off for the CPU (deprecated: set_autocast_enabled('cpu', ...))."""
     _deprecated("set_autocast_cpu_enabled", "set_autocast_enabled('cpu', enabled)")
     if not isinstance(enabled, bool):
         raise TypeError(f"enabled must be a bool (got {type(enabled).__name__})")
@@ -245,7 +270,7 @@ def get_autocast_cpu_dtype() -> object:
 
 
 def set_autocast_cpu_dtype(dtype) -> None:
-    """Record the CPU autocast dtype (deprecated: set_autocast_dtype('cpu', ...))."""
+    """Set the CPU autocast dtype (deprecated: set_autocast_dtype('cpu', ...))."""
     from ._backend import dtype as _dtype
 
     _deprecated("set_autocast_cpu_dtype", "set_autocast_dtype('cpu', dtype)")
@@ -255,77 +280,92 @@ def set_autocast_cpu_dtype(dtype) -> None:
 
 
 def is_autocast_cache_enabled() -> bool:
-    """Whether autocast caches its casts (recorded)."""
-    return _state["autocast_cache"]
+    """Whether autocast keeps the casts of weights for the rest of the outermost region."""
+    return _autocast.state.cache_enabled
 
 
 def set_autocast_cache_enabled(enabled: bool) -> None:
-    """Record whether autocast caches its casts."""
+    """Set whether autocast keeps the casts of weights (leaves that require grad)."""
     if not isinstance(enabled, bool):
         raise TypeError(f"enabled must be a bool (got {type(enabled).__name__})")
-    _state["autocast_cache"] = enabled
+    _autocast.state.cache_enabled = enabled
 
 
 def clear_autocast_cache() -> None:
-    """Empty autocast's cache of casts: nothing is cached here."""
+    """Drop autocast's kept casts of weights."""
+    _autocast.state.cache.clear()
 
 
 def autocast_increment_nesting() -> int:
     """Enter one more autocast region; the new depth."""
-    _state["autocast_nesting"] += 1
-    return _state["autocast_nesting"]
+    _autocast.state.nesting += 1
+    return _autocast.state.nesting
 
 
 def autocast_decrement_nesting() -> int:
     """Leave an autocast region; the new depth."""
-    _state["autocast_nesting"] -= 1
-    return _state["autocast_nesting"]
+    _autocast.state.nesting -= 1
+    return _autocast.state.nesting
 
 
 class autocast:
-    """Context manager and decorator recording an autocast region for device_type: the
-    switches above read its settings inside it; the ops compute in their inputs' dtypes."""
+    """Context manager and decorator for a region where the ops autocast lists run in
+    lower precision (``dtype``, the device type's autocast dtype by default) or in float32.
+    Only the CPU computes so here; the other device types are recorded."""
 
     def __init__(self, device_type: str, dtype=None, enabled: bool = True,
                  cache_enabled: bool | None = None) -> None:
         if not isinstance(device_type, str):
             raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
-        self.device = device_type
         self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
-        self._enabled = enabled
+        self.device = device_type
+        self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None \
+            else cache_enabled
+        from ._backend import bfloat16, float16
+
         if enabled and device_type == "cuda":
             warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.",
                           UserWarning, stacklevel=2)
-            self._enabled = False
-        elif enabled and device_type == "cpu" and self.fast_dtype.name != "float16":
-            warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling "
-                          "autocast.\nCPU Autocast only supports dtypes of torch.bfloat16, "
+            enabled = False
+        elif enabled and self.fast_dtype not in (bfloat16, float16):
+            name = device_type.upper()
+            warnings.warn(f"In {name} autocast, but the target dtype is not supported. Disabling "
+                          f"autocast.\n{name} Autocast only supports dtypes of torch.bfloat16, "
                           "torch.float16 currently.", UserWarning, stacklevel=2)
-            self._enabled = False
-        self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None \
-            else cache_enabled
+            enabled = False
+        self._enabled = enabled
 
-    def __enter__(self) -> None:
-        self._previous = (is_autocast_enabled(self.device), get_autocast_dtype(self.device),
-                          is_autocast_cache_enabled())
+    def __enter__(self) -> autocast:
+        self.prev_cache_enabled = is_autocast_cache_enabled()
+        self.prev = is_autocast_enabled(self.device)
+        self.prev_fastdtype = get_autocast_dtype(self.device)
         set_autocast_enabled(self.device, self._enabled)
         set_autocast_dtype(self.device, self.fast_dtype)
-        set_autocast_cache_enabled(self._cache_enabled)
         autocast_increment_nesting()
+        set_autocast_cache_enabled(self._cache_enabled)
+        return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc) -> bool:
         if autocast_decrement_nesting() == 0:
-            clear_autocast_cache()
-        enabled, dtype, cache = self._previous
-        set_autocast_enabled(self.device, enabled)
-        set_autocast_dtype(self.device, dtype)
-        set_autocast_cache_enabled(cache)
+            clear_autocast_cache()  # the kept casts last as long as the outermost region
+        set_autocast_enabled(self.device, self.prev)
+        set_autocast_dtype(self.device, self.prev_fastdtype)
+        set_autocast_cache_enabled(self.prev_cache_enabled)
+        return False
 
     def __call__(self, func):
+        if not callable(func):
+            raise TypeError(
+                f"autocast()(func) requires a callable, but got {type(func).__name__}. Did you "
+                "mean to use autocast as a context manager? For example:\n    with "
+                "torch.autocast(device_type=...):\n        output = model(input)")
         import functools
 
         @functools.wraps(func)
-        def run(*args, **kwargs):
-            with autocast(self.device, self.fast_dtype, self._enabled, self._cache_enabled):
+        def decorate_autocast(*args, **kwargs):
+            with self:
                 return func(*args, **kwargs)
-        return run
+        return decorate_autocast
+
+
+autocast.__module__ = "torch.amp.autocast_mode"  # where PyTorch defines it

@@ -37,6 +37,11 @@ _FORMAT_VERSION = 1
 _SINGLE_TENSOR_KEY = "tensor"
 # safetensors dtype codes that chainrule has a dtype for
 _READABLE = {"BOOL", "U8", "I8", "I16", "I32", "I64", "F16", "F32", "F64", "C64"}
+# ... and those of bfloat16 and float8, which safetensors' NumPy reader does not know
+_LOW_PRECISION = {"BF16": "bfloat16", "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2",
+                  "F8_E4M3FNUZ": "float8_e4m3fnuz", "F8_E5M2FNUZ": "float8_e5m2fnuz",
+                  "F8_E8M0": "float8_e8m0fnu"}
+_READABLE |= set(_LOW_PRECISION)
 
 
 def _safetensors_numpy():
@@ -88,7 +93,9 @@ def _encode_tensor(t: Tensor, path: tuple, arrays: dict) -> dict:
     if key in arrays or key == "__metadata__":
         raise ValueError(f"chainrule.save: two tensors would be stored under the key '{key}' "
                          f"('{SEP}' joins nested keys); rename one of them")
-    array = xp.asarray(t.detach().numpy())
+    data = t.detach()
+    # bfloat16 and float8 arrays (which numpy() refuses, as PyTorch) are written as they are
+    array = xp.asarray(data._data if data._data.dtype.num >= 256 else data.numpy())
     if not array.flags.c_contiguous:
         array = array.copy(order="C")
     leaf = {"tensor": key}
@@ -317,6 +324,27 @@ def _header(text: bytes, name: str) -> dict:
     return header
 
 
+def _arrays(st, data: bytes, header: dict) -> dict:
+    """The file's arrays by key; with bfloat16 or float8 tensors, read from their bytes (their
+    NumPy dtypes are ml_dtypes')."""
+    if not any(isinstance(info, dict) and info.get("dtype") in _LOW_PRECISION
+               for info in header.values()):
+        return st.load(data)
+    import safetensors
+
+    arrays = {}
+    for key, info in safetensors.deserialize(data):
+        code = info["dtype"]
+        np_dtype = as_dtype(_LOW_PRECISION.get(code) or _NUMPY_CODES[code]).np
+        arrays[key] = xp.frombuffer(info["data"], dtype=np_dtype).reshape(info["shape"])
+    return arrays
+
+
+_NUMPY_CODES = {"BOOL": "bool", "U8": "uint8", "I8": "int8", "I16": "int16", "I32": "int32",
+                "I64": "int64", "F16": "float16", "F32": "float32", "F64": "float64",
+                "C64": "complex64"}
+
+
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None):
     """Load an object saved by ``save`` (or any safetensors file, as a dict of tensors).
 
@@ -335,7 +363,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         with open(name, "rb") as file:
             data, header = _read(file, name)
     try:
-        arrays = st.load(data)
+        arrays = _arrays(st, data, header)
     except Exception as e:  # safetensors raises its own error type for bad offsets and sizes
         raise _corrupt(name, str(e)) from e
     arrays = {k: a if a.flags.writeable else a.copy() for k, a in arrays.items()}

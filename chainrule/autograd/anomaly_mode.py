@@ -145,7 +145,7 @@ def _check(node, call, *args):
                 while type(g) is BatchedTensor:
                     g = g._value  # the values of the whole batch (_data is a placeholder)
                 data = g._data
-                if data.dtype.kind in "fc" and xp.isnan(data).any():
+                if data.dtype.kind in "fcV" and xp.isnan(data).any():
                     raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
                                        f"{i}th output.")
         return grads

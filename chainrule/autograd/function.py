@@ -268,7 +268,7 @@ def _wrap_outputs(ctx, args, outputs, record: bool) -> tuple:
         elif id(out) in input_ids:
             out = out.detach()  # an input returned as is: a new tensor sharing its data
         ctx._out_meta.append((out._data.shape, out._data.dtype))
-        if record and id(outputs[nr]) not in non_diff and out._data.dtype.kind in "fc":
+        if record and id(outputs[nr]) not in non_diff and out._data.dtype.kind in "fcV":
             out.grad_fn = ctx
             out._output_nr = nr
             out._requires_grad = True

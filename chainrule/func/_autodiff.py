@@ -99,7 +99,7 @@ def _target(x):
     """A fresh tensor to differentiate with respect to: x's values and history, x's identity not."""
     if not isinstance(x, Tensor):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
-    if x._data.dtype.kind not in "fc":
+    if x._data.dtype.kind not in "fcV":
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
     if x._requires_grad:
         return x.view_as(x)
@@ -285,7 +285,7 @@ def _vjp(func, primals: tuple, argnums, has_aux: bool):
     flat_out, out_spec = tree_flatten(output)
     _check_outputs(flat_out, api)
     for o in flat_out:
-        if o._data.dtype.kind not in "fc":
+        if o._data.dtype.kind not in "fcV":
             raise RuntimeError(f"vjp(f, ...): All outputs of f must be floating-point or complex "
                                f"Tensors, got Tensor with dtype {o.dtype}")
     keep_out = call.keep_graph(flat_out)

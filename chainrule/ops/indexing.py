@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from .._backend import xp
+from .._backend import astype, xp
 from .._batched import BatchedTensor
 from .._batching import _pad, fallback, physical
 from .._meta import MetaArray
@@ -466,12 +466,16 @@ def setitem(input, key, value) -> None:
         if advanced is None:
             v = _value_for(value, target.ndim)
             v = v._data if isinstance(v, Tensor) else v
+            if target.dtype.num >= 256:  # bfloat16, float8: PyTorch's conversion
+                v = astype(xp.asarray(v), target.dtype)
             try:
                 target[...] = v
             except ValueError:
                 check_expand(target.shape, xp.shape(v))  # PyTorch's words for NumPy's refusal
                 raise
         else:
+            if target.dtype.num >= 256:
+                v = astype(xp.asarray(v), target.dtype)
             try:
                 target[advanced] = v
             except IndexError as err:

@@ -12,7 +12,7 @@ import functools
 import math
 import warnings
 
-from .._backend import as_dtype, dtype, xp
+from .._backend import as_dtype, astype, dtype, xp
 from .._batched import BatchedTensor, batched
 from .._batching import _pad, batch_dims, elementwise, fallback, materialize
 from .._device import as_device, memory_of
@@ -268,7 +268,7 @@ CLONE = defop(
 )
 TO_COPY = defop(
     "to_copy",
-    lambda input, dtype: input.astype(dtype),
+    astype,  # PyTorch's conversions to bfloat16 and float8 (see _backend.astype)
     ("input",),
     (lambda g: g,),
     jvp="linear",
@@ -599,7 +599,8 @@ def _fill_(self, value) -> Tensor:
 
 FILL = defop(
     "fill",
-    lambda input, value: xp.full_like(input, value),
+    lambda input, value: xp.full_like(input, value if input.dtype.num < 256  # bfloat16, float8:
+                                      else astype(xp.asarray(value), input.dtype)),  # converted
     ("input", "value"),
     (lambda g: g.new_zeros(g.shape), lambda g: g.sum()),
     backward_name="FillBackward2",
@@ -622,7 +623,7 @@ def _copy_(self, other, non_blocking: bool = False) -> Tensor:
 
 COPY = defop(
     "copy",
-    lambda input, src: xp.broadcast_to(src, input.shape).astype(input.dtype),
+    lambda input, src: astype(xp.broadcast_to(src, input.shape), input.dtype),
     ("input", "src"),
     (lambda g: g.new_zeros(g.shape), lambda g: g),
     backward_name="torch::autograd::CopyBackwards",
