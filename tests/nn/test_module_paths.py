@@ -286,3 +286,46 @@ def test_flash_attention_registry_like_torch() -> None:
             attention.activate_flash_attention_impl("x")
     finally:
         attention._impls.pop("Mine")
+
+
+def test_parallel_paths_answer_as_a_cpu_build() -> None:
+    def run(lib):
+        import importlib
+
+        parallel = lib.nn.parallel
+        comm = importlib.import_module(f"{lib.__name__}.nn.parallel.comm")
+        scatter_gather = importlib.import_module(f"{lib.__name__}.nn.parallel.scatter_gather")
+        apply = importlib.import_module(f"{lib.__name__}.nn.parallel.parallel_apply")
+        x, lin = lib.ones(4, 2), lib.nn.Linear(2, 2)
+        calls = [
+            lambda: parallel.replicate(lin, [0]), lambda: parallel.replicate(lin, ["cpu"]),
+            lambda: parallel.replicate(lin, []),
+            lambda: [type(r).__name__ for r in parallel.replicate(
+                lib.nn.Sequential(lib.nn.ReLU()), [0, 1])],
+            lambda: parallel.scatter(x, [0]), lambda: parallel.scatter([1, 2], [0, 1]),
+            lambda: parallel.scatter({"a": 1}, [0, 1]),
+            lambda: scatter_gather.scatter_kwargs((1,), {"a": 2}, [0, 1]),
+            lambda: scatter_gather.scatter_kwargs((1,), None, []),
+            lambda: parallel.gather([x, x], 0), lambda: parallel.gather([None, None], 0),
+            lambda: parallel.parallel_apply([lin, lin], [(x,), (x,)]),
+            lambda: parallel.parallel_apply([lin], [(x,), (x,)]),
+            lambda: parallel.parallel_apply([lin], [(x,)], devices=["cpu"]),
+            lambda: comm.broadcast(x, [0]), lambda: comm.broadcast(x),
+            lambda: comm.reduce_add([x, x]), lambda: comm.scatter(x, [0]),
+            lambda: comm.gather([x, x], destination=0),
+            lambda: comm.broadcast_coalesced([x], [0]),
+            lambda: apply.get_a_var([1, {"k": x}]) is not None,
+        ]
+        out = []
+        for call in calls:
+            try:
+                out.append(("ok", call()))
+            except Exception as e:
+                out.append((type(e).__name__, str(e)))
+        return out
+
+    assert run(chainrule) == run(torch)
+    assert set(nn.parallel.__all__) == set(torch.nn.parallel.__all__)
+    with pytest.warns(FutureWarning, match="DistributedDataParallelCPU` is deprecated"):
+        with pytest.raises(Exception):  # noqa: B017  (no process group, as in PyTorch)
+            nn.parallel.DistributedDataParallelCPU(nn.Linear(1, 1))

@@ -238,3 +238,29 @@ def test_torch_tensors_load_into_chainrule_modules() -> None:
     ours = chainrule.nn.Linear(3, 2)
     ours.load_state_dict(source.state_dict())
     assert ours.weight.tolist() == source.weight.tolist()
+
+
+def test_spectral_norm_state_dict_hooks_like_torch() -> None:
+    torch.manual_seed(0)
+    # a weight with more rows than columns: WᵀW is invertible, v well defined
+    source = torch.nn.utils.spectral_norm(torch.nn.Linear(2, 3))
+    source(torch.ones(1, 2))
+    saved = source.state_dict()
+    # a state dict of PyTorch < 1.1: the computed weight instead of weight_v, no version
+    old = {k: v for k, v in saved.items() if k != "weight_v"}
+    old["weight"] = source.weight.detach()
+
+    def run(lib, convert):
+        lin = lib.nn.utils.spectral_norm(lib.nn.Linear(2, 3))
+        sd = lin.state_dict()
+        out = [sorted(sd), dict(sd._metadata[""])]
+        out.append(repr(lin.load_state_dict({k: convert(v) for k, v in old.items()})))
+        out.append(lin.weight_v.tolist())
+        lib.nn.utils.remove_spectral_norm(lin)
+        out.append(dict(lin.state_dict()._metadata[""]))
+        return out
+
+    ours = run(chainrule, lambda t: chainrule.tensor(t.numpy()))
+    theirs = run(torch, lambda t: t)
+    assert ours[:3] == theirs[:3] and ours[4] == theirs[4]
+    assert abs(torch.tensor(ours[3]) - torch.tensor(theirs[3])).max() < 1e-4

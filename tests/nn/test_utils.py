@@ -258,8 +258,7 @@ def _home(value) -> str:
 
 
 # torch's names chainrule leaves out, each with the reason in docs/differences.md
-NOT_HERE = {"_named_member_accessor", "NamedMemberAccessor", "ConvT", "LinearT", "T_module",
-            "SpectralNormLoadStateDictPreHook", "SpectralNormStateDictHook"}
+NOT_HERE = {"_named_member_accessor", "NamedMemberAccessor", "ConvT", "LinearT", "T_module"}
 
 
 @pytest.mark.parametrize("sub", ["", "clip_grad", "convert_parameters", "fusion", "init",
