@@ -1,0 +1,1 @@
+"""torch.nn.backends: only ``thnn``, which old pickles name."""
