@@ -631,6 +631,7 @@ def randint(*args, size=None, generator=None, dtype=None, device=None,
     if mem is not xp:
         return _finish(mem.zeros(shape, dtype=dt), requires_grad)
     low, high = _float_bounds(dt, low, high)
+    _random_bounds(dt, low, high - 1)
     draw = _sampler(generator, _sample.integers, dt, low, high - low)
     return _random(draw, shape, dt, requires_grad)
 
@@ -1072,10 +1073,20 @@ def _bounds(args: tuple, kwargs: dict, defaults: tuple) -> tuple:
 def _uniform_(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
     """Fill with U(from, to) samples."""
     low, high = _bounds(args, kwargs, (0.0, 1.0))
-    _require_float(self._data.dtype, "check_uniform_bounds", complex_ok=True)
+    dt = self._data.dtype
+    _require_float(dt, "check_uniform_bounds", complex_ok=True)
+    real = xp.dtype(xp.float32 if dt == xp.complex64 else xp.float64) if dt.kind == "c" else dt
+    top = float(np_finfo(real).max)
+    for what, value in (("from", low), ("to", high)):
+        if not -top <= value <= top:
+            raise RuntimeError(f"{what} is out of bounds for {_C_TYPES[real.name]}")
     if low > high:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={_g(low)} > to={_g(high)}")
+    if high - low > top:
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<"
+                           f"{_TYPE_NAMES[real.name]}>::max(), but found to={_g(high)} and "
+                           f"from={_g(low)} which result in to-from to exceed the limit")
     return _fill(self, generator, _sample.uniform, float(low), float(high))
 
 
@@ -1143,34 +1154,62 @@ def _random_(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
                            f"to={high}")
     if high is None:  # [from, the dtype's largest]
         if low == -(2**63):  # all 64 bits
+            _full_range_dtype(dt)
             return _fill(self, generator, _sample.integers, low, None)
         if dt.kind in "fV":
-            high = min(2 ** (np_finfo(dt).nmant + 1), 2**63 - 1) + 1
-        elif dt.kind == "b":
-            high = 2
+            top = min(2 ** (np_finfo(dt).nmant + 1), 2**63 - 1)
+            low = _float_bounds(dt, low)[0]
+            if low >= top:
+                raise RuntimeError(f"random_ expects 'from' casted to dtype to be less than or "
+                                   f"equal to 'to_inc' casted to dtype, but got from={low} > "
+                                   f"to_inc={top}")
         else:
-            high = int(xp.iinfo(dt).max) + 1
-        low = _float_bounds(dt, low)[0]
+            top = 1 if dt.kind == "b" else int(xp.iinfo(dt).max)
+        high = top + 1
     else:
         low, high = _float_bounds(dt, low, high)
-    if dt.kind in "iu" and high - 1 > xp.iinfo(dt).max:
-        c_names = {"uint8": "unsigned char", "int8": "signed char", "int16": "short",
-                   "int32": "int", "int64": "long"}
-        raise RuntimeError(f"to - 1 is out of bounds for {c_names[dt.name]}")
+    _random_bounds(dt, low, high - 1)
+    return _fill(self, generator, _sample.integers, low, high - low)
+
+
+_C_TYPES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+            "int32": "int", "int64": "long int", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
+
+
+def _random_bounds(dt, low: int, to_inc: int) -> None:
+    """PyTorch's check of random_'s range [low, to_inc] against the dtype: outside the dtype's
+    values is an error, beyond the integers a float holds exactly a warning."""
+    name = _C_TYPES.get(dt.name, dt.name)
+    if dt.kind in "fV":
+        top = float(np_finfo(dt).max)
+        lowest, highest = -top, top
+    elif dt.kind == "b":
+        lowest, highest = 0, 1
+    else:
+        lowest, highest = int(xp.iinfo(dt).min), int(xp.iinfo(dt).max)
+    for what, value in (("from", low), ("to - 1", to_inc)):
+        if not lowest <= value <= highest:
+            raise RuntimeError(f"{what} is out of bounds for {name}")
     if dt.kind in "fV":
         digits = np_finfo(dt).nmant + 1
-        for name, value in (("from", low), ("to - 1", high - 1)):
-            if dt == xp.float16 and abs(value) > xp.finfo(dt).max:
-                raise RuntimeError(f"{name} is out of bounds for c10::Half")
+        for what, value in (("from", low), ("to - 1", to_inc)):
             if not -(2**digits) <= value <= 2**digits:
-                warnings.warn(f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to "
-                              "precision limitations {} can support discrete uniform "
+                warnings.warn(f"{what} is out of bounds [-(2^{digits}), 2^{digits}]. Due to "
+                              f"precision limitations {name} can support discrete uniform "
                               "distribution only within this range. This warning will become an "
-                              "error in version 1.7 release, please fix the code in advance"
-                              .format({"float16": "c10::Half", "float32": "float",
-                                       "float64": "double", "bfloat16": "c10::BFloat16"}[dt.name]),
-                              UserWarning, stacklevel=2)
-    return _fill(self, generator, _sample.integers, low, high - low)
+                              "error in version 1.7 release, please fix the code in advance",
+                              UserWarning, stacklevel=3)
+
+
+def _full_range_dtype(dt) -> None:
+    """The dtypes PyTorch draws all 64 bits into (random_ from the smallest int64, no end)."""
+    if dt.kind == "b" or dt == xp.float16:
+        raise NotImplementedError('"random_full_64_bits_range_kernel_cpu" not implemented for '
+                                  f"'{_TYPE_NAMES[dt.name]}'")
+    if dt.kind in "iu" and dt != xp.int64:
+        raise RuntimeError("random_full_64_bits_range_kernel_cpu handles only int64, double, "
+                           "float and bfloat16")
 
 
 def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:

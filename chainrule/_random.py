@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import struct
 
-from ._backend import xp
+from ._backend import np_finfo, xp
 
 __all__ = ["Engine", "STATE_SIZE", "InvalidState", "uniform", "normal", "integers", "bits",
            "bernoulli", "exponential", "geometric", "cauchy", "log_normal", "randperm",
@@ -336,8 +336,8 @@ def bits(engine: Engine, n: int, dtype):
     dt = xp.dtype(dtype)
     if dt == xp.bool_:
         return (engine.words(n) & _U64(1)).astype(dt)
-    if dt.kind == "f":
-        digits = xp.finfo(dt).nmant + 1
+    if dt.kind in "fV":  # V: bfloat16
+        digits = np_finfo(dt).nmant + 1
         w = engine.words64(n) if dt == _F64 else engine.words(n)
         return (w % _U64(2**digits + 1)).astype(dt)
     w = engine.words64(n) if dt == xp.int64 else engine.words(n)

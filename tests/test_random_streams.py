@@ -422,3 +422,24 @@ def test_compiled_draws_are_torchs():
     assert len(compiled._programs) == 1  # replayed, not run eagerly
     for ours, theirs in zip(*results):
         assert np.array_equal(ours, theirs) if isinstance(ours, np.ndarray) else ours == theirs
+
+
+RANGES = {
+    "random_ from below uint8": lambda L: L.empty(3, dtype=L.uint8).random_(-5, 3),
+    "random_ to beyond int16": lambda L: L.empty(3, dtype=L.int16).random_(0, 40000),
+    "random_ to beyond bool": lambda L: L.empty(3, dtype=L.bool).random_(0, 3),
+    "random_ from past float's integers": lambda L: L.empty(3).random_(2**24, None),
+    "random_ all 64 bits into int32": lambda L: L.empty(3, dtype=L.int32).random_(-(2**63), None),
+    "random_ all 64 bits into half": lambda L: L.empty(3, dtype=L.half).random_(-(2**63), None),
+    "randint beyond uint8": lambda L: L.randint(0, 300, (3,), dtype=L.uint8),
+    "uniform_ beyond half": lambda L: L.empty(3, dtype=L.half).uniform_(-1e6, 1e6),
+    "uniform_ to infinity": lambda L: L.empty(3).uniform_(0, float("inf")),
+    "uniform_ wider than float64": lambda L: L.empty(3, dtype=L.float64).uniform_(-1e308, 1e308),
+}
+
+
+@pytest.mark.parametrize("name", RANGES)
+def test_ranges_are_refused_as_torch(name):
+    results = [outcome(lambda: RANGES[name](L) and None) for L in LIBS]  # noqa: B023
+    assert results[0] == results[1]
+    assert results[0][0] != "ok"
