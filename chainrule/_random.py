@@ -235,7 +235,7 @@ _DP = [_F32(c) for c in (-0.78515625, -2.4187564849853515625e-4, -3.774894977445
 
 
 def _log_avx2(x):
-    """log256_ps for x in (0, 1]."""
+    """log256_ps for x in [2**-24, 1]."""
     bits = x.view(xp.int32)
     e = ((bits >> 23) - 126).astype(_F32)
     m = ((bits & ~0x7F800000) | 0x3F000000).view(_F32)  # the mantissa in [0.5, 1)
@@ -248,16 +248,19 @@ def _log_avx2(x):
         y = fma32(y, m, p)
     y = fma32(y * m, z, e * _F32(-2.12194440e-4))
     y = y - z * _F32(0.5)
-    return fma32(e, _F32(0.693359375), m + y)
+    return (m + y) + e * _F32(0.693359375)  # e (|e| < 2**5) times 355/512 is exact: one rounding
 
 
 def _sincos_avx2(x):
-    """sincos256_ps for x >= 0: (sin x, cos x)."""
+    """sincos256_ps for x in [0, 2 pi]: (sin x, cos x)."""
     j = (x * _F32(1.27323954473516)).astype(xp.int32)  # by pi/4, truncated
     j = (j + 1) & ~1
     y = j.astype(_F32)
-    for dp in _DP:  # x - j pi/4 in three parts (Cody and Waite)
-        x = fma32(y, dp, x)
+    # x - j pi/4 in three parts (Cody and Waite); j < 2**4 times the first two is exact, so
+    # their fused forms round once as float32 sums do.
+    x = x + y * _DP[0]
+    x = x + y * _DP[1]
+    x = fma32(y, _DP[2], x)
     z = x * x
     c = fma32(fma32(_COS_P[0], z, _COS_P[1]), z, _COS_P[2])
     c = fma32(c * z, z, -(z * _F32(0.5))) + _F32(1)
