@@ -405,7 +405,8 @@ _FLOAT8_OPS = {
     "cat": lambda m, a: m.cat([a, a]), "stack": lambda m, a: m.stack([a, a]),
     "index": lambda m, a: a[m.tensor([1, 0])], "slice": lambda m, a: a[:, 1],
     "where": lambda m, a: m.where(m.tensor([[True, False], [False, True]]), a, a),
-    "matmul": lambda m, a: a @ a, "flip": lambda m, a: a.flip(0), "sort": lambda m, a: a.sort().values,
+    "matmul": lambda m, a: a @ a, "flip": lambda m, a: a.flip(0),
+    "flip_last": lambda m, a: a.flip(1), "sort": lambda m, a: a.sort().values,
     "masked_fill": lambda m, a: a.masked_fill(m.tensor([[True, False], [False, True]]), 0.0),
     "nonzero": lambda m, a: a.nonzero(), "pow": lambda m, a: a ** 2,
     "fill": lambda m, a: a.clone().fill_(1.0), "zero": lambda m, a: a.clone().zero_(),
@@ -421,7 +422,7 @@ def test_float8_ops_and_refusals(name, op):
     try:
         theirs = _FLOAT8_OPS[op](torch, _f8(torch, name))
     except NotImplementedError:
-        with pytest.raises(NotImplementedError, match=f"not implemented for 'Float8_"):
+        with pytest.raises(NotImplementedError, match="not implemented for 'Float8_"):
             _FLOAT8_OPS[op](cr, _f8(cr, name))
         return
     ours = _FLOAT8_OPS[op](cr, _f8(cr, name))

@@ -941,10 +941,10 @@ def _triu_(self, diagonal: int = 0) -> Tensor:
 # ---- torch.linalg: checks ------------------------------------------------------------------------
 
 
-def _check_matrix(A, name: str, square: bool = True) -> None:
+def _check_matrix(A, name: str, square: bool = True, bfloat16: bool = False) -> None:
     if A._data.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
-    if A._data.dtype.kind not in "fc":
+    if A._data.dtype.kind not in ("fcV" if bfloat16 else "fc"):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{_type_name(A)}")
     m, n = A._data.shape[-2:]
@@ -1551,7 +1551,7 @@ LINALG_MATRIX_EXP = defop(
 
 def matrix_exp(A) -> Tensor:
     """The matrix exponential of a square matrix (batched)."""
-    _check_matrix(A, "linalg.matrix_exp")
+    _check_matrix(A, "linalg.matrix_exp", bfloat16=True)
     return apply(LINALG_MATRIX_EXP, A)
 
 
@@ -1606,7 +1606,7 @@ def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=
     """Matrix norm over the two dims ``dim``: 'fro', 'nuc', 2, -2, 1, -1, inf, -inf."""
     if dtype is not None:
         input = input.to(dtype)
-    _check_matrix(input, "linalg.matrix_norm", square=False)
+    _check_matrix(input, "linalg.matrix_norm", square=False, bfloat16=True)
     d0, d1 = (normalize_dim(d, input._data.ndim, "linalg.matrix_norm") for d in dim)
     if d0 == d1:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
@@ -1667,7 +1667,7 @@ def multi_dot(tensors) -> Tensor:
 
 def matrix_power(A, n: int) -> Tensor:
     """A to the integer power n (n < 0: of the inverse)."""
-    _check_matrix(A, "linalg.matrix_power")
+    _check_matrix(A, "linalg.matrix_power", bfloat16=True)
     if n == 0:  # the identity, still part of the graph (with zero gradient), as PyTorch
         return A.clone().copy_(_eye(A._data.shape[-1], dtype=A._data.dtype))
     if n < 0:

@@ -51,7 +51,7 @@ def _offset_view(x, offset, stride, dilation, out):
 
 def _window_max(x, kernel, stride, padding, dilation, out):
     """The views of x at each kernel offset (padded with -inf) and their elementwise maximum."""
-    fill = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
+    fill = -xp.inf if x.dtype.kind in "fV" else xp.iinfo(x.dtype).min  # "V": bfloat16
     padded, _ = _pool_pad(x, kernel, stride, padding, dilation, out, fill)
     offsets = list(itertools.product(*(range(k) for k in kernel)))
     views = [_offset_view(padded, o, stride, dilation, out) for o in offsets]
@@ -73,7 +73,7 @@ def max_pool_indices(x, kernel, stride, padding, dilation, out):
     code = xp.full_like(best, len(views) - 1, dtype=code_type)
     for k in range(len(views) - 2, -1, -1):
         code -= (views[k] == best).view(xp.uint8) * (code - code_type(k))
-    if x.dtype.kind == "f" and xp.isnan(best.min()):  # min propagates NaN: one pass to see
+    if x.dtype.kind in "fV" and xp.isnan(best.min()):  # min propagates NaN: one pass to see
         nan = xp.isnan(best)  # no view equals a NaN maximum: take the last NaN
         for k, view in enumerate(views):
             code = xp.where(nan & xp.isnan(view), code_type(k), code)
@@ -81,7 +81,7 @@ def max_pool_indices(x, kernel, stride, padding, dilation, out):
     if any(padding):
         # A window whose values all equal the padding's fill (-inf, say) takes its first
         # position inside the input, as PyTorch's, never the padding.
-        fill = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
+        fill = -xp.inf if x.dtype.kind in "fV" else xp.iinfo(x.dtype).min
         at_fill = best == fill
         if at_fill.any():
             first = xp.zeros(out, dtype=code_type)
