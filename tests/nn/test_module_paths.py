@@ -5,6 +5,7 @@ import, nn.modules.utils, nn.common_types, nn._reduction and nn.attention."""
 from __future__ import annotations
 
 import importlib
+import inspect
 import typing
 import warnings
 
@@ -329,3 +330,40 @@ def test_parallel_paths_answer_as_a_cpu_build() -> None:
     with pytest.warns(FutureWarning, match="DistributedDataParallelCPU` is deprecated"):
         with pytest.raises(Exception):  # noqa: B017  (no process group, as in PyTorch)
             nn.parallel.DistributedDataParallelCPU(nn.Linear(1, 1))
+
+
+def _signature(fn) -> list:
+    return [(p.name, p.kind, p.default if isinstance(p.default, (int, float, str, bool, tuple,
+                                                                  type(None))) else "<object>")
+            for p in inspect.signature(fn).parameters.values()]
+
+
+# PyTorch declares the recurrent layers' __init__ as (*args, **kwargs); chainrule spells out the
+# parameters (the same names, order and defaults as PyTorch's documentation).
+SPELLED_OUT = {("RNN", "__init__"), ("LSTM", "__init__"), ("GRU", "__init__")}
+
+
+@pytest.mark.parametrize("name", sorted(torch.nn.modules.__all__))
+def test_module_signatures_like_torch(name: str) -> None:
+    theirs, ours = getattr(torch.nn, name), getattr(nn, name)
+    for method in ("__init__", "forward", "extra_repr", "reset_parameters"):
+        if not hasattr(theirs, method) or (name, method) in SPELLED_OUT:
+            continue
+        assert _signature(getattr(ours, method)) == _signature(getattr(theirs, method)), method
+
+
+def test_module_methods_like_torch() -> None:
+    for name in dir(torch.nn.Module):
+        if name.startswith("__") or not callable(getattr(torch.nn.Module, name)):
+            continue
+        ours = getattr(nn.Module, name)
+        if inspect.isfunction(ours):
+            assert _signature(ours) == _signature(getattr(torch.nn.Module, name)), name
+
+
+def test_nn_backends_thnn() -> None:
+    from torch.nn.backends import thnn as theirs
+
+    from chainrule.nn.backends import thnn as ours
+
+    assert ours._get_thnn_function_backend() is theirs._get_thnn_function_backend()

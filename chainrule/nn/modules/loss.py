@@ -260,11 +260,12 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
 class NLLLoss2d(NLLLoss):
     """NLLLoss under its deprecated name."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, weight: Tensor | None = None, size_average=None, ignore_index: int = -100,
+                 reduce=None, reduction: str = "mean") -> None:
         warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in "
                       "replacement and see https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss"
                       " for more details.", FutureWarning, stacklevel=2)
-        super().__init__(*args, **kwargs)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class TripletMarginWithDistanceLoss(_Loss):

@@ -533,9 +533,9 @@ class Module:
                         for n, m in module._modules.items() if m is not None]
             stack.extend(reversed(children))
 
-    def modules(self) -> Iterator[Module]:
+    def modules(self, remove_duplicate: bool = True) -> Iterator[Module]:
         """All modules in the tree, this one first."""
-        for _, module in self.named_modules():
+        for _, module in self.named_modules(remove_duplicate=remove_duplicate):
             yield module
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
