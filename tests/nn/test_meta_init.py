@@ -129,3 +129,20 @@ def test_moving_to_meta_and_back_like_torch() -> None:
         return out
 
     assert run(chainrule) == run(torch)
+
+
+def test_accelerator_moves_answer_as_a_cpu_build() -> None:
+    def run(lib):
+        out = []
+        for method in ("cuda", "xpu", "mtia"):
+            with pytest.raises(AssertionError) as e:
+                getattr(lib.nn.Linear(1, 1), method)()
+            out.append(str(e.value).split(".")[0])
+            relu = lib.nn.ReLU()
+            out.append(getattr(relu, method)() is relu)  # nothing to move
+        lin = lib.nn.Linear(1, 1)
+        out.append(str(lin.bfloat16().weight.dtype))
+        out.append(lin.cpu() is lin)
+        return out
+
+    assert run(chainrule) == run(torch)

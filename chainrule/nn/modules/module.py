@@ -735,15 +735,15 @@ class Module:
 
     def ipu(self: T, device=None) -> T:
         """Move the parameters and buffers to an IPU (not available: an error)."""
-        return self._apply(lambda t: t.ipu(device))
+        return self._apply(lambda t: t.to(_on("ipu", device)))
 
     def xpu(self: T, device=None) -> T:
         """Move the parameters and buffers to an XPU (not available: an error)."""
-        return self._apply(lambda t: t.xpu(device))
+        return self._apply(lambda t: t.to(_on("xpu", device)))
 
     def mtia(self: T, device=None) -> T:
         """Move the parameters and buffers to an MTIA device (not available: an error)."""
-        return self._apply(lambda t: t.mtia(device))
+        return self._apply(lambda t: t.to(_on("mtia", device)))
 
     def type(self: T, dst_type) -> T:
         """Cast all parameters and buffers to ``dst_type``."""
@@ -1149,6 +1149,13 @@ def _registered_module(owner: Module, name: str, module: Module | None) -> Modul
         if output is not None:
             module = output
     return module
+
+
+def _on(kind: str, device) -> _device_cls:
+    """The device ``Module.<kind>(device)`` moves to: an index, a device, or the current one."""
+    if device is None:
+        return as_device(kind)
+    return as_device(f"{kind}:{device}" if isinstance(device, int) else device)
 
 
 def _same_kind(tensor: Tensor, applied: Tensor) -> bool:
