@@ -41,7 +41,7 @@ def _placeholder(dtype, shape: tuple):
         if len(_placeholders) > 4096:
             _placeholders.clear()
         kind = dtype.kind
-        value = xp.nan if kind in "fc" else True if kind == "b" else xp.iinfo(dtype).min
+        value = xp.nan if kind in "fcV" else True if kind == "b" else xp.iinfo(dtype).min
         array = _placeholders[key] = xp.broadcast_to(xp.full((), value, dtype=dtype), shape)
     return array
 
