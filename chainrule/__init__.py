@@ -145,12 +145,15 @@ from ._settings import (  # noqa: E402
     set_num_threads,
     use_deterministic_algorithms,
 )
+from ._toplevel import *  # noqa: E402, F403  (torch.abs_, torch.dropout_, torch.pi, ...)
 from ._torch_nn import *  # noqa: E402, F403  (torch.<name> for nn kernels, e.g. torch.pdist)
 from ._windows import *  # noqa: E402, F403  (hann_window, kaiser_window, ...)
+from .amp import GradScaler  # noqa: E402
 from .compiler import compile  # noqa: E402, A004
 from .cuda import AcceleratorError, OutOfMemoryError  # noqa: E402
 from .func import vmap  # noqa: E402
 from .functional import *  # noqa: E402, F403  (torch.einsum is torch.functional.einsum, ...)
+from .futures import Future  # noqa: E402
 from . import _dynamo, _inductor, _logging, jit, testing  # noqa: E402  (torch.jit, ...)
 from . import accelerator, amp, cpu, futures, hub, overrides, types  # noqa: E402  (torch.amp, ...)
 
