@@ -145,6 +145,7 @@ from ._settings import (  # noqa: E402
     set_num_threads,
     use_deterministic_algorithms,
 )
+from ._stream import Event, Stream  # noqa: E402
 from ._toplevel import *  # noqa: E402, F403  (torch.abs_, torch.dropout_, torch.pi, ...)
 from ._torch_nn import *  # noqa: E402, F403  (torch.<name> for nn kernels, e.g. torch.pdist)
 from ._windows import *  # noqa: E402, F403  (hann_window, kaiser_window, ...)
