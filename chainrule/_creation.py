@@ -384,16 +384,20 @@ class Generator:
         twin._engine.load(self._engine.state_bytes())
         return twin
 
-    def graphsafe_get_state(self):
+    def graphsafe_get_state(self) -> Generator:
+        """CUDA graphs' state: refused, as by PyTorch's CPU generator."""
         raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
 
-    def graphsafe_set_state(self, state):
+    def graphsafe_set_state(self, state: Generator) -> Generator:
+        """CUDA graphs' state: refused, as by PyTorch's CPU generator."""
         raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
 
     def get_offset(self) -> int:
+        """Philox's offset: refused, as by PyTorch's CPU generator (a Mersenne Twister)."""
         raise RuntimeError("CPU Generator does not use offset")
 
     def set_offset(self, offset: int) -> Generator:
+        """Philox's offset: refused, as by PyTorch's CPU generator (a Mersenne Twister)."""
         raise RuntimeError("CPU Generator does not use offset")
 
     def __reduce__(self):
