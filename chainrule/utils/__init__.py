@@ -11,3 +11,10 @@ from . import (
     hooks,
     weak,
 )
+
+
+def set_module(obj, mod: str) -> None:
+    """Set the ``__module__`` attribute of obj to mod (for nicer printing)."""
+    if not isinstance(mod, str):
+        raise TypeError("The mod argument should be a string")
+    obj.__module__ = mod
