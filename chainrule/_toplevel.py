@@ -1,13 +1,17 @@
 """torch's top-level names that are other names under another form: the in-place functions
-(``torch.abs_(x)`` is ``x.abs_()``, ``torch.dropout_`` is dropout in place) and the constants
-PyTorch re-exports from math and NumPy (``torch.pi``, ``torch.newaxis``)."""
+(``torch.abs_(x)`` is ``x.abs_()``, ``torch.dropout_`` is dropout in place), the constants
+PyTorch re-exports from math and NumPy (``torch.pi``, ``torch.newaxis``), and ``from_file``
+(a tensor over a memory-mapped file, the memory of ``UntypedStorage.from_file``)."""
 
 from __future__ import annotations
 
 import inspect
 import math
+import os
 
 from . import _torch_nn
+from ._backend import as_dtype, get_default_dtype, xp
+from ._device import device as as_device
 from .autograd.grad_mode import is_grad_enabled
 from .nn import functional as F
 from .tensor import Tensor
@@ -29,7 +33,7 @@ _METHODS = (
 
 __all__ = ["e", "pi", "inf", "nan", "newaxis", *_METHODS, "dropout_", "alpha_dropout_",
            "feature_dropout_", "feature_alpha_dropout_", "celu_", "selu_", "rrelu_",
-           "threshold_", "embedding_renorm_"]
+           "threshold_", "embedding_renorm_", "from_file"]
 
 
 def _check_input(input, name: str) -> None:
@@ -131,3 +135,42 @@ def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float,
     _check_inplace(input, is_grad_enabled())
     _renorm_rows(input, rows % num, float(max_norm), float(norm_type))
     return input
+
+
+def from_file(filename: str, shared: bool | None = None, size: int = 0, *, dtype=None,
+              layout=None, device=None, pin_memory: bool = False,
+              requires_grad: bool = False) -> Tensor:
+    """A CPU tensor of ``size`` elements whose memory is the file mapped into memory (with
+    ``shared``, changes are written to the file, created or grown as needed)."""
+    dtype = get_default_dtype() if dtype is None else as_dtype(dtype)
+    where = as_device(device if device is not None else "cpu")
+    if where.type == "meta":
+        raise NotImplementedError(
+            "aten::from_file: attempted to run this operator with Meta tensors, but there was no "
+            "fake impl or Meta kernel registered. You may have run into this message while using "
+            "an operator with PT2 compilation APIs (torch.compile/torch.export); in order to use "
+            "this operator with those APIs you'll need to add a fake impl. Please see the "
+            "following for next steps:  "
+            "https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html")
+    if where.type != "cpu":
+        from ._device import memory_of
+
+        memory_of(where, "from_file")  # raises what a CPU build raises for that device
+    nbytes = size * dtype.itemsize
+    if shared:
+        with open(os.open(filename, os.O_RDWR | os.O_CREAT, 0o600), "r+b") as file:
+            if os.fstat(file.fileno()).st_size < nbytes:
+                file.truncate(nbytes)
+    elif not os.path.exists(filename):
+        raise RuntimeError(f"unable to open file <{filename}> in read-only mode: No such file or "
+                           "directory (2)")
+    elif os.path.getsize(filename) < nbytes:
+        raise RuntimeError(f"file <{filename}> size <{os.path.getsize(filename)}> is smaller "
+                           f"than the required mapping size <{nbytes}>")
+    if nbytes == 0:
+        data = xp.empty(0, dtype.np)
+    else:
+        data = xp.memmap(filename, dtype=dtype.np, mode="r+" if shared else "c",
+                         shape=(size,)).view(xp.ndarray)
+    out = Tensor._wrap(data, None, 0)
+    return out.requires_grad_() if requires_grad else out

@@ -152,3 +152,49 @@ def test_constants_and_aliases_are_torchs():
     assert np.isnan(chainrule.nan)
     assert chainrule.GradScaler is chainrule.amp.GradScaler
     assert chainrule.Future is chainrule.futures.Future
+
+
+def _from_file(lib, path, *args, **kwargs):
+    try:
+        out = lib.from_file(str(path), *args, **kwargs)
+    except Exception as e:  # noqa: BLE001
+        return type(e).__name__, str(e).replace(str(path), "<path>")
+    return str(out.dtype), out.tolist(), out.requires_grad
+
+
+@pytest.mark.parametrize("args, kwargs", [
+    ((), {}),
+    ((False, 4), {"dtype": "int32"}),
+    ((None, 4), {}),
+    ((False, 16), {"dtype": "uint8"}),
+    ((False, 5), {"dtype": "int32"}),
+    ((False, 2), {"dtype": "float64", "requires_grad": True}),
+    ((False, 2), {"device": "meta"}),
+])
+def test_from_file_reads_as_torch(tmp_path, args, kwargs):
+    path = tmp_path / "data.bin"
+    path.write_bytes(bytes(range(16)))
+    found = []
+    for lib in (torch, chainrule):
+        options = {k: getattr(lib, v) if k == "dtype" else v for k, v in kwargs.items()}
+        found.append(_from_file(lib, path, *args, **options))
+    assert found[1] == found[0]
+
+
+def test_from_file_of_a_missing_file_as_torch(tmp_path):
+    found = [_from_file(lib, tmp_path / "missing.bin", False, 2) for lib in (torch, chainrule)]
+    assert found[1] == found[0] and found[0][0] == "RuntimeError"
+
+
+def test_from_file_shared_creates_grows_and_writes_the_file(tmp_path):
+    for lib in (torch, chainrule):
+        path = tmp_path / f"{lib.__name__}.bin"
+        x = lib.from_file(str(path), True, 3, dtype=lib.float64)
+        assert path.stat().st_size == 24 and x.tolist() == [0.0, 0.0, 0.0]
+        x.fill_(2.5)
+        del x
+        assert lib.from_file(str(path), False, 3, dtype=lib.float64).tolist() == [2.5] * 3
+        private = lib.from_file(str(path), False, 3, dtype=lib.float64)
+        private.fill_(1.0)  # a private mapping: the file keeps its values
+        assert lib.from_file(str(path), True, 4, dtype=lib.float64).tolist() == [2.5] * 3 + [0.0]
+        assert path.stat().st_size == 32
