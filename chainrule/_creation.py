@@ -12,7 +12,7 @@ from . import _random as _sample
 from ._backend import SCALAR_NAMES, as_dtype, astype, get_default_dtype, np_finfo, xp
 from ._batched import BatchedTensor, batched
 from ._batched import state as vmap_state
-from ._device import device, memory_of
+from ._device import as_device, device, get_default_device, memory_of
 from ._quiet import quiet
 from ._shapes import size_tuple
 from ._tooling import hooks as tool_hooks
@@ -157,7 +157,7 @@ def _flat(data):
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
            pin_memory: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data``."""
-    _check_device(device)
+    mem = memory_of(device, "tensor")
     if isinstance(data, Tensor):
         _copy_construct_warning("torch.tensor")
     if dtype is not None:
@@ -175,7 +175,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
         else:
             array = _infer(data)
             array = astype(array, as_dtype(dtype).np) if dtype is not None else array.copy()
-    return _finish(array, requires_grad)
+    return _finish(array if mem is xp else mem.asarray(array), requires_grad)
 
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -201,7 +201,9 @@ Tensor.new_tensor = new_tensor
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """``data`` as a tensor, sharing memory when it already is one or a NumPy array."""
-    _check_device(device)
+    if device is not None and as_device(device) != (data.device if isinstance(data, Tensor)
+                                                    else get_default_device()):
+        return tensor(data, dtype=dtype, device=device)  # on another device: a copy
     if dtype is not None:
         dtype_argument("as_tensor", dtype)
     if isinstance(data, Tensor):

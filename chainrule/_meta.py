@@ -22,7 +22,7 @@ import string
 
 from ._backend import xp
 
-__all__ = ["MetaArray", "is_meta", "array_of", "NeedsValues"]
+__all__ = ["MetaArray", "is_meta", "array_of", "as_strided", "NeedsValues"]
 
 _as_strided = xp.lib.stride_tricks.as_strided
 _ndarray = xp.ndarray
@@ -61,15 +61,17 @@ _ITEM = "Tensor.item() cannot be called on meta tensors"
 class MetaArray:
     """An array of the meta device: shape, dtype and strides only."""
 
-    __slots__ = ("shape", "dtype", "strides")
+    __slots__ = ("shape", "dtype", "strides", "offset", "base")
     __hash__ = None  # as ndarray
     __array_priority__ = 2000  # NumPy defers to it, as to a Tensor
 
-    def __init__(self, shape, dtype, strides=None) -> None:
+    def __init__(self, shape, dtype, strides=None, offset: int = 0, base=None) -> None:
         self.shape = tuple(int(s) for s in shape)
         self.dtype = xp.dtype(dtype)
         self.strides = (_contiguous(self.shape, self.dtype.itemsize) if strides is None
                         else tuple(strides))
+        self.offset = offset  # of the first element in its storage, in elements
+        self.base = base  # the array whose storage a view shares (None: its own), as NumPy's
 
     # ---- what an ndarray answers without data ------------------------------------------------
     @property
@@ -97,7 +99,6 @@ class MetaArray:
                       self.strides == _contiguous_f(self.shape, self.itemsize) or self.size <= 1)
 
     ctypes = _Ctypes()
-    base = None
 
     def __len__(self) -> int:
         if not self.shape:
@@ -152,7 +153,10 @@ class MetaArray:
         return _index(self, index)
 
     def __setitem__(self, index, value) -> None:
-        target = _index(self, index)
+        try:
+            target = _index(self, index)
+        except NeedsValues:  # a mask: how many elements it selects is a value
+            return
         _check_broadcast(_shape_of(value), target.shape, "setitem")
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
@@ -166,7 +170,7 @@ class MetaArray:
 
     def view(self, dtype=None, type=None):  # noqa: A002
         if dtype is None or xp.dtype(dtype) == self.dtype:
-            return MetaArray(self.shape, self.dtype, self.strides)
+            return _view(self, lambda a: a)
         return _view(self, lambda a: a.view(dtype))
 
     def reshape(self, *shape, order="C", copy=None):
@@ -316,8 +320,18 @@ def standin(a: MetaArray, flip: bool = False):
 
 
 def _view(a: MetaArray, make):
-    v = make(_fake(a))
-    return MetaArray(v.shape, v.dtype, v.strides)
+    f = _fake(a)
+    v = make(f)
+    moved = v.__array_interface__["data"][0] - f.__array_interface__["data"][0]
+    return MetaArray(v.shape, v.dtype, v.strides, a.offset + moved // max(v.itemsize, 1),
+                     a if a.base is None else a.base)
+
+
+def as_strided(x, shape, strides, writeable: bool = True):
+    """NumPy's ``as_strided`` for arrays of either device (a view, reading nothing)."""
+    if type(x) is MetaArray:
+        return MetaArray(shape, x.dtype, strides, x.offset, x if x.base is None else x.base)
+    return _as_strided(x, shape=shape, strides=strides, writeable=writeable)
 
 
 def _reshape(a: MetaArray, shape):
@@ -717,6 +731,13 @@ def _repeat(a, repeats, axis=None):
     return _fallback(xp.repeat, (a, repeats), {"axis": axis})
 
 
+def _shares_memory(a, b, max_work=None) -> bool:
+    """Meta arrays share memory when they are views of one storage (no values to compare)."""
+    if type(a) is not MetaArray or type(b) is not MetaArray:
+        return False
+    return (a if a.base is None else a.base) is (b if b.base is None else b.base)
+
+
 def _write(target, *args, **kwargs) -> None:
     """An in-place write (put_along_axis, np.add.at, copyto, ...): nothing to do on a meta
     target; a real target would be left without the meta values, so the kernel must run on
@@ -758,6 +779,8 @@ RULES: dict = {
     xp.full_like: _full_like,
     xp.reshape: lambda a, shape=None, order="C", **kw: _reshape(_meta_inputs(a)[0], shape),
     xp.ravel: lambda a, order="C": _reshape(_meta_inputs(a)[0], (-1,)),
+    xp.may_share_memory: _shares_memory,
+    xp.shares_memory: _shares_memory,
     xp.put_along_axis: _write,
     xp.put: _write,
     xp.place: _write,

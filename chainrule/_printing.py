@@ -8,6 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from ._backend import get_default_dtype
+from ._meta import MetaArray
+
 _PROFILES: dict[str, dict[str, float]] = {
     "default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
     "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
@@ -194,11 +197,16 @@ def format_tensor(
     prefix: str = "tensor(",
 ) -> str:
     """Return the text PyTorch's ``repr`` gives for a tensor holding ``data``."""
-    data = np.asarray(data)
     # Continuation lines line up under the text following the last line of the prefix.
     indent = len(prefix.rpartition("\n")[2])
     leading: list[str] = []
     dtype_suffix = f"dtype=torch.{dtype_name}"
+    if type(data) is MetaArray:  # no values: the device, the size and any other dtype
+        leading = ["device='meta'", f"size={tuple(data.shape)}"]
+        if dtype_name != get_default_dtype().name:
+            leading.append(dtype_suffix)
+        return _add_suffixes(prefix + "...", [*leading, *suffixes], indent)
+    data = np.asarray(data)
 
     if data.size == 0:
         body = "[]"

@@ -85,6 +85,13 @@ def type_desc(array) -> str:
     return f"torch.{_LEGACY_NAMES.get(name, name)}Tensor {list(array.shape)}"
 
 
+def _on_host(array) -> None:
+    """PyTorch's refusal to hand NumPy a tensor of another device (a meta tensor has no data)."""
+    if type(array) is MetaArray:
+        raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to "
+                        "copy the tensor to host memory first.")
+
+
 def _no_numpy_dtype(array) -> None:
     """PyTorch's refusal to hand NumPy a bfloat16 or float8 array (NumPy has no such type)."""
     if array.dtype.num >= USER_DTYPE_NUM:
@@ -373,6 +380,7 @@ class Tensor:
 
     def numpy(self, *, force: bool = False):
         """The NumPy array behind this tensor (shared memory)."""
+        _on_host(self._data)
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
@@ -503,6 +511,7 @@ class Tensor:
         raise NotImplementedError
 
     def __array__(self, dtype=None, copy=None):
+        _on_host(self._data)
         if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")

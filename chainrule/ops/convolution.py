@@ -13,11 +13,12 @@ import math
 from .._backend import xp
 from .._batching import materialize
 from .._dispatch import apply
+from .._meta import as_strided
 from ..tensor import Tensor
 from ._nnutil import check_float, fold_batch, ntuple, sum_terms, type_name
 from ._registry import defop
 
-_as_strided = xp.lib.stride_tricks.as_strided
+_as_strided = as_strided  # either device's arrays
 _FEW_CHANNELS = 4  # below it, im2col's copy loops over positions rather than channels
 
 

@@ -4,15 +4,16 @@ nextafter, signbit, frexp's exponent) where none fits."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import warnings
 
 from .._backend import _category, as_dtype, get_default_dtype, result_type, xp
 from .._batched import BatchedTensor
-from .._batching import fallback
+from .._batching import fallback, physical
 from .._dispatch import apply, apply_inplace
-from .._meta import array_of
+from .._meta import MetaArray, array_of
 from .._shapes import normalize_dim
 from ..tensor import Tensor
 from . import complex as cx
@@ -468,6 +469,7 @@ def _histogram(input, weight=None, *, bins, range, density):
         edges = xp.linspace(low, high, bins + 1).astype(input.dtype)
     else:
         edges = xp.asarray(bins, dtype=input.dtype)
+    edges = xp.asarray(edges, like=input)  # on the input's device
     hist, _ = xp.histogram(input.reshape(-1), edges, density=density,
                            weights=None if weight is None else weight.reshape(-1))
     return hist.astype(input.dtype), edges
@@ -531,21 +533,23 @@ def histogramdd(input, bins, *, range=None, weight=None, density: bool = False) 
         raise RuntimeError("Batching rule not implemented for aten::histogramdd. We could not "
                            "generate a fallback.")
     _require_float_kernel(input, "histogramdd_cpu")
-    points = input._data.reshape(-1, input.shape[-1])
+    points = physical(input).reshape(-1, input.shape[-1])  # (meta: a stand-in)
     if isinstance(bins, int):
         bins = [bins] * points.shape[1]
     edges = []
     for i, b in enumerate(bins):
         if isinstance(b, Tensor):
-            edges.append(b._data.astype(input._data.dtype))
+            edges.append(physical(b).astype(input._data.dtype))
             continue
         span = None if range is None else (range[2 * i], range[2 * i + 1])
         low, high = _range(points[:, i], span, "histogramdd")
         edges.append(xp.linspace(low, high, int(b) + 1).astype(input._data.dtype))
     hist, _ = xp.histogramdd(points, edges, density=density,
-                             weights=None if weight is None else weight._data.reshape(-1))
+                             weights=None if weight is None else physical(weight).reshape(-1))
+    on_device = functools.partial(xp.asarray, like=input._data)
     return result("histogramdd", "hist bin_edges",
-                  (_const(hist.astype(input._data.dtype)), tuple(_const(e) for e in edges)))
+                  (_const(on_device(hist.astype(input._data.dtype))),
+                   tuple(_const(on_device(e)) for e in edges)))
 
 
 def bincount(input, weights=None, minlength: int = 0) -> Tensor:
@@ -1132,6 +1136,8 @@ def is_distributed(input) -> bool:
 
 def _storage_offset(self) -> int:
     """The offset of the first element in the storage, in elements."""
+    if type(self._data) is MetaArray:
+        return self._data.offset
     root = self._data
     while isinstance(root.base, xp.ndarray):
         root = root.base
@@ -1197,6 +1203,8 @@ def nonzero_static(input, *, size: int, fill_value: int = -1) -> Tensor:
     """The indices of the non-zero elements, one per row, cut or padded to ``size`` rows."""
     if size < 0:
         raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    if input.device.type == "meta":  # the rows are values; their count is size
+        return _const(xp.zeros((size, input.dim()), dtype=xp.int64, like=input._data))
     found = xp.argwhere(input._data).astype(xp.int64)[:size]
     pad = xp.full((size - len(found), input.dim()), fill_value, dtype=xp.int64)
     return _const(xp.concatenate([found, pad]))
@@ -1247,12 +1255,16 @@ def _apply_(self, callable) -> Tensor:
     if self.requires_grad:
         raise RuntimeError("Can't call apply_() on Variable that requires grad. Use "
                            "var.detach().apply_() instead.")
+    if self.device.type == "meta":  # no elements to call it on
+        return self
     values = [callable(v) for v in self._data.reshape(-1).tolist()]
     return self.copy_(_const(xp.asarray(values, dtype=self._data.dtype).reshape(self.shape)))
 
 
 def _map_(self, tensor, callable) -> Tensor:
     """Replace each element by ``callable(element, tensor's element)`` (broadcasting tensor)."""
+    if self.device.type == "meta":
+        return self
     other = xp.broadcast_to(tensor._data, self._data.shape).reshape(-1).tolist()
     values = [callable(a, b) for a, b in zip(self._data.reshape(-1).tolist(), other)]
     return self.copy_(_const(xp.asarray(values, dtype=self._data.dtype).reshape(self.shape)))
@@ -1260,6 +1272,8 @@ def _map_(self, tensor, callable) -> Tensor:
 
 def _map2_(self, x, y, callable) -> Tensor:
     """Replace each element by ``callable(element, x's, y's)`` (broadcasting x and y)."""
+    if self.device.type == "meta":
+        return self
     a = xp.broadcast_to(x._data, self._data.shape).reshape(-1).tolist()
     b = xp.broadcast_to(y._data, self._data.shape).reshape(-1).tolist()
     values = [callable(v, p, q) for v, p, q in zip(self._data.reshape(-1).tolist(), a, b)]
@@ -1275,6 +1289,9 @@ def _resize_(self, *sizes, memory_format=None) -> Tensor:
     if any(s < 0 for s in sizes):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: "
                            f"{list(sizes)}")
+    if self.device.type == "meta":
+        self._data = xp.zeros(sizes, dtype=self._data.dtype, like=self._data)
+        return self
     flat = self._data.reshape(-1)
     n = math.prod(sizes)
     data = xp.zeros(n, dtype=self._data.dtype)

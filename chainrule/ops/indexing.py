@@ -221,6 +221,14 @@ def _index_put(input, values, index, accumulate):
     return out
 
 
+def _index_put_values_grad(g, index, values_shape):
+    if g.device.type == "meta" and any(
+            isinstance(k, _ARRAYS) and k.dtype.kind == "b" for k in _plain(index)):
+        # how many elements a mask selects is a value: any gradient of the values' shape
+        return g.sum().expand(values_shape)  # that depends on g
+    return apply(INDEX, g, index=index)
+
+
 def _index_put_input_grad(g, index, accumulate):
     return g if accumulate else apply(INDEX_PUT, g, 0.0, index=index, accumulate=False)
 
@@ -243,7 +251,8 @@ INDEX_PUT = defop(
     "index_put",
     _index_put,
     ("input", "values"),
-    (_index_put_input_grad, lambda g, index: apply(INDEX, g, index=index)),
+    (_index_put_input_grad, lambda g, index, values_shape: _index_put_values_grad(
+        g, index, values_shape)),
     jvp=lambda t_input, t_values, input, index, accumulate: apply(
         INDEX_PUT,
         t_input if t_input is not None else input.new_zeros(input.shape),
@@ -312,11 +321,6 @@ def _parse_key(key, shape: tuple):
         if k is None or k is Ellipsis:
             pass
         elif isinstance(k, _ARRAYS) and k.dtype.kind == "b":
-            if type(k) is MetaArray and k.ndim:
-                raise NotImplementedError(
-                    "indexing with a boolean mask on the meta device: the shape of the result "
-                    "depends on the data, which meta tensors do not have (PyTorch's meta device "
-                    "refuses it too)")
             consumed += k.ndim
         else:
             consumed += 1
@@ -419,6 +423,10 @@ def getitem(input, key) -> Tensor:
         return apply(view_op, input) if view_op is ALIAS else apply(view_op, input, index=basic)
     if basic is not None:
         input = apply(view_op, input, index=basic)
+    if any(type(k) is MetaArray and k.dtype.kind == "b" and k.ndim for k in advanced):
+        raise NotImplementedError(
+            "indexing with a boolean mask on the meta device: the shape of the result depends "
+            "on the data, which meta tensors do not have (PyTorch's meta device refuses it too)")
     try:
         return apply(INDEX, input, index=advanced)
     except IndexError as err:
@@ -981,6 +989,8 @@ def _masked_scatter(input, mask, source):
 
 
 def _masked_scatter_source_grad(g, mask, source_shape):
+    if g.device.type == "meta":  # how many elements the mask selects is a value: any gradient
+        return g.sum().expand(source_shape)  # of the source's shape that depends on g
     picked = apply(MASKED_SELECT, g, mask)
     numel = math.prod(source_shape)
     if picked._data.size < numel:  # source elements past the mask's count get no gradient

@@ -1473,7 +1473,7 @@ def lstsq(A, B, rcond=None, *, driver=None) -> tuple:
     top = amax(s, -1, keepdim=True) if s.shape[-1] else s.new_zeros(s.shape[:-1] + (1,))
     rank = (s > top * rtol).sum(-1)
     residuals = X.reshape(-1)[:0]  # empty, as 'gelsy' leaves it (but part of the graph)
-    singular_values = _const(xp.zeros((0,), dtype=A._data.dtype))
+    singular_values = _const(xp.zeros((0,), dtype=A._data.dtype, like=A._data))
     return result("linalg_lstsq", "solution residuals rank singular_values",
                   (X, residuals, rank, singular_values))
 

@@ -90,7 +90,7 @@ def _class_weight(weight):
                                   "is supported in the loss and cross_entropy's gradient only "
                                   "(not nll_loss's gradient, label smoothing or second "
                                   "derivatives)")
-    return None if weight is None else weight._data
+    return None if weight is None else physical(weight)  # (on meta: a stand-in)
 
 
 def _nll_matrix(target, weight, ignore_index, reduction, shape, dtype):

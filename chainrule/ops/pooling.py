@@ -11,6 +11,7 @@ import itertools
 import math
 
 from .._backend import xp
+from .._batching import physical
 from .._dispatch import apply
 from ..tensor import Tensor
 from ._nnutil import check_float, const, ntuple, on_values, with_batch
@@ -516,7 +517,7 @@ def fractional_max_pool(input, kernel_size, output_size, output_ratio, return_in
                            "pass them explicitly")
     # PyTorch's samples: (W, H) in 2-D, (T, H, W) in 3-D.
     order = (1, 0) if nd == 2 else (0, 1, 2)
-    planes = samples._data[:batch].reshape(batch * channels, nd)
+    planes = physical(samples)[:batch].reshape(batch * channels, nd)  # (meta: a stand-in)
     x = input if input.ndim == nd + 2 else input.unsqueeze(0)
     indices = on_values(lambda a, lead: fractional_max_pool_indices(
         a.reshape(a.shape[:lead] + (batch * channels,) + size), planes, kernel, out, order)
