@@ -105,6 +105,8 @@ def _encode_tensor(t: Tensor, path: tuple, arrays: dict) -> dict:
     if t.requires_grad:
         leaf["requires_grad"] = True
     arrays[key] = array
+    if t.__dict__:  # the tensor's Python attributes, which torch.save keeps too
+        leaf["attributes"] = _encode(t.__dict__, path + ("__dict__",), arrays)
     return leaf
 
 
@@ -122,6 +124,8 @@ def _decode(node, arrays: dict, name: str):
         if node.get("complex"):
             array = xp.ascontiguousarray(array).view(xp.complex128)[..., 0]
         t = from_numpy(array)
+        if "attributes" in node:
+            t.__dict__.update(_decode(node["attributes"], arrays, name))
         return t.requires_grad_(True) if node.get("requires_grad") else t
     if kind == "float":
         return float(value)

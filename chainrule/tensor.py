@@ -107,8 +107,10 @@ def _new_dtype(name: str, dtype):
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it."""
 
+    # __dict__: Python attributes, as on PyTorch's tensors (libraries tag tensors); it costs
+    # nothing until an attribute is set.
     __slots__ = ("_data", "_requires_grad", "_grad", "grad_fn", "_output_nr", "_vc", "_extra",
-                 "__weakref__")
+                 "__weakref__", "__dict__")
     __array_priority__ = 1000  # NumPy defers binary operators to Tensor
 
     def __new__(cls, *args, **kwargs) -> Tensor:
@@ -674,7 +676,7 @@ class Tensor:
         # By value, through chainrule's own function: Tensor.__module__ says "torch", and a
         # pickle must load where torch is not chainrule. As PyTorch's: requires_grad and the
         # attributes are kept, .grad and the history are not.
-        state = getattr(self, "__dict__", None) or None
+        state = self.__dict__ or None
         cls = None if type(self) is Tensor else type(self)
         return _rebuild_tensor, (self._data, self._requires_grad, cls, state)
 
@@ -683,8 +685,7 @@ class Tensor:
         t = _new(type(self))
         t._init_leaf(self._data)
         t._requires_grad = self._requires_grad
-        if getattr(self, "__dict__", None):
-            t.__dict__.update(self.__dict__)
+        t.__dict__.update(self.__dict__)
         return t
 
     def __deepcopy__(self, memo: dict) -> Tensor:
@@ -701,7 +702,7 @@ class Tensor:
             t._requires_grad = self._requires_grad
             if self.grad is not None:
                 t.grad = _copy.deepcopy(self.grad, memo)
-            if getattr(self, "__dict__", None):
+            if self.__dict__:
                 t.__dict__.update(_copy.deepcopy(self.__dict__, memo))
             memo[id(self)] = t
         return memo[id(self)]
@@ -1006,7 +1007,7 @@ def _as_class(cls, t: Tensor) -> Tensor:
         return t
     s = _new(cls)
     for slot in Tensor.__slots__:
-        if slot != "__weakref__":
+        if slot != "__weakref__" and slot != "__dict__":  # a new object: no attributes
             setattr(s, slot, getattr(t, slot))
     return s
 

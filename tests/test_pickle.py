@@ -179,3 +179,39 @@ def test_a_pickle_names_chainrule_functions_and_numpy_arrays_only(protocol):
     names = globals_named(data)
     assert {n.split(".")[0] for n in names} <= {"chainrule", "numpy", "copyreg", "_codecs"}
     assert "chainrule.tensor._rebuild_tensor" in names
+
+
+def test_plain_tensors_take_python_attributes_and_keep_them():
+    def scenario(m):
+        x = m.tensor([1.0, 2.0])
+        fresh = vars(m.ones(1))
+        x.tag = "weights"
+        x.meta = {"scale": 2}
+        y = m.nn.Parameter(m.ones(1)).as_subclass(m.Tensor)
+        y.tag = 1
+        return (fresh, vars(x), roundtrip(x).__dict__, copy.copy(x).__dict__,
+                copy.deepcopy(x).__dict__, copy.copy(x).__dict__ is x.__dict__, vars(x.detach()),
+                vars(x * 1), vars(x.view(2)), vars(y), vars(roundtrip(y)),
+                vars(m.nn.Parameter(x)), vars(m.func.vmap(lambda t: t)(m.ones(2, 2))))
+
+    assert scenario(cr) == scenario(torch)
+
+
+def test_attributes_of_batched_tensors_and_subclasses():
+    def scenario(m):
+        class Tagged(m.Tensor):
+            pass
+
+        seen = []
+
+        def f(t):
+            t.note = 3
+            seen.append(vars(t))
+            return t * 2
+
+        m.func.vmap(f)(m.ones(2, 2))
+        s = m.ones(2).as_subclass(Tagged)
+        s.note = "s"
+        return seen, vars(s), vars(copy.copy(s)), type(copy.copy(s)).__name__
+
+    assert scenario(cr) == scenario(torch)

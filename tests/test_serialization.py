@@ -208,3 +208,18 @@ def test_missing_safetensors_raises_import_error_with_the_install_hint(tmp_path,
         save(chainrule.ones(1), tmp_path / "x.safetensors")
     with pytest.raises(ImportError, match=r'pip install "chainrule\[safetensors\]"'):
         load(tmp_path / "x.safetensors")
+
+
+def test_tensor_attributes_round_trip_like_torch_save(tmp_path):
+    def scenario(lib, path, saver, loader):
+        x = lib.ones(2)
+        x.tag = "w"
+        x.extra = {"scale": 2.5, "ids": (1, 2), "mask": lib.tensor([True, False])}
+        saver({"x": x, "plain": lib.zeros(1)}, path)
+        got = loader(path)
+        return (got["x"].tag, got["x"].extra["scale"], got["x"].extra["ids"],
+                got["x"].extra["mask"].tolist(), vars(got["plain"]), got["x"].tolist())
+
+    ours = scenario(chainrule, tmp_path / "a.safetensors", save, load)
+    theirs = scenario(torch, tmp_path / "a.pt", torch.save, torch.load)
+    assert ours == theirs
