@@ -29,3 +29,26 @@ def test_set_module_as_torch():
         assert f.__module__ == "torch.nn"
         with pytest.raises(TypeError, match="The mod argument should be a string"):
             lib.utils.set_module(f, 1)
+
+
+def _shown_under_hide_warnings(lib) -> list[str]:
+    import warnings
+
+    shown = []
+
+    def keep(message, *args, **kwargs) -> bool:
+        return "keep" in str(message)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = lambda message, *args, **kwargs: shown.append(str(message))
+        with lib._logging.hide_warnings(keep):
+            warnings.warn("keep me", stacklevel=1)
+            warnings.warn("drop me", stacklevel=1)
+        warnings.warn("after", stacklevel=1)
+    return shown
+
+
+def test_hide_warnings_shows_what_the_filter_keeps_as_torch():
+    ours, theirs = _shown_under_hide_warnings(chainrule), _shown_under_hide_warnings(torch)
+    assert ours == theirs == ["keep me", "after"]

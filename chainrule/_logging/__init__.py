@@ -7,11 +7,14 @@ generated kernels to report); code that logs through them behaves as under PyTor
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import logging
+import warnings
+from collections.abc import Iterator
 
-__all__ = ["LazyString", "getArtifactLogger", "set_logs", "warning_once"]
+__all__ = ["LazyString", "getArtifactLogger", "hide_warnings", "set_logs", "warning_once"]
 
 # component -> the loggers it sets (PyTorch's registrations)
 _COMPONENTS = {
@@ -151,3 +154,20 @@ class LazyString:
 
     def __str__(self) -> str:
         return self.func(*self.args, **self.kwargs)
+
+
+@contextlib.contextmanager
+def hide_warnings(filter_fn=lambda *args, **kwargs: True) -> Iterator[None]:
+    """Within the block, show only the warnings ``filter_fn`` returns True for (it takes
+    ``warnings.showwarning``'s arguments); the warnings module's filters are left as they are."""
+    prior = warnings.showwarning
+
+    def show(*args, **kwargs):
+        if filter_fn(*args, **kwargs):
+            prior(*args, **kwargs)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = prior
