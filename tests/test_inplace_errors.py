@@ -168,11 +168,12 @@ def test_nothing_noted_once_backward_released_the_saved_values(monkeypatch):
         opt.step()
 
     step()
-    assert len(calls) <= 1  # the weight, saved while new: its first change is noted, once
+    assert len(calls) <= 1  # at most a first change of a value saved while new is noted
     for _ in range(3):
         step()
     assert len(calls) <= 1
-    assert model.weight._vc[1] is None  # the saved values' shared list was dropped
+    # The saved values' shared list was dropped: the counter is [version] or has an empty slot.
+    assert model.weight._vc[1:2] in ([], [None])
 
 
 def test_without_notes_the_hint_stays():

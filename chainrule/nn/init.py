@@ -10,6 +10,7 @@ from collections.abc import Callable
 import chainrule
 
 from .._backend import xp
+from .._dispatch import bump_version
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 
@@ -41,8 +42,7 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
 def _fill(tensor: Tensor, values) -> Tensor:
     with no_grad():
         tensor._data[...] = values
-        if tensor._vc is not None:
-            tensor._vc[0] += 1
+        bump_version(tensor, "fill_")
     return tensor
 
 
@@ -218,7 +218,10 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     for g in range(groups):
         for d in range(min(per_group, shape[1])):
             values[(g * per_group + d, d, *centre)] = 1
-    return _fill(tensor, values)
+    _fill(tensor, values)
+    for _ in range(groups * min(per_group, shape[1])):  # PyTorch writes each 1 in place
+        bump_version(tensor, "fill_")
+    return tensor
 
 
 def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:

@@ -246,3 +246,42 @@ def test_deprecated_aliases_are_those_of_torch() -> None:
             and callable(getattr(init, n)) and n != "calculate_gain"
             and getattr(init, n).__module__ == init.__name__}
     assert ours == theirs == {d[0] for d in DEPRECATED}
+
+
+INIT_CALLS = ["uniform_(t)", "normal_(t)", "constant_(t, 2.0)", "zeros_(t)", "ones_(t)",
+              "eye_(t)", "xavier_uniform_(t)", "kaiming_normal_(t)", "orthogonal_(t)",
+              "trunc_normal_(t)", "sparse_(t, 0.5)"]
+
+
+@pytest.mark.parametrize("call", INIT_CALLS)
+def test_init_counts_its_writes_in_the_version_like_torch(call) -> None:
+    versions = []
+    for m in (torch, chainrule):
+        m.manual_seed(0)  # trunc_normal_ copies redrawn values in: its count depends on draws
+        t = m.empty(3, 3)
+        eval("m.nn.init." + call, {"m": m, "t": t})
+        versions.append(t._version)
+    assert versions[0] == versions[1]
+
+
+@pytest.mark.parametrize("shape, groups", [((2, 2, 3, 3), 1), ((4, 2, 3), 2)])
+def test_dirac_version_like_torch(shape, groups) -> None:
+    versions = []
+    for m in (torch, chainrule):
+        t = m.empty(*shape)
+        m.nn.init.dirac_(t, groups)
+        versions.append(t._version)
+    assert versions[0] == versions[1]
+
+
+MODULES = ["nn.Linear(3, 2)", "nn.BatchNorm1d(3)", "nn.LayerNorm(3)", "nn.GroupNorm(2, 4)",
+           "nn.MultiheadAttention(4, 2)", "nn.Embedding(4, 2, padding_idx=0)", "nn.LSTM(2, 3)"]
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_module_parameters_and_buffers_versions_after_construction_like_torch(module) -> None:
+    def versions(m):
+        made = eval("m." + module, {"m": m})
+        return [p._version for p in made.parameters()] + [b._version for b in made.buffers()]
+
+    assert versions(chainrule) == versions(torch)
