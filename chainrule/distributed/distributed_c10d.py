@@ -15,23 +15,55 @@ import importlib.util
 import json
 import os
 import time
+import warnings
 from collections.abc import Callable
+from typing import NewType
 
 import numpy as np
 
 from .._dispatch import bump_version
 from ..tensor import Tensor
 
-__all__ = ["Backend", "GroupMember", "ProcessGroup", "ReduceOp", "Work", "all_gather",
-           "all_gather_into_tensor", "all_gather_object", "all_reduce", "barrier", "broadcast",
-           "broadcast_object_list", "destroy_process_group", "gather", "get_backend", "get_rank",
-           "get_world_size", "init_process_group", "irecv", "is_available", "is_gloo_available",
-           "is_initialized", "is_mpi_available", "is_nccl_available", "is_torchelastic_launched",
-           "isend", "recv", "reduce", "reduce_scatter_tensor", "scatter", "send"]
+__all__ = ["Backend", "BackendConfig", "DebugLevel", "DistBackendError", "DistError",
+           "DistNetworkError", "DistStoreError", "GroupMember", "GroupName", "P2POp",
+           "ProcessGroup", "QueueEmptyError", "ReduceOp", "Work", "all_gather",
+           "all_gather_coalesced", "all_gather_into_tensor", "all_gather_object",
+           "all_gather_single", "all_reduce", "all_reduce_coalesced", "all_to_all",
+           "all_to_all_single", "barrier", "batch_isend_irecv", "broadcast",
+           "broadcast_object_list", "destroy_process_group", "gather", "gather_object",
+           "get_backend", "get_backend_config", "get_debug_level", "get_default_backend_for_device",
+           "get_global_rank", "get_group_rank", "get_node_local_rank", "get_pg_count",
+           "get_process_group_ranks", "get_rank", "get_world_size", "group", "init_process_group",
+           "irecv", "is_available", "is_backend_available", "is_gloo_available", "is_initialized",
+           "is_mpi_available", "is_nccl_available", "is_torchelastic_launched", "is_ucc_available",
+           "is_xccl_available", "isend", "monitored_barrier", "recv", "recv_object_list",
+           "reduce", "reduce_op", "reduce_scatter", "reduce_scatter_single",
+           "reduce_scatter_tensor", "scatter", "scatter_object_list", "send", "send_object_list",
+           "set_debug_level", "set_debug_level_from_env", "supports_complex"]
 
 default_pg_timeout = datetime.timedelta(minutes=30)
 _NOT_INITIALIZED = ("Default process group has not been initialized, please make sure to call "
                     "init_process_group.")
+
+
+class DistError(RuntimeError):
+    """An error of the distributed package."""
+
+
+class DistBackendError(DistError):
+    """An error of a backend (a collective that failed or timed out)."""
+
+
+class DistNetworkError(DistError):
+    """A network error."""
+
+
+class DistStoreError(DistError):
+    """An error of a key-value store."""
+
+
+class QueueEmptyError(DistStoreError):
+    """A store's queue was empty."""
 
 
 def _mpi():
@@ -143,6 +175,100 @@ class GroupMember:
     NON_GROUP_MEMBER = -100
 
 
+class _World(type):
+    @property
+    def WORLD(cls) -> ProcessGroup | None:  # noqa: N802  (PyTorch's name)
+        return GroupMember.WORLD
+
+
+class group(metaclass=_World):  # noqa: N801  (PyTorch's name)
+    """``group.WORLD``: the default group once initialised, else None."""
+
+
+GroupName = NewType("GroupName", str)
+
+
+class DebugLevel(enum.Enum):
+    """How much the distributed package checks and logs (``TORCH_DISTRIBUTED_DEBUG``)."""
+
+    OFF = 0
+    INFO = 1
+    DETAIL = 2
+
+    def __int__(self) -> int:
+        return self.value
+
+
+_debug_level = [DebugLevel.OFF]
+
+
+def get_debug_level() -> DebugLevel:
+    """The debug level of the distributed package."""
+    return _debug_level[0]
+
+
+def set_debug_level(level: DebugLevel) -> None:
+    """Set the debug level of the distributed package."""
+    if not isinstance(level, DebugLevel):
+        raise TypeError("set_debug_level(): incompatible function arguments. The following "
+                        "argument types are supported:\n    1. (arg0: "
+                        "torch._C._distributed_c10d.DebugLevel) -> None\n\nInvoked with: "
+                        f"{level!r}")
+    _debug_level[0] = level
+
+
+def set_debug_level_from_env() -> None:
+    """Set the debug level from ``TORCH_DISTRIBUTED_DEBUG`` (OFF, INFO or DETAIL)."""
+    value = os.environ.get("TORCH_DISTRIBUTED_DEBUG", "OFF").upper()
+    if value not in DebugLevel.__members__:
+        raise ValueError("The value of TORCH_DISTRIBUTED_DEBUG must be OFF, INFO, or DETAIL.")
+    _debug_level[0] = DebugLevel[value]
+
+
+class BackendConfig:
+    """The backend of each device type in a process group (``"gloo"``, ``"cpu:gloo,cuda:nccl"``)."""
+
+    def __init__(self, backend: str) -> None:
+        backend = Backend(backend)
+        if backend == Backend.UNDEFINED:
+            self.device_backend_map = {"cpu": Backend.GLOO}
+        elif ":" not in backend:
+            self.device_backend_map = {"cpu": backend, "cuda": backend}
+        else:
+            self.device_backend_map = {}
+            for pair in backend.split(","):
+                if ":" not in pair:
+                    raise ValueError(f"Invalid backend string argument: {backend}")
+                device, name = pair.split(":", 1)
+                self.device_backend_map[device.strip()] = Backend(name.strip())
+
+    def __repr__(self) -> str:
+        return ",".join(f"{device}:{name}" for device, name in self.device_backend_map.items())
+
+    def get_device_backend_map(self) -> dict[str, str]:
+        """Device type -> backend name."""
+        return self.device_backend_map
+
+
+def supports_complex(reduceOp: ReduceOp) -> bool:  # noqa: N803  (PyTorch's name)
+    """Whether the reduction works on complex tensors (not MAX, MIN, PRODUCT or the bitwise
+    ones)."""
+    return reduceOp not in (ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PRODUCT, ReduceOp.BAND,
+                            ReduceOp.BOR, ReduceOp.BXOR)
+
+
+class _ReduceOpAlias:
+    """``reduce_op``: the deprecated name of ReduceOp (its attributes warn)."""
+
+    def __getattribute__(self, name: str):
+        warnings.warn("`torch.distributed.reduce_op` is deprecated, please use "
+                      "`torch.distributed.ReduceOp` instead", FutureWarning, stacklevel=2)
+        return getattr(ReduceOp, name)
+
+
+reduce_op = _ReduceOpAlias()
+
+
 def _wait_all(requests: list, timeout: float, what: str, statuses: list | None = None) -> None:
     """Complete MPI ``requests``, raising RuntimeError after ``timeout`` seconds."""
     MPI = _mpi()
@@ -156,7 +282,7 @@ def _wait_all(requests: list, timeout: float, what: str, statuses: list | None =
     while not MPI.Request.Testall(requests, statuses):
         now = time.monotonic()
         if now > deadline:
-            raise RuntimeError(f"{what}: timed out after {int(timeout * 1000)}ms waiting for "
+            raise DistBackendError(f"{what}: timed out after {int(timeout * 1000)}ms waiting for "
                                f"the other ranks (rank {MPI.COMM_WORLD.Get_rank()} of "
                                f"{MPI.COMM_WORLD.Get_size()})")
         if now > idle:
@@ -255,6 +381,76 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
 def is_initialized() -> bool:
     """Whether the default process group has been initialised."""
     return GroupMember.WORLD is not None
+
+
+def is_ucc_available() -> bool:
+    """Whether the UCC backend is available (never)."""
+    return False
+
+
+def is_xccl_available() -> bool:
+    """Whether the XCCL backend (Intel GPUs) is available (never)."""
+    return False
+
+
+def is_backend_available(backend: str) -> bool:
+    """Whether ``backend`` can run here: "gloo" and "mpi" when mpi4py is installed."""
+    return backend.lower() in ("gloo", "mpi") and is_mpi_available()
+
+
+def get_default_backend_for_device(device) -> str:
+    """The backend a process group uses for a device type: gloo for the CPU."""
+    kind = device if isinstance(device, str) else device.type
+    kind = kind.split(":")[0]
+    backends = {"cpu": "gloo", "cuda": "nccl", "xpu": "xccl", "mtia": "gloo"}
+    if kind not in backends:
+        raise ValueError(f"Default backend not registered for device : {kind}")
+    return backends[kind]
+
+
+def get_pg_count() -> int:
+    """The number of process groups (the default one, once initialised)."""
+    return int(GroupMember.WORLD is not None)
+
+
+def get_node_local_rank(fallback_rank: int | None = None) -> int:
+    """This process's rank on its node: ``LOCAL_RANK``, else ``fallback_rank``."""
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError("LOCAL_RANK is not in the environment. Consider passing fallback_rank to "
+                       "allow `get_node_local_rank` to work, assuming you are not running in a "
+                       "multi-device context and want the code to run locally instead.")
+
+
+def _registered(group) -> ProcessGroup:
+    if group is not GroupMember.WORLD:  # before init_process_group: None is the world
+        raise ValueError(f"Group {group} is not registered, please create group with "
+                         "torch.distributed.new_group API")
+    return group
+
+
+def get_global_rank(group: ProcessGroup, group_rank: int) -> int:
+    """The global rank of ``group_rank`` in ``group`` (the default group: itself)."""
+    _registered(group)
+    return group_rank
+
+
+def get_group_rank(group: ProcessGroup, global_rank: int) -> int:
+    """The rank in ``group`` of ``global_rank`` (the default group: itself)."""
+    _registered(group)
+    return global_rank
+
+
+def get_process_group_ranks(group: ProcessGroup | None) -> list[int]:
+    """The global ranks of ``group``'s members."""
+    return list(range(_group(group).size()))
+
+
+def get_backend_config(group: ProcessGroup | None = None) -> str:
+    """The group's backend per device type (``"cpu:gloo,cuda:gloo"``)."""
+    return str(BackendConfig(get_backend(group)))
 
 
 def _group(group) -> ProcessGroup:
@@ -600,6 +796,217 @@ def recv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = No
     return work._source()
 
 
+def all_gather_single(output_tensor: Tensor, input_tensor: Tensor,
+                      group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
+    """Every rank's ``input_tensor`` concatenated (or stacked) into ``output_tensor``."""
+    return all_gather_into_tensor(output_tensor, input_tensor, group, async_op)
+
+
+def reduce_scatter_single(output: Tensor, input: Tensor, op=ReduceOp.SUM,
+                          group: ProcessGroup | None = None,
+                          async_op: bool = False) -> Work | None:
+    """Reduce ``input`` across ranks and give rank r the r-th of its world-size chunks."""
+    return reduce_scatter_tensor(output, input, op, group, async_op)
+
+
+def reduce_scatter(output: Tensor, input_list: list, op=ReduceOp.SUM,
+                   group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
+    """Reduce ``input_list[r]`` across ranks into ``output`` of rank r."""
+    pg = _group(group)
+    output = _tensor(output, "output")
+    inputs = _tensors(input_list, "input_list")
+    if len(inputs) != pg.size():
+        raise ValueError(f"reduce_scatter: input_list must have {pg.size()} tensors, "
+                         f"got {len(inputs)}")
+    _same_shape(inputs, output, "reduce_scatter")
+    buf = np.ascontiguousarray(np.stack([t._data for t in inputs]))
+    mop = _mpi_op(op, buf.dtype)
+    out = np.empty_like(_buffer(output))
+
+    def finish() -> None:
+        if op == ReduceOp.AVG:
+            np.divide(out, pg.size(), out=out, casting="unsafe")
+        _write(output, out)
+
+    return _run(pg, "reduce_scatter", lambda: pg._comm.Ireduce_scatter_block(buf, out, op=mop),
+                finish, async_op)
+
+
+def _exchange(pg: ProcessGroup, what: str, send: np.ndarray, send_counts: list,
+              recv: np.ndarray, recv_counts: list, finish: Callable, async_op: bool):
+    """MPI's all-to-all of flat buffers cut into per-rank counts of elements."""
+    def displacements(counts: list) -> list:
+        return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(int).tolist()
+
+    return _run(pg, what, lambda: pg._comm.Ialltoallv(
+        [send, (send_counts, displacements(send_counts))],
+        [recv, (recv_counts, displacements(recv_counts))]), finish, async_op)
+
+
+def all_to_all(output_tensor_list: list, input_tensor_list: list,
+               group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
+    """Send ``input_tensor_list[r]`` to rank r and receive rank r's into
+    ``output_tensor_list[r]``."""
+    pg = _group(group)
+    outputs = _tensors(output_tensor_list, "output_tensor_list")
+    inputs = _tensors(input_tensor_list, "input_tensor_list")
+    if len(outputs) != pg.size() or len(inputs) != pg.size():
+        raise ValueError(f"all_to_all: the tensor lists must have {pg.size()} tensors, got "
+                         f"{len(outputs)} and {len(inputs)}")
+    dtypes = {t.dtype for t in outputs + inputs}
+    if len(dtypes) > 1:
+        raise RuntimeError("all_to_all: every tensor must have the same dtype")
+    send = np.concatenate([np.ascontiguousarray(t._data).reshape(-1) for t in inputs])
+    recv = np.empty(sum(t.numel() for t in outputs), send.dtype)
+    counts = [t.numel() for t in outputs]
+
+    def finish() -> None:
+        start = 0
+        for t, n in zip(outputs, counts):
+            _write(t, recv[start:start + n])
+            start += n
+
+    return _exchange(pg, "all_to_all", send, [t.numel() for t in inputs], recv, counts, finish,
+                     async_op)
+
+
+def _splits(sizes, tensor: Tensor, n: int, name: str) -> list:
+    rows = tensor.shape[0] if tensor.ndim else 1
+    if sizes is None or len(sizes) == 0:
+        if rows % n:
+            raise ValueError(f"all_to_all_single: the first dim of {name} ({rows}) is not "
+                             f"divisible by the world size {n}")
+        return [rows // n] * n
+    sizes = [int(s) for s in sizes]
+    if len(sizes) != n or sum(sizes) != rows:
+        raise ValueError(f"all_to_all_single: {name}_split_sizes {sizes} must have {n} entries "
+                         f"adding up to the first dim of {name} ({rows})")
+    return sizes
+
+
+def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes=None,
+                      input_split_sizes=None, group: ProcessGroup | None = None,
+                      async_op: bool = False) -> Work | None:
+    """Split ``input`` along dim 0, send split r to rank r, and concatenate what each rank
+    sends into ``output`` (equal splits unless sizes are given)."""
+    pg = _group(group)
+    output, input = _tensor(output, "output"), _tensor(input, "input")
+    if output.dtype != input.dtype:
+        raise RuntimeError("all_to_all_single: output and input must have the same dtype")
+    n = pg.size()
+    row_in = input.numel() // max(input.shape[0], 1) if input.ndim else 1
+    row_out = output.numel() // max(output.shape[0], 1) if output.ndim else 1
+    send_counts = [s * row_in for s in _splits(input_split_sizes, input, n, "input")]
+    recv_counts = [s * row_out for s in _splits(output_split_sizes, output, n, "output")]
+    send = np.ascontiguousarray(input._data).reshape(-1)
+    recv = np.empty(output.numel(), send.dtype)
+    return _exchange(pg, "all_to_all_single", send, send_counts, recv, recv_counts,
+                     lambda: _write(output, recv), async_op)
+
+
+def all_reduce_coalesced(tensors: list, op=ReduceOp.SUM, group: ProcessGroup | None = None,
+                         async_op: bool = False) -> Work | None:
+    """all_reduce each of ``tensors`` (deprecated in PyTorch)."""
+    warnings.warn("`torch.distributed.all_reduce_coalesced` will be deprecated. If you must use "
+                  "it, please revisit our documentation later at "
+                  "https://pytorch.org/docs/main/distributed.html#collective-functions",
+                  FutureWarning, stacklevel=2)
+    if isinstance(tensors, Tensor):
+        tensors = [tensors]
+    works = [all_reduce(t, op, group, async_op=True) for t in _tensors(tensors, "tensors")]
+    return _joined(works, async_op)
+
+
+def all_gather_coalesced(output_tensor_lists: list, input_tensor_list: list,
+                         group: ProcessGroup | None = None,
+                         async_op: bool = False) -> Work | None:
+    """all_gather each of ``input_tensor_list`` into the matching list of
+    ``output_tensor_lists`` (deprecated in PyTorch)."""
+    warnings.warn("`torch.distributed.all_gather_coalesced` will be deprecated. If you must use "
+                  "it, please revisit our documentation later at "
+                  "https://pytorch.org/docs/main/distributed.html#collective-functions",
+                  FutureWarning, stacklevel=2)
+    pg = _group(group)
+    inputs = _tensors(input_tensor_list, "input_tensor_list")
+    if len(output_tensor_lists) != pg.size():
+        raise ValueError(f"all_gather_coalesced: output_tensor_lists must have {pg.size()} "
+                         f"lists, got {len(output_tensor_lists)}")
+    works = [all_gather([outputs[i] for outputs in output_tensor_lists], t, group, True)
+             for i, t in enumerate(inputs)]
+    return _joined(works, async_op)
+
+
+def _joined(works: list, async_op: bool) -> Work | None:
+    """One Work for several (waiting for all of them), or None once they are done."""
+    work = Work([], 0.0, "coalesced", finish=lambda: [w.wait() for w in works])
+    if async_op:
+        return work
+    work.wait()
+    return None
+
+
+class P2POp:
+    """A point-to-point operation for batch_isend_irecv: ``op`` is isend or irecv."""
+
+    def __init__(self, op: Callable, tensor: Tensor, peer: int | None = None,
+                 group: ProcessGroup | None = None, tag: int = 0,
+                 group_peer: int | None = None) -> None:
+        if op not in (isend, irecv):
+            raise ValueError("Invalid ``op``. Expected ``op`` to be of type ``torch.distributed."
+                             "isend`` or ``torch.distributed.irecv``.")
+        self.op, self.tensor, self.peer, self.group = op, _tensor(tensor), peer, group
+        self.tag, self.group_peer = tag, group_peer
+
+    def __repr__(self) -> str:
+        return (f"P2POp(op={self.op.__name__}, peer={self.peer}, group_peer={self.group_peer}, "
+                f"tag={self.tag}, shape={tuple(self.tensor.shape)}, dtype={self.tensor.dtype})")
+
+
+def batch_isend_irecv(p2p_op_list: list) -> list[Work]:
+    """Start every send and receive of ``p2p_op_list``; their Works."""
+    if not isinstance(p2p_op_list, list) or not all(isinstance(p, P2POp) for p in p2p_op_list):
+        raise ValueError("Invalid ``p2p_op_list``. Each op is expected to to be of type "
+                         "``torch.distributed.P2POp``.")
+    return [p.op(p.tensor, p.peer, p.group, p.tag, p.group_peer) for p in p2p_op_list]
+
+
+def monitored_barrier(group: ProcessGroup | None = None,
+                      timeout: datetime.timedelta | None = None,
+                      wait_all_ranks: bool = False) -> None:
+    """A barrier that rank 0 checks: past ``timeout`` it raises naming the first rank that did
+    not arrive (every such rank with ``wait_all_ranks``)."""
+    pg = _group(group)
+    seconds = pg._timeout if timeout is None else timeout.total_seconds()
+    MPI, tag = _mpi(), 32001
+    token = np.zeros(1, np.uint8)
+    if pg.rank() != 0:
+        pg._comm.Send(token, dest=0, tag=tag)
+        try:
+            _wait_all([pg._comm.Irecv(np.empty(1, np.uint8), source=0, tag=tag)], seconds,
+                      "monitored_barrier")
+        except DistBackendError:
+            raise DistBackendError(f"Rank {pg.rank()} successfully reached monitoredBarrier, "
+                                   "but received errors while waiting for send/recv from rank "
+                                   "0.") from None
+        return
+    pending = {r: pg._comm.Irecv(np.empty(1, np.uint8), source=r, tag=tag)
+               for r in range(1, pg.size())}
+    deadline = time.monotonic() + seconds
+    while pending and time.monotonic() < deadline:
+        for r in [r for r, request in pending.items() if request.Test()]:
+            del pending[r]
+        time.sleep(0.001)
+    for request in pending.values():
+        request.Cancel()
+    if pending:
+        late = sorted(pending)
+        ms = int(seconds * 1000)
+        raise DistBackendError(
+            f"Ranks {', '.join(map(str, late))} failed to pass monitoredBarrier in {ms} ms"
+            if wait_all_ranks else f"Rank {late[0]} failed to pass monitoredBarrier in {ms} ms")
+    MPI.Request.Waitall([pg._comm.Isend(token, dest=r, tag=tag) for r in range(1, pg.size())])
+
+
 # ---- plain-data objects --------------------------------------------------------------------
 
 
@@ -670,3 +1077,65 @@ def broadcast_object_list(object_list: list, src: int | None = None,
     _run(pg, "broadcast_object_list", lambda: pg._comm.Ibcast(buf, root=root), None, False)
     if pg.rank() != root:
         object_list[:] = _decode(buf)
+
+
+def gather_object(obj, object_gather_list: list | None = None, dst: int | None = None,
+                  group: ProcessGroup | None = None, group_dst: int | None = None) -> None:
+    """Every rank's ``obj`` into ``object_gather_list`` on rank ``dst`` (plain data only)."""
+    pg = _group(group)
+    root = _check_rank(pg, 0 if dst is None and group_dst is None else dst, group_dst,
+                       "destination")
+    if pg.rank() == root and object_gather_list is None:
+        raise ValueError("Argument ``object_gather_list`` must be specified on destination rank.")
+    gathered = [None] * pg.size()
+    all_gather_object(gathered, obj, group)
+    if pg.rank() == root:
+        object_gather_list[:len(gathered)] = gathered
+
+
+def scatter_object_list(scatter_object_output_list: list,
+                        scatter_object_input_list: list | None = None, src: int | None = None,
+                        group: ProcessGroup | None = None, group_src: int | None = None) -> None:
+    """Rank ``src``'s ``scatter_object_input_list[r]`` into ``scatter_object_output_list[0]``
+    of rank r (plain data only)."""
+    pg = _group(group)
+    root = _check_rank(pg, 0 if src is None and group_src is None else src, group_src, "source")
+    if not isinstance(scatter_object_output_list, list) or len(scatter_object_output_list) < 1:
+        raise ValueError("Expected argument scatter_object_output_list to be a list of size at "
+                         "least 1.")
+    objects = [None]
+    if pg.rank() == root:
+        objects = [list(scatter_object_input_list)]
+    broadcast_object_list(objects, root, group)
+    scatter_object_output_list[0] = objects[0][pg.rank()]
+
+
+def send_object_list(object_list: list, dst: int | None = None,
+                     group: ProcessGroup | None = None, device=None,
+                     group_dst: int | None = None, use_batch: bool = False) -> None:
+    """Send ``object_list`` to rank ``dst`` (plain data only)."""
+    pg = _group(group)
+    peer = _check_rank(pg, dst, group_dst, "destination")
+    data = _encode(list(object_list))
+    pg._comm.Send(np.array([data.size], np.int64), dest=peer, tag=32002)
+    pg._comm.Send(data, dest=peer, tag=32003)
+
+
+def recv_object_list(object_list: list, src: int | None = None,
+                     group: ProcessGroup | None = None, device=None,
+                     group_src: int | None = None, use_batch: bool = False) -> int:
+    """Receive into ``object_list`` the list rank ``src`` sent (any rank when None); the
+    sender's rank."""
+    pg = _group(group)
+    MPI = _mpi()
+    peer = MPI.ANY_SOURCE if src is None and group_src is None else _check_rank(
+        pg, src, group_src, "source")
+    size, status = np.empty(1, np.int64), MPI.Status()
+    _wait_all([pg._comm.Irecv(size, source=peer, tag=32002)], pg._timeout, "recv_object_list",
+              [status])
+    sender = status.Get_source()
+    data = np.empty(int(size[0]), np.uint8)
+    _wait_all([pg._comm.Irecv(data, source=sender, tag=32003)], pg._timeout,
+              "recv_object_list")
+    object_list[:] = _decode(data)[:len(object_list)]
+    return sender
