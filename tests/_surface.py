@@ -26,6 +26,21 @@ def excluded(qual: str, listed: set[str]) -> bool:
     return qual in listed or qual.rpartition(".")[2] in listed
 
 
+def listing(path: str, listed: set[str], module: bool = False) -> str | None:
+    """The entry that lists torch's name or (``module``) module at ``path`` (``utils.data``,
+    ``cuda.nvtx.range``; '' is torch), or None. A name is listed as itself, written with or
+    without ``torch.`` (a top-level name also bare); a module only as ``torch.distributed.rpc``;
+    either by a module it is in, written so (a subtree)."""
+    if not module and path in listed:
+        return path
+    parts = path.split(".")
+    for end in range(len(parts), 0, -1):
+        entry = "torch." + ".".join(parts[:end])
+        if entry in listed:
+            return entry
+    return None
+
+
 def parameters(fn) -> set[str] | None:
     """The parameter names of a function, or of a class's constructor (None: unknown)."""
     try:
