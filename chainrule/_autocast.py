@@ -113,6 +113,18 @@ def _wrap(fn, policy):
     return autocast_wrapper
 
 
+def _wrap_operator(fn):
+    """A (self, other) method under the lower-precision policy, without packing arguments."""
+
+    @functools.wraps(fn)
+    def autocast_operator(self, other):
+        if not state.cpu:
+            return fn(self, other)
+        return _run(fn, state.cpu_dtype, (self, other), {})
+
+    return autocast_operator
+
+
 # ---- policies that depend on the arguments ----------------------------------------------------
 
 
@@ -203,6 +215,10 @@ POLICIES = {
 }
 
 
+# Methods always called with (self, other): their wrapper takes exactly those (no packing).
+_BINARY_METHODS = frozenset(("mm", "matmul", "__matmul__", "__rmatmul__"))
+
+
 def install(namespaces: dict) -> None:
     """Wrap the listed functions of each namespace (a module's dict, or Tensor's class) where
     they exist; an object listed under two names or namespaces gets one wrapper."""
@@ -214,9 +230,11 @@ def install(namespaces: dict) -> None:
             fn = scope.get(name)
             if fn is None:
                 continue
-            wrapper = wrappers.get(id(fn))
+            binary = key == "Tensor" and name in _BINARY_METHODS
+            wrapper = wrappers.get((id(fn), binary))
             if wrapper is None:
-                wrapper = wrappers[id(fn)] = (fn, _wrap(fn, policy))
+                wrap = _wrap_operator(fn) if binary else _wrap(fn, policy)
+                wrapper = wrappers[id(fn), binary] = (fn, wrap)
             if isinstance(target, dict):
                 target[name] = wrapper[1]
             else:
@@ -225,6 +243,6 @@ def install(namespaces: dict) -> None:
     for target in namespaces.values():
         if isinstance(target, dict):
             for name, value in list(target.items()):
-                found = wrappers.get(id(value))
+                found = wrappers.get((id(value), False))
                 if found is not None and found[0] is value:
                     target[name] = found[1]
