@@ -17,19 +17,31 @@ safetensors cannot hold, are stored as float64 with a last dim of 2 (real, imagi
 from __future__ import annotations
 
 import contextlib
+import enum
 import io
 import json
 import math
+import mmap as _mmap
 import os
 import secrets
+import shutil
 import stat
+import sys
+import tempfile
+import warnings
 from collections import OrderedDict
 
 from ._backend import as_dtype, dtype, xp
 from ._creation import from_numpy
 from .tensor import Tensor
 
-__all__ = ["save", "load", "SEP"]
+__all__ = ["save", "load", "SEP", "LoadEndianness", "SourceChangeWarning", "StorageType",
+           "add_safe_globals", "check_module_version_greater_or_equal", "clear_safe_globals",
+           "default_restore_location", "get_crc32_options", "get_default_load_endianness",
+           "get_default_mmap_options", "get_safe_globals", "location_tag", "mkdtemp",
+           "normalize_storage_type", "register_package", "safe_globals",
+           "set_crc32_options", "set_default_load_endianness", "set_default_mmap_options",
+           "storage_to_tensor_type", "validate_cuda_device", "validate_hpu_device"]
 
 SEP = "."
 _META_KEY = "chainrule"
@@ -384,3 +396,258 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     except (ValueError, KeyError, TypeError, IndexError, RecursionError) as e:
         raise RuntimeError(f"chainrule.load: '{name}' has unreadable chainrule metadata "
                            f"({e!r}); the file is corrupt or from a newer chainrule") from None
+
+
+# ---- PyTorch's registries and settings of torch.serialization -------------------------------
+# chainrule's files are safetensors, never pickle: the settings below are kept and read back as
+# PyTorch's are (torch.utils.serialization.config), and change nothing in what save/load do.
+
+
+class SourceChangeWarning(Warning):
+    """The source of a class saved in a file changed since it was saved."""
+
+
+@contextlib.contextmanager
+def mkdtemp():
+    """A temporary directory for the block, removed after it."""
+    path = tempfile.mkdtemp()
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path)
+
+
+def check_module_version_greater_or_equal(module, req_version_tuple: tuple,
+                                          error_if_malformed: bool = True) -> bool:
+    """Whether ``module.__version__`` is at least ``req_version_tuple`` (a malformed version
+    raises RuntimeError, or warns and counts as met)."""
+    try:
+        fields = module.__version__.split(".")
+        version = tuple(type(want)(fields[i]) for i, want in enumerate(req_version_tuple))
+        return version >= req_version_tuple
+    except Exception as e:
+        message = (f"'{module.__name__}' module version string is malformed "
+                   f"'{module.__version__}' and cannot be compared with tuple "
+                   f"{req_version_tuple}")
+        if error_if_malformed:
+            raise RuntimeError(message) from e
+        warnings.warn(message + ", but continuing assuming that requirement is met",
+                      stacklevel=2)
+        return True
+
+
+def validate_cuda_device(location):
+    """The CUDA device index of ``location`` (a CPU build has none: RuntimeError)."""
+    raise RuntimeError("Attempting to deserialize object on a CUDA device but "
+                       "torch.cuda.is_available() is False. If you are running on a CPU-only "
+                       "machine, please use torch.load with map_location=torch.device('cpu') "
+                       "to map your storages to the CPU.")
+
+
+def validate_hpu_device(location):
+    """The HPU device index of ``location`` (no HPU module here: RuntimeError)."""
+    raise RuntimeError("The HPU device module is not registered. If you are running on a "
+                       "CPU-only machine, please use torch.load with "
+                       "map_location=torch.device('cpu') to map your storages to the CPU.")
+
+
+def _typename(obj) -> str:
+    kind = type(obj)
+    return kind.__qualname__ if kind.__module__ == "builtins" else \
+        f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _cpu_tag(storage):
+    return "cpu" if storage.device.type == "cpu" else None
+
+
+def _meta_tag(storage):
+    return "meta" if storage.device.type == "meta" else None
+
+
+def _cpu_restore(storage, location):
+    return storage if location == "cpu" else None
+
+
+def _cuda_restore(storage, location):
+    return validate_cuda_device(location) if location.startswith("cuda") else None
+
+
+def _meta_restore(storage, location):
+    if location != "meta":
+        return None
+    from .storage import UntypedStorage
+
+    return UntypedStorage(storage.nbytes(), device="meta")
+
+
+def _hpu_restore(storage, location):
+    return validate_hpu_device(location) if location.startswith("hpu") else None
+
+
+# (priority, tagger, deserializer), in priority order: PyTorch's devices that a CPU build knows
+_packages: list = [(10, _cpu_tag, _cpu_restore), (20, lambda s: None, _cuda_restore),
+                   (22, _meta_tag, _meta_restore), (23, lambda s: None, _hpu_restore)]
+
+
+def register_package(priority: int, tagger, deserializer) -> None:
+    """Register functions that tag a storage with its location and restore a storage to a
+    location (lower ``priority`` is asked first)."""
+    _packages.append((priority, tagger, deserializer))
+    _packages.sort(key=lambda entry: entry[0])
+
+
+def location_tag(storage) -> str:
+    """The location tag of ``storage`` (``"cpu"``), from the first tagger that knows it."""
+    for _, tagger, _ in _packages:
+        tag = tagger(storage)
+        if tag:
+            return tag
+    raise RuntimeError(f"don't know how to determine data location of {_typename(storage)}")
+
+
+def default_restore_location(storage, location: str):
+    """``storage`` restored to ``location`` by the first deserializer that knows it."""
+    for _, _, deserializer in _packages:
+        result = deserializer(storage, location)
+        if result is not None:
+            return result
+    raise RuntimeError(f"don't know how to restore data location of {_typename(storage)} "
+                       f"(tagged with {location})")
+
+
+def normalize_storage_type(storage_type):
+    """torch's storage class of that name."""
+    import chainrule
+
+    return getattr(chainrule, storage_type.__name__)
+
+
+def storage_to_tensor_type(storage):
+    """The legacy tensor class of a legacy storage (``FloatStorage`` -> ``FloatTensor``)."""
+    import chainrule
+
+    kind = type(storage)
+    module = chainrule if kind.__module__ == "torch" else sys.modules.get(
+        "chainrule" + kind.__module__[len("torch"):], None)
+    name = kind.__name__.replace("Storage", "Tensor")
+    if module is None or not hasattr(module, name):
+        raise AttributeError(f"module '{kind.__module__}' has no attribute '{name}'")
+    return getattr(module, name)
+
+
+class StorageType:
+    """The storage type a pickle names (``StorageType("FloatStorage").dtype``)."""
+
+    def __init__(self, name: str) -> None:
+        import chainrule
+
+        kind = getattr(chainrule, name, None) if name.endswith("Storage") else None
+        if kind is None or not hasattr(kind, "dtype"):
+            raise KeyError(f'pickle storage type "{name}" is not recognized')
+        self._dtype = kind.dtype
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    def __str__(self) -> str:
+        return f"StorageType(dtype={self.dtype})"
+
+
+class LoadEndianness(enum.Enum):
+    """The byte order ``load`` assumes for files that do not record one."""
+
+    NATIVE = 1
+    LITTLE = 2
+    BIG = 3
+
+
+def _config():
+    from .utils.serialization import config
+
+    return config
+
+
+def get_default_load_endianness() -> LoadEndianness | None:
+    """The byte order assumed for files that do not record one (None: the machine's)."""
+    return _config().load.endianness
+
+
+def set_default_load_endianness(endianness) -> None:
+    """Set the byte order assumed for files that do not record one."""
+    if not isinstance(endianness, LoadEndianness) and endianness is not None:
+        raise TypeError("Invalid argument type in function set_default_load_endianness")
+    _config().load.endianness = endianness
+
+
+def get_crc32_options() -> bool:
+    """Whether save computes a crc32 of each record."""
+    return _config().save.compute_crc32
+
+
+def set_crc32_options(compute_crc32: bool) -> None:
+    """Set whether save computes a crc32 of each record."""
+    _config().save.compute_crc32 = compute_crc32
+
+
+def get_default_mmap_options() -> int | None:
+    """The mmap flags of ``load(mmap=True)`` (``mmap.MAP_PRIVATE`` unless changed)."""
+    return _config().load.mmap_flags
+
+
+class set_default_mmap_options:  # noqa: N801  (PyTorch's name: a function and a block)
+    """Set the mmap flags of ``load(mmap=True)`` (``mmap.MAP_PRIVATE`` or ``mmap.MAP_SHARED``);
+    as a context manager, for the block."""
+
+    def __init__(self, flags: int) -> None:
+        if sys.platform == "win32":
+            raise RuntimeError("Changing the default mmap options is currently not supported "
+                               "for Windows")
+        if flags not in (_mmap.MAP_PRIVATE, _mmap.MAP_SHARED):
+            raise ValueError("Invalid argument in function set_default_mmap_options, expected "
+                             f"mmap.MAP_PRIVATE or mmap.MAP_SHARED, but got {flags}")
+        self.prev = _config().load.mmap_flags
+        _config().load.mmap_flags = flags
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        _config().load.mmap_flags = self.prev
+
+
+_safe_globals: set = set()
+
+
+def get_safe_globals() -> list:
+    """The globals marked safe for ``weights_only`` loading."""
+    return list(_safe_globals)
+
+
+def add_safe_globals(safe_globals: list) -> None:
+    """Mark ``safe_globals`` (callables, or (callable, name) pairs) safe for ``weights_only``
+    loading (chainrule's load runs no code whatever the set holds)."""
+    global _safe_globals
+    _safe_globals = _safe_globals.union(set(safe_globals))
+
+
+def clear_safe_globals() -> None:
+    """Forget the globals marked safe for ``weights_only`` loading."""
+    global _safe_globals
+    _safe_globals = set()
+
+
+class safe_globals:  # noqa: N801  (PyTorch's name)
+    """Within the block, ``safe_globals`` are marked safe for ``weights_only`` loading (they
+    are unmarked after it)."""
+
+    def __init__(self, safe_globals: list) -> None:
+        self.safe_globals = safe_globals
+
+    def __enter__(self) -> None:
+        add_safe_globals(self.safe_globals)
+
+    def __exit__(self, *exc) -> None:
+        global _safe_globals
+        _safe_globals = _safe_globals - set(self.safe_globals)
