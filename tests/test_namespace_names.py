@@ -3,6 +3,7 @@ torch.fft.Tensor, torch.utils.set_module, torch.utils.dlpack.DLDeviceType."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -52,3 +53,27 @@ def _shown_under_hide_warnings(lib) -> list[str]:
 def test_hide_warnings_shows_what_the_filter_keeps_as_torch():
     ours, theirs = _shown_under_hide_warnings(chainrule), _shown_under_hide_warnings(torch)
     assert ours == theirs == ["keep me", "after"]
+
+
+def _batch_norm_net(lib):
+    nn = lib.nn
+    return nn.Sequential(nn.BatchNorm1d(3), nn.Linear(3, 3), nn.BatchNorm2d(2),
+                         nn.InstanceNorm1d(3, track_running_stats=True), nn.SyncBatchNorm(3))
+
+
+def test_replace_all_batch_norm_modules_as_torch():
+    found = []
+    for lib in (torch, chainrule):
+        net = _batch_norm_net(lib)
+        assert lib.func.replace_all_batch_norm_modules_(net) is net
+        found.append((sorted(dict(net.named_buffers())),
+                      [getattr(m, "track_running_stats", None) for m in net]))
+    assert found[1] == found[0]
+    x = np.random.default_rng(0).standard_normal((4, 5, 3))
+    net = _batch_norm_net(chainrule)[0]
+    chainrule.func.replace_all_batch_norm_modules_(net)
+    out = chainrule.func.vmap(net)(chainrule.tensor(x))  # batch statistics per example
+    theirs = torch.func.vmap(torch.func.replace_all_batch_norm_modules_(
+        torch.nn.BatchNorm1d(3)))(torch.tensor(x))
+    np.testing.assert_allclose(out.detach().numpy(), theirs.detach().numpy(), rtol=1e-6,
+                               atol=1e-6)

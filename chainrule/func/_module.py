@@ -1,4 +1,5 @@
-"""functional_call and stack_module_state: modules as functions of their parameters."""
+"""functional_call and stack_module_state: modules as functions of their parameters;
+replace_all_batch_norm_modules_ for modules vmap runs over."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import contextlib
 
 from .. import _batching
 
-__all__ = ["functional_call", "stack_module_state"]
+__all__ = ["functional_call", "stack_module_state", "replace_all_batch_norm_modules_"]
 
 
 def _owner(module, name: str):
@@ -136,3 +137,15 @@ def stack_module_state(models) -> tuple[dict, dict]:
     buffers = {k: stack([b[k] for b in all_buffers], k) for k in all_buffers[0]}
     return params, buffers
 
+
+def replace_all_batch_norm_modules_(root):
+    """Make every batch norm in ``root`` use batch statistics only (no running mean and
+    variance), in place; ``root``."""
+    for module in root.modules():
+        # nn sits above func: batch norms are known by their base class's name
+        if any(kind.__name__ == "_BatchNorm" for kind in type(module).__mro__):
+            module.running_mean = None
+            module.running_var = None
+            module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root
