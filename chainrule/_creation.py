@@ -1056,7 +1056,9 @@ def _fill(self: Tensor, generator, sample, *args) -> Tensor:
     """Write ``sample``'s draws (``sample(engine, n, dtype, *args)``) into ``self`` in the order
     PyTorch's kernel walks its memory, through copy_, which checks leaves, bumps the version,
     writes through views and gives the old value a zero gradient, as PyTorch's samplers do
-    (under vmap, draws follow the randomness mode)."""
+    (under vmap, draws follow the randomness mode). A meta tensor draws nothing, as PyTorch's."""
+    if self.device.type == "meta":
+        return self
     dt = self._data.dtype
     order, contiguous = (None, True) if type(self) is BatchedTensor else _layout(self._data)
     if sample is _sample.normal:
@@ -1220,6 +1222,8 @@ def _full_range_dtype(dt) -> None:
 
 def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
     """Fill with 0/1 samples, 1 with probability ``p`` (a number or a broadcastable tensor)."""
+    if self.device.type == "meta":  # draws nothing and checks no value, as PyTorch's
+        return self
     if not isinstance(p, Tensor):
         if not 0 <= p <= 1:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_g(p)}")

@@ -15,8 +15,8 @@ def _keep_mask(input, shape, p: float, dtype):
     generator (laid out as the input when it has the input's shape), divided by 1 - p."""
     from .._creation import _bernoulli_draws, _layout
 
-    if p == 1:
-        return xp.zeros(shape, dtype=dtype)
+    if p == 1 or input.device.type == "meta":  # the meta device draws nothing, as PyTorch's
+        return xp.zeros(shape, dtype=dtype, like=input._data)
     order = _layout(input._data, dense_only=True)[0] if shape == input.shape else None
     noise = _bernoulli_draws(shape, 1.0 - p, dtype, order)
     if type(noise) is not Tensor:  # vmap(randomness="different"): a mask per example, batched

@@ -135,7 +135,7 @@ def _plain(index: tuple) -> tuple:
 
 def _index_backward(grad, index, shape):
     index = _plain(index)
-    out = xp.zeros(shape, dtype=grad.dtype)
+    out = xp.zeros(shape, dtype=grad.dtype, like=grad)
     if _is_basic(index) or not any(
         isinstance(k, _ARRAYS) and k.dtype.kind != "b" for k in index
     ):  # no integer array: no position is hit twice, a plain write suffices

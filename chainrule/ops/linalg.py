@@ -19,7 +19,7 @@ import warnings
 from .._backend import xp
 from .._batching import batch_dims, fallback, leading_dims, logical_ndim, pad_leading, physical
 from .._dispatch import apply, apply_inplace
-from .._meta import array_of
+from .._meta import MetaArray, array_of
 from .._validation import dtype_name, int_argument
 from ..tensor import Tensor
 from ._registry import defop
@@ -777,6 +777,8 @@ def _diagonal_view(input, offset: int, dim1: int, dim2: int):
     rest = [d for d in range(input.ndim) if d not in (dim1, dim2)]
     shape = tuple(input.shape[d] for d in rest) + (length,)
     strides = tuple(input.strides[d] for d in rest) + (s1 + s2,)
+    if type(input) is MetaArray:  # a view of the meta storage
+        return xp.diagonal(input, offset, dim1, dim2)
     owner = input.base if input.base is not None else input
     if not isinstance(owner, xp.ndarray) or length == 0 or 0 in shape:
         return xp.diagonal(input, offset, dim1, dim2).copy()
