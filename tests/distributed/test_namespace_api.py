@@ -99,3 +99,11 @@ def test_errors_are_torchs_family():
         for d in (tdist, dist):
             parent = getattr(d, base) if isinstance(base, str) else base
             assert issubclass(getattr(d, name), parent)
+
+
+def test_constants_are_torchs():
+    import chainrule.distributed.constants as ours
+    import torch.distributed.constants as theirs
+
+    assert ours.default_pg_timeout == theirs.default_pg_timeout
+    assert ours.default_pg_nccl_timeout is theirs.default_pg_nccl_timeout is None
