@@ -45,4 +45,10 @@ INTERNAL: dict[str, tuple[str, tuple[str, ...]]] = {
         "applied through a view (tests/ops/test_ops.py::test_inplace)",
         ("Tensor.__setitem__", "Tensor.fill_", "Tensor.copy_"),
     ),
+    "to_device": (
+        "a move between devices (Tensor.to('meta'), ToCopyBackward0): rows run on one device, so "
+        "tests/test_registry.py moves a tensor to the meta device and back through it "
+        "(DEVICE_MOVES)",
+        (),
+    ),
 }
