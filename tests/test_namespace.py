@@ -13,8 +13,8 @@ name when that module has the attribute. Everything else is listed, with a reaso
 heading starting "Not provided" in docs/differences.md: ``torch.distributed.rpc`` for a module
 and the modules under it (not walked), ``torch.cuda.nvtx.range`` (or ``cuda.nvtx.range``, or bare
 ``range`` for a top-level name, as the other surface tests write names) for one name. The lists
-can only shrink: a listed module or name that chainrule provides fails, and so does a
-``torch.``-entry that names nothing of torch's.
+can only shrink: a listed module or name that chainrule provides fails, and so does a qualified
+entry that names nothing of torch's.
 """
 
 from __future__ import annotations
@@ -73,20 +73,21 @@ def _public(module: ModuleType) -> list[str]:
     """The module's public names (see the docstring above)."""
     declared = getattr(module, "__all__", None)
     names = []
-    for name in declared if declared is not None else dir(module):
-        if declared is None and name.startswith("_"):
-            continue
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # deprecated names warn when read
+        for name in declared if declared is not None else dir(module):
+            if declared is None and name.startswith("_"):
+                continue
+            try:
                 value = getattr(module, name)
-        except Exception:  # noqa: BLE001  (a stale __all__ entry, a name that raises)
-            continue
-        if inspect.ismodule(value):
-            continue
-        owner = getattr(value, "__module__", None)
-        if declared is not None or (isinstance(owner, str) and owner.split(".")[0] == "torch"):
-            names.append(name)
+            except Exception:  # noqa: BLE001  (a stale __all__ entry, a name that raises)
+                continue
+            if inspect.ismodule(value):
+                continue
+            owner = getattr(value, "__module__", None)
+            if declared is not None or (isinstance(owner, str)
+                                        and owner.split(".")[0] == "torch"):
+                names.append(name)
     return names
 
 
@@ -143,9 +144,13 @@ def test_every_name_is_provided_or_listed():
 
 
 def test_listed_modules_and_names_are_real_gaps():
-    """A ``torch.``-entry names a module chainrule lacks or a name its module lacks."""
+    """A qualified entry (``torch.a.b``, or ``a.b`` for ``torch.a.b``; ``Tensor.`` entries are
+    test_parity's, ``functorch.`` ones name functorch) names a module chainrule lacks or a name
+    its module lacks."""
     provided, unknown = [], []
-    for entry in sorted(e for e in LISTED if e.startswith("torch.")):
+    qualified = {e if e.startswith("torch.") else "torch." + e for e in LISTED
+                 if "." in e and not e.startswith(("Tensor.", "functorch."))}
+    for entry in sorted(qualified):
         try:
             is_module = importlib.util.find_spec(entry) is not None
         except (ImportError, ValueError):
