@@ -15,7 +15,7 @@ import inspect
 import warnings
 
 from .. import return_types
-from .._backend import xp
+from .._backend import as_dtype, xp
 from ..autograd.grad_mode import state as grad_state
 from ..tensor import Tensor
 
@@ -35,7 +35,7 @@ TORCH = frozenset("""
     lcm ldexp le lerp less less_equal lgamma log log10 log1p log2 logaddexp logaddexp2
     logcumsumexp logical_and logical_not logical_or logical_xor logit logsumexp lt lu lu_solve
     lu_unpack masked_select matmul matrix_power max maximum mean median min minimum mode
-    msort mul multinomial multiply mv mvlgamma nan_to_num nanmean nanmedian nanquantile
+    msort mul multinomial multiply mv mvlgamma nan_to_num nanmean nanmedian nanquantile nansum
     narrow_copy ne neg negative nextafter nonzero norm not_equal nuclear_norm ormqr outer
     polar polygamma pow prod qr quantile rad2deg reciprocal remainder renorm round row_stack
     rsqrt saddmm scatter searchsorted sgn sigmoid sign signbit sin sinc sinh sort sqrt
@@ -56,6 +56,9 @@ FFT = frozenset("""
 # result can be cast to.
 _SAME_DTYPE = frozenset("matmul mm bmm mv dot vdot addmm addmv addbmm baddbmm addr".split())
 _KIND_ORDER = "biifc"  # bool < int (unsigned too) < float < complex, as PyTorch's canCast
+# These compute in ``out``'s dtype when given one (the means only in a floating one), and their
+# ``dtype``, if given too, must be ``out``'s.
+_DTYPE_FROM_OUT = frozenset("sum nansum prod cumsum cumprod mean nanmean".split())
 
 
 def _can_cast(source, target) -> bool:
@@ -100,18 +103,45 @@ def _write_one(name: str, result: Tensor, out) -> Tensor:
     return out
 
 
+def _out_dtype(name: str, input, dtype, out):
+    """The ``dtype`` a function of ``_DTYPE_FROM_OUT`` computes in, given ``out``."""
+    if not isinstance(out, Tensor):
+        return dtype  # write_out refuses it
+    _refuse_grad(name, (input, out))
+    if dtype is not None and as_dtype(dtype).np != out._data.dtype:
+        from .elementwise import _C_NAMES
+        if name.startswith("nan"):
+            raise RuntimeError(f"nansum: provided dtype must match dtype of result. Got "
+                               f"{_torch_name(out.dtype)} and {_torch_name(as_dtype(dtype))}.")
+        raise RuntimeError(f"Expected out tensor to have dtype "
+                           f"{_C_NAMES[as_dtype(dtype).name]}, but got "
+                           f"{_C_NAMES[out.dtype.name]} instead")
+    kind = out._data.dtype.kind
+    if name.startswith("nan") and isinstance(input, Tensor):
+        if name == "nanmean" and input._data.dtype.kind in "biu":
+            raise RuntimeError("nanmean(): integral types and 'Bool' are not supported for "
+                               "nanmean, even for empty tensors.")
+        if input._data.dtype.kind in "fV" and kind not in "fV":  # NaN-skipping: floats only
+            from .elementwise import _unsupported
+            raise _unsupported("nansum_cpu", out.dtype)
+    if name.endswith("mean") and kind not in "fcV":
+        return dtype  # the mean is a float: writing it into ``out`` is refused
+    return out.dtype
+
+
+def _refuse_grad(name: str, tensors: tuple) -> None:
+    if grad_state.enabled and any(isinstance(t, Tensor) and t.requires_grad for t in tensors):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                           f"differentiation, but one of the arguments requires grad.")
+
+
 def write_out(name: str, result, out):
     """Write ``result`` (a tensor or a tuple of them) into ``out`` as PyTorch does; return out."""
     results = result if isinstance(result, tuple) else (result,)
     outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
     if len(outs) != len(results):
         raise TypeError(f"{name}(): argument 'out' must be tuple of {len(results)} Tensors")
-    if grad_state.enabled and any(
-            (isinstance(r, Tensor) and r.requires_grad) or (isinstance(o, Tensor) and
-                                                            o.requires_grad)
-            for r, o in zip(results, outs)):
-        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
-                           f"differentiation, but one of the arguments requires grad.")
+    _refuse_grad(name, results + outs)
     written = tuple(_write_one(name, r, o) for r, o in zip(results, outs))
     if not isinstance(result, tuple):
         return written[0]
@@ -148,10 +178,13 @@ def with_out(name: str, fn):
     if not kw_only:
         head.append("*")
     head.append("out=None")
-    source = (f"def {fn.__name__}({', '.join(head)}):\n"
+    from_out = ("    if out is not None:\n"
+                f"        dtype = _out_dtype({name!r}, input, dtype, out)\n"
+                if name in _DTYPE_FROM_OUT and "dtype" in params else "")
+    source = (f"def {fn.__name__}({', '.join(head)}):\n{from_out}"
               f"    result = _fn({', '.join(call)})\n"
               f"    return result if out is None else _write_out({name!r}, result, out)\n")
-    namespace = {"_fn": fn, "_write_out": write_out,
+    namespace = {"_fn": fn, "_write_out": write_out, "_out_dtype": _out_dtype,
                  "_defaults": {p.name: p.default for p in params.values()
                                if p.default is not p.empty}}
     exec(source, namespace)  # noqa: S102  (a wrapper with fn's own parameters, built once)

@@ -25,7 +25,8 @@ _KERNEL_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Shor
                  "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 _C_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
             "int32": "int", "int64": "long int", "float16": "c10::Half", "float32": "float",
-            "float64": "double"}
+            "float64": "double", "complex64": "c10::complex<float>",
+            "complex128": "c10::complex<double>", "bfloat16": "c10::BFloat16"}
 
 
 def _unsupported(kernel: str, dtype) -> NotImplementedError:

@@ -279,7 +279,9 @@ def count_nonzero(input, dim=None) -> Tensor:
 def nansum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The sum treating NaN as zero."""
     if input._data.dtype.kind == "c":
-        raise RuntimeError("nansum does not support complex inputs")
+        raise RuntimeError("nansum on CPU does not support complex inputs")
+    if dtype is not None and as_dtype(dtype).np.kind == "c" and input._data.dtype.kind in "fV":
+        raise _unsupported("nansum_cpu", as_dtype(dtype))  # PyTorch's kernel
     clean = ew.where(ew.isnan(input), 0, input) if input._data.dtype.kind in "fV" else input
     if dim is None and not keepdim:
         return red.sum(clean, dtype=dtype)
@@ -291,6 +293,10 @@ def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     if input._data.dtype.kind not in "fcV":
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
                            f"but got {_kernel_name(input._data.dtype)}")
+    if dtype is not None and as_dtype(dtype).np.kind not in "fcV":
+        raise RuntimeError("nanmean(): could not infer output dtype. Optional dtype must be "
+                           f"either a floating point or complex dtype. Got: "
+                           f"{_kernel_name(as_dtype(dtype).np)}")
     count = nansum(~ew.isnan(input), dim, keepdim)
     return nansum(input, dim, keepdim, dtype=dtype) / count
 

@@ -21,7 +21,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from ._registry import defop
 from ._shapes import normalize_dim, normalize_dims
-from .elementwise import isnan, sign, where
+from .elementwise import _C_NAMES, _KERNEL_NAMES, _unsupported, isnan, sign, where
 
 _inf = math.inf
 
@@ -75,7 +75,10 @@ def _positions(shape: tuple, dim: int):
 def _int_to_long(input, dtype):
     """PyTorch's sum/prod/cumsum result dtype: ``dtype`` if given, int64 for integers and bool."""
     if dtype is not None:
-        return input.to(dtype)
+        target = as_dtype(dtype)
+        if target.np.kind not in "fcV" and input._requires_grad and is_grad_enabled():
+            raise RuntimeError(f"Autograd not support dtype: {_KERNEL_NAMES[target.name]}")
+        return input.to(target)
     if input._data.dtype.kind in "biu" and input._data.dtype != xp.int64:
         return input.to(xp.int64)
     return input
@@ -226,8 +229,14 @@ def _whole(record, **fixed):
 # ---- sum and mean -----------------------------------------------------------------------------
 
 
+# The sum and product kernels accumulate in the input's dtype, as PyTorch's: NumPy's would widen
+# small integers (and bool) to int64.
 def _sum_dim(input, dim, keepdim):
-    return xp.sum(input, axis=dim, keepdims=keepdim)
+    return xp.sum(input, axis=dim, keepdims=keepdim, dtype=input.dtype)
+
+
+def _sum(input):
+    return xp.sum(input, dtype=input.dtype)
 
 
 def _mean_dim(input, dim, keepdim):
@@ -245,7 +254,7 @@ SUM_DIM = defop(
     batch=_over_dims,
 )
 SUM = defop(
-    "sum", xp.sum, ("input",), (lambda g, input_shape: g.expand(input_shape),), jvp="linear",
+    "sum", _sum, ("input",), (lambda g, input_shape: g.expand(input_shape),), jvp="linear",
     batch=_whole(SUM_DIM, keepdim=False),
 )
 MEAN_DIM = defop(
@@ -285,9 +294,9 @@ def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         input = input.to(dtype)
     if input._data.dtype.kind not in "fcV":
         raise RuntimeError(
-            "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {as_dtype(input._data.dtype).name}; convert with .float()"
-        )
+            f"mean(): could not infer output dtype. {'Input' if dtype is None else 'Optional'} "
+            "dtype must be either a floating point or complex dtype. Got: "
+            f"{_KERNEL_NAMES[input.dtype.name]}")
     if dim is None:
         return apply(MEAN, input)
     return apply(MEAN_DIM, input, dim=_dims(input, dim, "mean"), keepdim=keepdim)
@@ -330,7 +339,8 @@ def _prod_dim_weight(input, out, dim, keepdim):
 
 PROD_DIM = defop(
     "prod_dim",
-    lambda input, dim, keepdim: xp.prod(input, axis=dim if input.ndim else None, keepdims=keepdim),
+    lambda input, dim, keepdim: xp.prod(input, axis=dim if input.ndim else None, keepdims=keepdim,
+                                        dtype=input.dtype),
     ("input",),
     (lambda g, input, out, dim, keepdim: (
         _kept(g, input.shape, dim, keepdim) * _prod_dim_weight(input, out, dim, keepdim)),),
@@ -348,7 +358,7 @@ def _prod_batch(op, args, flags, size, params):
 _prod_batch.kind = "dims"
 PROD = defop(
     "prod",
-    xp.prod,
+    lambda input: xp.prod(input, dtype=input.dtype),
     ("input",),
     (lambda g, input, out: g * _prod_all_weight(input, out),),
     jvp=lambda t_input, input, out: (t_input * _prod_all_weight(input, out)).sum(),
@@ -826,7 +836,7 @@ def _scan_dim(input, dim):
 
 
 def _cumsum(input, dim):
-    return xp.cumsum(input, axis=dim) if input.ndim else input.copy()
+    return xp.cumsum(input, axis=dim, dtype=input.dtype) if input.ndim else input.copy()
 
 
 def _rcumsum(g, dim: int):
@@ -891,7 +901,8 @@ def _cumprod_jvp(t_input, input, out, dim):
 
 CUMPROD = defop(
     "cumprod",
-    lambda input, dim: xp.cumprod(input, axis=dim) if input.ndim else input.copy(),
+    lambda input, dim: xp.cumprod(input, axis=dim, dtype=input.dtype) if input.ndim
+    else input.copy(),
     ("input",),
     (_cumprod_grad,),
     jvp=_cumprod_jvp,
@@ -899,14 +910,22 @@ CUMPROD = defop(
 )
 
 
+def _scan_dtype(name: str, input, dtype) -> None:
+    """PyTorch's scan kernels have no bool form (sums and products of bools are int64)."""
+    if dtype is not None and as_dtype(dtype).name == "bool":
+        raise _unsupported(f"{name}_out_cpu", as_dtype(dtype))
+
+
 def cumsum(input, dim: int, *, dtype=None) -> Tensor:
     """Cumulative sums along ``dim``."""
+    _scan_dtype("cumsum", input, dtype)
     input = _int_to_long(input, dtype)
     return apply(CUMSUM, input, dim=_scan_dim(input, dim))
 
 
 def cumprod(input, dim: int, *, dtype=None) -> Tensor:
     """Cumulative products along ``dim``."""
+    _scan_dtype("cumprod", input, dtype)
     input = _int_to_long(input, dtype)
     return apply(CUMPROD, input, dim=_scan_dim(input, dim))
 
@@ -1209,11 +1228,22 @@ def quantile(input, q, dim: int | None = None, keepdim: bool = False, *,
 # ---- public tables ------------------------------------------------------------------------------
 
 
+def _inplace_scan(name: str, self, dtype) -> None:
+    """An in-place scan computes in self's dtype: another ``dtype`` is refused, as is bool."""
+    if dtype is not None and as_dtype(dtype).np != self._data.dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype "
+                           f"{_C_NAMES[self.dtype.name]} and output tensor dtype "
+                           f"{_C_NAMES[as_dtype(dtype).name]} should match")
+    _scan_dtype(name, self, self.dtype)
+
+
 def _cumsum_(self, dim: int, *, dtype=None) -> Tensor:
+    _inplace_scan("cumsum", self, dtype)
     return apply_inplace(CUMSUM, self, dim=_scan_dim(self, dim))
 
 
 def _cumprod_(self, dim: int, *, dtype=None) -> Tensor:
+    _inplace_scan("cumprod", self, dtype)
     return apply_inplace(CUMPROD, self, dim=_scan_dim(self, dim))
 
 
