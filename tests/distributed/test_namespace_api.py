@@ -102,8 +102,9 @@ def test_errors_are_torchs_family():
 
 
 def test_constants_are_torchs():
-    import chainrule.distributed.constants as ours
     import torch.distributed.constants as theirs
+
+    import chainrule.distributed.constants as ours
 
     assert ours.default_pg_timeout == theirs.default_pg_timeout
     assert ours.default_pg_nccl_timeout is theirs.default_pg_nccl_timeout is None
