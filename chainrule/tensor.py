@@ -563,6 +563,12 @@ class Tensor:
         return id(self)
 
     def __repr__(self) -> str:
+        cls = type(self)
+        return self._repr("tensor(" if cls is Tensor else f"{cls.__name__}(")
+
+    def _repr(self, prefix: str) -> str:
+        """PyTorch's printed form, opening with ``prefix`` (a subclass's instances print
+        their class's name)."""
         _graph_break("printing a tensor")
         suffixes = []
         if self.grad_fn is not None:
@@ -574,9 +580,7 @@ class Tensor:
         complex_default = as_dtype("complex128" if default.name == "float64" else "complex64")
         show_dtype = dtype not in (default, complex_default, as_dtype("int64"), as_dtype("bool"))
         return _printing.format_tensor(self._data, dtype_name=dtype.name, show_dtype=show_dtype,
-                                       suffixes=suffixes)
-
-    __str__ = __repr__
+                                       suffixes=suffixes, prefix=prefix)
 
     def __format__(self, spec: str) -> str:
         _graph_break("formatting a tensor")

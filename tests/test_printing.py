@@ -383,3 +383,35 @@ def test_set_printoptions_matches_torch(calls):
 def test_get_printoptions_returns_a_copy():
     get_printoptions()["precision"] = 99
     assert get_printoptions()["precision"] == 4
+
+
+def _subclass_texts(m) -> list[str]:
+    class Sub(m.Tensor):
+        pass
+
+    class Deeper(Sub):
+        pass
+
+    class P(m.nn.Parameter):
+        pass
+
+    class Shown(m.Tensor):
+        def __repr__(self) -> str:
+            return "shown"
+
+    grad = m.ones(2, 3, requires_grad=True)
+    return [repr(Sub([1.0, 2.0])), str(Sub([[1.0, 2.0], [3, 4]])),
+            repr(m.arange(6.0).reshape(2, 3).double().as_subclass(Deeper)),
+            str(grad.as_subclass(Sub)), repr(m.zeros(0).as_subclass(Sub)),
+            repr(m.tensor(3).as_subclass(Sub)), f"{Sub([1.0])}",
+            repr(m.arange(2000.0).as_subclass(Sub)),
+            repr(m.ones(2, device="meta").as_subclass(Sub)),
+            repr(P(m.ones(2, 2))), str(P(m.ones(2), requires_grad=False)),
+            repr(m.nn.Parameter(m.ones(2, 2))), str(m.nn.Buffer(m.ones(2))),
+            str(Shown([1.0])), repr(grad)]
+
+
+def test_subclasses_print_their_name_as_torch():
+    import chainrule
+
+    assert _subclass_texts(chainrule) == _subclass_texts(torch)

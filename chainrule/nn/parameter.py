@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from .. import _printing
 from .._backend import as_dtype, get_default_dtype, xp
 from .._device import memory_of
 from ..tensor import Tensor
@@ -24,16 +23,12 @@ class Parameter(Tensor):
             self.requires_grad_(True)
 
     def __repr__(self) -> str:
-        return "Parameter containing:\n" + _printing.format_tensor(
-            self._data, dtype_name=self.dtype.name, show_dtype=self._show_dtype(),
-            suffixes=["requires_grad=True"] if self._requires_grad else [])
+        if type(self) is Parameter:
+            return "Parameter containing:\n" + self._repr("tensor(")
+        # A subclass's name inside Parameter(...), continuation lines indented for the name only
+        return f"Parameter containing:\nParameter({Tensor.__repr__(self)})"
 
     __str__ = __repr__
-
-    def _show_dtype(self) -> bool:
-        default = get_default_dtype().np
-        complex_default = xp.complex128 if default == xp.float64 else xp.complex64
-        return self._data.dtype not in (default, complex_default, xp.int64, xp.bool_)
 
     def __deepcopy__(self, memo: dict) -> Parameter:
         if id(self) not in memo:
@@ -64,6 +59,9 @@ class Buffer(Tensor):
     def __init__(self, data: Tensor | None = None, *, persistent: bool = True) -> None:
         self._init_leaf(data._data if isinstance(data, Tensor) else xp.asarray(data))
         self.persistent = persistent
+
+    def __repr__(self) -> str:
+        return self._repr("tensor(")  # PyTorch's Buffer(...) is a plain tensor
 
 
 # ---- lazy (uninitialized) parameters and buffers -------------------------------------------------
