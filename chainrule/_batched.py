@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import threading
 
+from ._arguments import type_name
 from ._backend import xp
-from ._shapes import size_tuple
-from .tensor import Tensor
+from .tensor import Tensor, _sizes_argument
 
 __all__ = ["BatchedTensor", "batched", "state"]
 
@@ -83,18 +83,55 @@ class BatchedTensor(Tensor):
     def _scalar(self, *args):
         raise RuntimeError(_ITEM)
 
-    # Made from a batched tensor, a new tensor is batched too (PyTorch's rule).
-    def new_zeros(self, *size, dtype=None) -> BatchedTensor:
-        return batched(self._value.new_zeros((len(self._value),) + size_tuple(size), dtype=dtype),
-                       self._level)
+    # Made from a batched tensor, a new tensor is batched too (PyTorch's rule; not new_tensor):
+    # Tensor's method makes the whole batch, so sizes are checked (and reported) with the batch.
+    def new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False,
+                  layout=None, pin_memory: bool = False) -> BatchedTensor:
+        return self._new_batch(self._value.new_empty, self._sizes(sizes, size), requires_grad,
+                               dtype=dtype, device=device, layout=layout, pin_memory=pin_memory)
 
-    def new_ones(self, *size, dtype=None) -> BatchedTensor:
-        return batched(self._value.new_ones((len(self._value),) + size_tuple(size), dtype=dtype),
-                       self._level)
+    def new_empty_strided(self, size, stride, *, dtype=None, device=None,
+                          requires_grad: bool = False, layout=None,
+                          pin_memory: bool = False) -> BatchedTensor:
+        size, stride = tuple(size), tuple(stride)
+        extent = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
+        return self._new_batch(self._value.new_empty_strided, (len(self._value), *size),
+                               requires_grad, (extent, *stride), dtype=dtype, device=device,
+                               layout=layout, pin_memory=pin_memory)
 
-    def new_full(self, size, fill_value, *, dtype=None) -> BatchedTensor:
-        return batched(self._value.new_full((len(self._value),) + tuple(size), fill_value,
-                                            dtype=dtype), self._level)
+    def new_zeros(self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False,
+                  layout=None, pin_memory: bool = False) -> BatchedTensor:
+        return self._new_batch(self._value.new_zeros, self._sizes(sizes, size), requires_grad,
+                               dtype=dtype, device=device, layout=layout, pin_memory=pin_memory)
+
+    def new_ones(self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False,
+                 layout=None, pin_memory: bool = False) -> BatchedTensor:
+        return self._new_batch(self._value.new_ones, self._sizes(sizes, size), requires_grad,
+                               dtype=dtype, device=device, layout=layout, pin_memory=pin_memory)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
+                 layout=None, pin_memory: bool = False) -> BatchedTensor:
+        if not isinstance(size, (tuple, list)):
+            raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not "
+                            f"{type_name(size)}")
+        return self._new_batch(self._value.new_full, (len(self._value), *size), requires_grad,
+                               fill_value, dtype=dtype, device=device, layout=layout,
+                               pin_memory=pin_memory)
+
+    def _sizes(self, sizes: tuple, size) -> tuple:
+        """A new_* method's sizes (``*sizes`` or ``size=``) with the batch size in front."""
+        sizes = _sizes_argument(sizes, size)
+        if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+            sizes = tuple(sizes[0])
+        return (len(self._value), *sizes)
+
+    def _new_batch(self, make, sizes: tuple, requires_grad: bool, *args,
+                   **options) -> BatchedTensor:
+        value = make(sizes, *args, requires_grad=requires_grad, **options)
+        value._requires_grad = False  # the wrapper requires grad, at this level (as PyTorch's)
+        t = batched(value, self._level)
+        t._requires_grad = requires_grad
+        return t
 
     def tolist(self):
         raise RuntimeError(_NO_STORAGE)

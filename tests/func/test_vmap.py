@@ -303,6 +303,42 @@ def test_tensors_made_like_a_batched_one_are_batched(same):
     same(program, *randn(30, (4, 3)))
 
 
+def test_new_methods_take_tensor_arguments_and_make_batched_tensors(same):
+    def program(lib, x):
+        def f(a):
+            zeros = a.new_zeros(2, device="cpu")
+            zeros.add_(a[:2])
+            ones = a.new_ones(size=(2, 3), dtype=lib.float64, layout=lib.strided)
+            ones.mul_(a)
+            full = a.new_full([3], 7.0, device="cpu", pin_memory=False)
+            full.sub_(a)
+            empty = a.new_empty((3,), dtype=lib.float32)
+            empty.copy_(a)
+            strided = a.new_empty_strided((3,), (1,))
+            strided.copy_(a)
+            grad = a.new_ones(3, requires_grad=True)
+            flags.append((grad.requires_grad, grad.is_leaf))
+            return zeros, ones, full, empty, strided, a.new_tensor([1.0, 2.0]), grad
+
+        flags = []
+        return (*lib.func.vmap(f)(x), flags)
+
+    ours, _ = same(program, *randn(31, (4, 3)))
+    assert ours[3].dtype == chainrule.float32 and ours[5].shape == (4, 2)
+    assert ours[7] == [(True, True)] and not ours[6].requires_grad
+
+
+@pytest.mark.parametrize("make", [lambda lib, a: a.new_zeros(-1),
+                                  lambda lib, a: a.new_full(2, 1.0),
+                                  lambda lib, a: a.new_ones(2, dtype=lib.int64,
+                                                            requires_grad=True)])
+def test_new_methods_refuse_as_torch_inside_vmap(same_error, make):
+    def program(lib, x):
+        return lib.func.vmap(lambda a: make(lib, a))(x)
+
+    same_error(program, *randn(32, (4, 3)))
+
+
 def test_writes_through_views_of_a_batched_tensor(same):
     def program(lib, x):
         def f(a):
