@@ -10,7 +10,10 @@ PyTorch. ``TypedStorage`` (deprecated in PyTorch) reads the bytes as one dtype.
 from __future__ import annotations
 
 import copy as _copy
+import mmap
+import os
 import threading
+import uuid
 import warnings
 import weakref
 from collections.abc import Sequence
@@ -168,11 +171,15 @@ class UntypedStorage:
         return _legacy_class(dtype)._copy_of(self)
 
     def is_shared(self) -> bool:
-        """False: chainrule's memory is process memory."""
-        return False
+        """True if the storage is in shared memory."""
+        return _block_of(self._bytes) is not None
 
     def share_memory_(self) -> UntypedStorage:
-        """Self: chainrule's memory is never moved to shared memory."""
+        """Self when in shared memory; a storage cannot be moved there, its tensor can."""
+        if not self.is_shared() and _has_data(self._bytes):
+            raise RuntimeError("chainrule moves a tensor's values into shared memory, not a "
+                               "storage's (its tensors would keep the old memory): call "
+                               "share_memory_() on the tensor")
         return self
 
     def is_pinned(self, device=None) -> bool:
@@ -412,9 +419,10 @@ class TypedStorage:
         return _legacy_class(dtype)._copy_of(self)
 
     def is_shared(self) -> bool:
-        return False
+        return self._untyped_storage.is_shared()
 
     def share_memory_(self) -> TypedStorage:
+        self._untyped_storage.share_memory_()
         return self
 
     def is_pinned(self, device=None) -> bool:
@@ -627,6 +635,98 @@ def _rebuild_typed(untyped: UntypedStorage, dtype_name: str) -> TypedStorage:
     return TypedStorage(wrap_storage=untyped, dtype=dtype, _internal=True)
 
 
+# ---- shared memory ---------------------------------------------------------------------------
+# A tensor's values move into a block of shared memory, a memory file mapped into this process
+# (chainrule.multiprocessing sends tensors there as handles to it). A tensor and the storages of
+# its memory are shared when that memory lies in such a block.
+
+# The strategy new blocks are made under (torch.multiprocessing.set_sharing_strategy).
+strategy = ["file_descriptor" if hasattr(os, "memfd_create") else "file_system"]
+
+
+class _Block(mmap.mmap):
+    """A block of shared memory: a memory file mapped here, with what another process needs to
+    map it (``fd``, kept open to pass on; ``name`` under the file_system strategy)."""
+
+    fd: int
+    name: str | None
+
+
+def _shm_dir() -> str:
+    if os.path.isdir("/dev/shm"):
+        return "/dev/shm"
+    import tempfile
+
+    return tempfile.gettempdir()
+
+
+def _map(fd: int, size: int, name: str | None, owner: bool) -> _Block:
+    block = _Block(fd, size)
+    block.fd, block.name = fd, name
+    # The creator removes a named file when its block dies; processes that mapped it keep it.
+    weakref.finalize(block, _release, fd, name if owner else None)
+    return block
+
+
+def _release(fd: int, name: str | None) -> None:
+    os.close(fd)
+    if name is not None:
+        try:
+            os.unlink(name)
+        except FileNotFoundError:
+            pass
+
+
+def _new_block(nbytes: int) -> _Block:
+    size = max(nbytes, 1)  # a memory map is never empty
+    name = None
+    if strategy[0] == "file_system":
+        name = os.path.join(_shm_dir(), f"chainrule_{os.getpid()}_{uuid.uuid4().hex}")
+        fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    elif hasattr(os, "memfd_create"):
+        fd = os.memfd_create("chainrule", os.MFD_CLOEXEC)
+    else:  # a file with no name, as memfd_create makes
+        import tempfile
+
+        fd, path = tempfile.mkstemp(dir=_shm_dir())
+        os.unlink(path)
+    os.ftruncate(fd, size)
+    return _map(fd, size, name, owner=True)
+
+
+def _block_of(array) -> _Block | None:
+    """The shared block holding ``array``'s values (or a storage's bytes), if any."""
+    base = array
+    while base is not None and not isinstance(base, _Block):
+        base = getattr(base, "base", None)  # views, and as_strided's holder of its source
+    return base
+
+
+def is_shared(self: Tensor) -> bool:
+    """True if the tensor's values are in shared memory (``share_memory_()``)."""
+    return _block_of(self._data) is not None
+
+
+def share_memory_(self: Tensor) -> Tensor:
+    """Move the tensor's values into shared memory (once); returns self."""
+    data = self._data
+    if type(data) is not xp.ndarray or _block_of(data) is not None:
+        return self
+    block = _new_block(data.nbytes)
+    order = "F" if data.flags.f_contiguous and not data.flags.c_contiguous else "C"
+    shared = xp.ndarray(data.shape, data.dtype, buffer=block, order=order)
+    shared[...] = data
+    self._data = shared
+    _on_share(type(self))
+    return self
+
+
+def _on_share(cls: type) -> None:
+    """Called with the class of each tensor moved into shared memory (bound by
+    chainrule.multiprocessing, which has multiprocessing send such tensors as handles)."""
+
+
+
 # ---- Tensor's storage methods ----------------------------------------------------------------
 
 def _storage(self) -> TypedStorage:
@@ -649,3 +749,5 @@ Tensor.storage = _storage
 Tensor._typed_storage = _typed_storage
 Tensor.untyped_storage = _untyped_of
 Tensor.storage_type = _storage_type
+Tensor.share_memory_ = share_memory_
+Tensor.is_shared = is_shared

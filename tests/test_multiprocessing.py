@@ -43,6 +43,25 @@ def test_share_memory_is_honest(m):
     assert facts == [False, True, True, [0.0, 1.0, 2.0, 3.0], True, True, False]
 
 
+@BOTH
+def test_storages_say_what_their_tensor_says(m):
+    t = m.ones(2, 3).share_memory_()
+    plain = m.ones(2)
+    shared = t.untyped_storage()
+    facts = [shared.is_shared(), t.storage().is_shared(), t[1].untyped_storage().is_shared(),
+             t.t().untyped_storage().is_shared(), plain.untyped_storage().is_shared(),
+             plain.storage().is_shared(), shared.share_memory_() is shared,
+             m.nn.Parameter(m.ones(1)).share_memory_().untyped_storage().is_shared()]
+    assert facts == [True, True, True, True, False, False, True, True]
+
+
+def test_a_storage_is_not_moved_to_shared_memory_without_its_tensor():
+    t = cr.ones(2)
+    with pytest.raises(RuntimeError, match="call share_memory_\\(\\) on the tensor"):
+        t.untyped_storage().share_memory_()
+    assert not t.is_shared() and t.tolist() == [1.0, 1.0]
+
+
 def test_a_forked_child_writes_into_shared_memory_only():
     def scenario(m):
         ctx = m.multiprocessing.get_context("fork")

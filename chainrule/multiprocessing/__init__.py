@@ -1,10 +1,10 @@
 """``torch.multiprocessing``: Python's multiprocessing, with tensors that can be shared between
 processes, and ``spawn``/``start_processes``.
 
-``Tensor.share_memory_()`` (bound here) moves a tensor's values into shared memory; such a tensor
-reaches another process through a queue, a pipe or a spawned process's arguments as a handle to
-the same memory, so writes on one side are seen on the other (Hogwild training). Other tensors
-travel by value. See ``reductions``.
+``Tensor.share_memory_()`` (chainrule.storage) moves a tensor's values into shared memory; such a
+tensor reaches another process through a queue, a pipe or a spawned process's arguments as a
+handle to the same memory, so writes on one side are seen on the other (Hogwild training). Other
+tensors travel by value. See ``reductions``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import multiprocessing
 import sys
 from multiprocessing import *  # noqa: F403  (the API is Python's)
 
-from ..tensor import Tensor
+from .. import storage
 from . import reductions
 from .reductions import init_reductions
 from .spawn import (
@@ -34,7 +34,7 @@ if sys.platform in ("darwin", "win32"):
     _all_sharing_strategies = {"file_system"}
 else:
     _all_sharing_strategies = {"file_descriptor", "file_system"}
-reductions.strategy[0] = "file_system" if sys.platform in ("darwin", "win32") else \
+storage.strategy[0] = "file_system" if sys.platform in ("darwin", "win32") else \
     "file_descriptor"
 
 
@@ -44,12 +44,12 @@ def set_sharing_strategy(new_strategy: str) -> None:
     if new_strategy not in _all_sharing_strategies:
         raise AssertionError(f"invalid sharing strategy {new_strategy!r}, expected one of "
                              f"{_all_sharing_strategies}")
-    reductions.strategy[0] = new_strategy
+    storage.strategy[0] = new_strategy
 
 
 def get_sharing_strategy() -> str:
     """The strategy new shared memory is made with."""
-    return reductions.strategy[0]
+    return storage.strategy[0]
 
 
 def get_all_sharing_strategies() -> set:
@@ -57,6 +57,4 @@ def get_all_sharing_strategies() -> set:
     return _all_sharing_strategies
 
 
-Tensor.share_memory_ = reductions.share_memory_
-Tensor.is_shared = reductions.is_shared
 init_reductions()

@@ -1164,16 +1164,6 @@ def _dim_order(self, *, ambiguity_check: bool = False) -> tuple:
     return tuple(sorted(range(self.dim()), key=lambda d: -strides[d]))
 
 
-def _is_shared(self) -> bool:
-    """False: chainrule's storage is process memory."""
-    return False
-
-
-def _share_memory_(self) -> Tensor:
-    """self (chainrule's storage is never moved to shared memory)."""
-    return self
-
-
 def _module_load(self, other, assign: bool = False) -> Tensor:
     """How load_state_dict turns ``other`` into the value for self: other itself (detached
     when ``assign``)."""
@@ -1326,7 +1316,7 @@ UTILITIES = (equal, is_same_size, is_nonzero, is_signed, is_inference, get_devic
              is_distributed, unique_consecutive, nonzero_static, unravel_index)
 UTILITY_METHODS = {
     "storage_offset": _storage_offset, "is_set_to": _is_set_to, "dim_order": _dim_order,
-    "is_shared": _is_shared, "share_memory_": _share_memory_, "module_load": _module_load,
+    "module_load": _module_load,
     "const_data_ptr": Tensor.data_ptr, "byte": _conversion("uint8"), "char": _conversion("int8"),
     "short": _conversion("int16"), "cfloat": _conversion("complex64"),
     "cdouble": _conversion("complex128"), "__contains__": _contains, "__reversed__": _reversed,
