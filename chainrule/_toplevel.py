@@ -8,6 +8,8 @@ from __future__ import annotations
 import inspect
 import math
 import os
+import sys
+import types
 
 from . import _torch_nn
 from ._backend import as_dtype, get_default_dtype, xp
@@ -33,7 +35,7 @@ _METHODS = (
 
 __all__ = ["e", "pi", "inf", "nan", "newaxis", *_METHODS, "dropout_", "alpha_dropout_",
            "feature_dropout_", "feature_alpha_dropout_", "celu_", "selu_", "rrelu_",
-           "threshold_", "embedding_renorm_", "from_file"]
+           "threshold_", "embedding_renorm_", "from_file", "get_device_module"]
 
 
 def _check_input(input, name: str) -> None:
@@ -174,3 +176,19 @@ def from_file(filename: str, shared: bool | None = None, size: int = 0, *, dtype
                          shape=(size,)).view(xp.ndarray)
     out = Tensor._wrap(data, None, 0)
     return out.requires_grad_() if requires_grad else out
+
+
+def get_device_module(device=None):
+    """The module of a device type (``torch.cuda`` for ``'cuda'``); for None, the current
+    accelerator's, or ``torch.cpu`` when there is none (as here)."""
+    if isinstance(device, (str, as_device)):
+        name = as_device(device).type
+    elif device is None:
+        name = "cpu"  # a CPU build has no accelerator
+    else:
+        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or None")
+    module = getattr(sys.modules[__package__], name, None)
+    if not isinstance(module, types.ModuleType):
+        raise RuntimeError(f"Device '{name}' does not have a corresponding module registered as "
+                           f"'torch.{name}'.")
+    return module

@@ -200,6 +200,19 @@ def test_get_default_device_type():
     assert repr(cr.get_default_device()) == repr(torch.get_default_device())
 
 
+@pytest.mark.parametrize("device", ["cpu", "cuda", "cuda:1", None, "device cpu", "meta",
+                                   "lazy", "foo", 3])
+def test_get_device_module_as_torch(device):
+    def outcome(m):
+        given = m.device("cpu") if device == "device cpu" else device
+        try:
+            return m.get_device_module(given).__name__.replace("chainrule", "torch")
+        except RuntimeError as err:
+            return str(err)
+
+    assert outcome(cr) == outcome(torch)
+
+
 # ---- determinism and threads ---------------------------------------------------------------------
 
 DETERMINISM = {

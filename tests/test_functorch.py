@@ -196,3 +196,59 @@ def test_names_and_version():
         set(chainrule._functorch.experimental.__all__)
     with pytest.raises(RuntimeError, match="FX"):
         chainrule._functorch.make_fx(_sin_sum)
+
+
+def test_torch_func_functionalize_as_torch():
+    def run(lib, _):
+        def f(v):
+            y = v.view(-1)
+            y.add_(1)
+            return y, {"double": v * 2, "same": v}
+
+        facts = []
+        for remove in ("mutations", "mutations_and_views"):
+            x = lib.tensor(X)
+            y, rest = lib.func.functionalize(f, remove=remove)(x)
+            y[0] = 100.0  # outputs own their memory: the input keeps its mutated values
+            rest["same"][1] = -5.0
+            facts.append((x, y, rest["double"], rest["same"]))
+        try:
+            lib.func.functionalize(f, remove="views")
+        except RuntimeError as err:
+            facts.append(str(err))
+        return facts
+
+    theirs, ours = _both(run)
+    assert ours == theirs
+
+
+def test_functorch_names_are_torch_funcs():
+    experimental = chainrule._functorch.experimental
+    assert experimental.replace_all_batch_norm_modules_ is \
+        chainrule.func.replace_all_batch_norm_modules_
+    assert experimental.functionalize is chainrule.func.functionalize
+
+
+ALIASING = {
+    "view": lambda v: v.view(-1),
+    "input": lambda v: v,
+    "mutated input": lambda v: v.add_(1),
+    "mutated view": lambda v: v.view(-1).add_(1),
+    "view of a mutated input": lambda v: (v.add_(1), v.view(-1))[1],
+    "an intermediate and its view": lambda v: (lambda z: (z, z[1:]))(v * 2),
+}
+
+
+@pytest.mark.parametrize("remove", ["mutations", "mutations_and_views"])
+@pytest.mark.parametrize("case", list(ALIASING))
+def test_functionalize_outputs_alias_as_torchs(case, remove):
+    def run(lib, _):
+        x = lib.ones(3)
+        out = lib.func.functionalize(ALIASING[case], remove=remove)(x)
+        outs = out if isinstance(out, tuple) else (out,)
+        memory = [o.untyped_storage().data_ptr() for o in outs]
+        return (x, [m == x.untyped_storage().data_ptr() for m in memory],
+                len(set(memory)) == len(memory), outs)
+
+    theirs, ours = _both(run)
+    assert ours == theirs

@@ -6,7 +6,6 @@ over ``functional_call``."""
 from __future__ import annotations
 
 import copy
-import functools
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -84,29 +83,10 @@ def hessian(func: Callable, argnums=0) -> Callable:
     return _func.hessian(func, argnums=argnums)
 
 
-def _functionalize(func: Callable, *, remove: str = "mutations") -> Callable:
-    """``func`` with its in-place and out= ops replaced by out-of-place ones (and, with
-    ``remove='mutations_and_views'``, views by copies), mutations of its inputs applied back
-    to them. Eagerly that computes what ``func`` computes, so ``func`` runs as it is."""
-    if remove not in ("mutations", "mutations_and_views"):
-        raise RuntimeError(
-            "functionalize(f, remove='mutations'): received invalid argument for "
-            f"remove={remove}. Valid options are:\n     remove='mutations': all inplace and out= "
-            "operators will be removed from the program, and replaced with their out-of-place "
-            "equivalents.\n     remove='mutations_and_views': In addition to the above, all "
-            "aliasing operators {view} will be replaced with their non-aliasing counterparts, "
-            "{view}_copy.\n")
-
-    @functools.wraps(func)
-    def functionalized(*args, **kwargs):
-        return func(*args, **kwargs)
-    return functionalized
-
-
 def functionalize(func: Callable, *, remove: str = "mutations") -> Callable:
     """Deprecated: ``torch.func.functionalize``."""
     _deprecated("functionalize")
-    return _functionalize(func, remove=remove)
+    return _func.functionalize(func, remove=remove)
 
 
 # ---- modules as functions -------------------------------------------------------------------

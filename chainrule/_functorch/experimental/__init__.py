@@ -6,11 +6,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from ...func import hessian, jacfwd, jvp, vmap
+from ...func import functionalize, hessian, jacfwd, jvp, replace_all_batch_norm_modules_, vmap
 from ...func._vmap import _batched_inputs, _check_randomness
-from ...nn import Module
-from ...nn.modules.batchnorm import _BatchNorm
-from .. import _functionalize as functionalize
 
 __all__ = ["chunk_vmap", "functionalize", "hessian", "jacfwd", "jvp",
            "replace_all_batch_norm_modules_"]
@@ -28,15 +25,3 @@ def chunk_vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error",
         return vmap(func, in_dims, out_dims, randomness,
                     chunk_size=max(1, math.ceil(size / chunks)))(*args, **kwargs)
     return chunked
-
-
-def replace_all_batch_norm_modules_(root: Module) -> Module:
-    """Stop every BatchNorm in ``root`` tracking running statistics (in place): their
-    running_mean, running_var and num_batches_tracked become None."""
-    for module in root.modules():
-        if isinstance(module, _BatchNorm) and module.track_running_stats:
-            module.running_mean = None
-            module.running_var = None
-            module.num_batches_tracked = None
-            module.track_running_stats = False
-    return root
