@@ -121,6 +121,7 @@ from . import (  # noqa: E402  (they use the op functions above)
     functional,
     linalg,
     masked,
+    monitor,
     multiprocessing,
     nn,
     optim,

@@ -11,6 +11,7 @@ from . import (
     hooks,
     weak,
 )
+from ._swap import swap_tensors
 
 
 def set_module(obj, mod: str) -> None:

@@ -5,6 +5,7 @@ chainrule.utils.collect_env`` prints it."""
 
 from __future__ import annotations
 
+import json
 import locale
 import os
 import platform
@@ -145,6 +146,210 @@ def get_conda_packages(run_lambda, patterns=None) -> str | None:
     patterns = _PIP_PATTERNS if patterns is None else patterns
     return "\n".join(line for line in out.splitlines()
                      if not line.startswith("#") and any(p in line for p in patterns))
+
+
+# ---- the system probes: what the machine says (None or "N/A" where it says nothing) --------
+
+def check_release_file(run_lambda) -> str | None:
+    """The PRETTY_NAME of /etc/*-release."""
+    return run_and_parse_first_match(run_lambda, "cat /etc/*-release", r'PRETTY_NAME="(.*)"')
+
+
+def get_lsb_version(run_lambda) -> str | None:
+    """The description ``lsb_release -a`` gives."""
+    return run_and_parse_first_match(run_lambda, "lsb_release -a", r"Description:\t(.*)")
+
+
+def get_mac_version(run_lambda) -> str | None:
+    return run_and_parse_first_match(run_lambda, "sw_vers -productVersion", r"(.*)")
+
+
+def get_windows_version(run_lambda) -> str:
+    """Windows' caption, version and architecture (PowerShell's answer, in JSON)."""
+    answer = run_and_read_all(
+        run_lambda, 'powershell.exe "gwmi -Class Win32_OperatingSystem | Select-Object '
+        '-Property Caption,OSArchitecture,Version | ConvertTo-Json"')
+    try:
+        info = json.loads(answer)
+        answer = f"{info['Caption']} ({info['Version']} {info['OSArchitecture']})"
+    except ValueError as e:
+        answer += f"\n{e}"
+    return answer
+
+
+def _detect_linux_pkg_manager() -> str:
+    """The first of dpkg, dnf, yum and zypper on the PATH ("N/A" off Linux or if none)."""
+    if get_platform() != "linux":
+        return "N/A"
+    for manager in ("dpkg", "dnf", "yum", "zypper"):
+        if run(f"which {manager}")[0] == 0:
+            return manager
+    return "N/A"
+
+
+# How each package manager lists a package, and which field of its line is the version.
+_PKG_QUERIES = {"dpkg": ("dpkg -l | grep {}", 2), "dnf": ("dnf list | grep {}", 1),
+                "yum": ("yum list | grep {}", 1), "zypper": ("zypper info {} | grep Version", 2)}
+
+
+def get_linux_pkg_version(run_lambda, pkg_name: str) -> str:
+    """The version of an installed Linux package, as its package manager lists it."""
+    manager = _detect_linux_pkg_manager()
+    if manager == "N/A":
+        return "N/A"
+    command, field = _PKG_QUERIES[manager]
+    answer = run_and_read_all(run_lambda, command.format(pkg_name))
+    if not answer:
+        return "N/A"
+    fields = re.sub(" +", " ", answer).split(" ")
+    return fields[field] if len(fields) > field else "N/A"
+
+
+def get_nvidia_smi() -> str:
+    """The nvidia-smi command (on Windows, its full path where it is installed)."""
+    if get_platform() != "win32":
+        return "nvidia-smi"
+    system_root = os.environ.get("SYSTEMROOT", "C:\\Windows")
+    program_files = os.environ.get("PROGRAMFILES", "C:\\Program Files")
+    for candidate in (os.path.join(system_root, "System32", "nvidia-smi"),
+                      os.path.join(program_files, "NVIDIA Corporation", "NVSMI", "nvidia-smi")):
+        if os.path.exists(candidate):
+            return f'"{candidate}"'
+    return "nvidia-smi"
+
+
+def get_nvidia_driver_version(run_lambda) -> str | None:
+    if get_platform() == "darwin":
+        return run_and_parse_first_match(run_lambda, "kextstat | grep -i cuda",
+                                         r"com[.]nvidia[.]CUDA [(](.*?)[)]")
+    return run_and_parse_first_match(run_lambda, get_nvidia_smi(), r"Driver Version: (.*?) ")
+
+
+def get_gpu_info(run_lambda) -> str | None:
+    """The GPUs ``nvidia-smi -L`` lists, without their UUIDs (None without one; on macOS, the
+    accelerator's name, which chainrule has none of)."""
+    if get_platform() == "darwin":
+        return None
+    rc, out, _ = run_lambda(get_nvidia_smi() + " -L")
+    return re.sub(r" \(UUID: .+?\)", "", out) if rc == 0 else None
+
+
+def get_running_cuda_version(run_lambda) -> str | None:
+    """The CUDA version ``nvcc --version`` reports."""
+    return run_and_parse_first_match(run_lambda, "nvcc --version", r"release .+ V(.*)")
+
+
+def get_cudnn_version(run_lambda) -> str | None:
+    """The cuDNN libraries on this system (several when it cannot tell which is used)."""
+    system = get_platform()
+    if system == "win32":
+        where = os.path.join(os.environ.get("SYSTEMROOT", "C:\\Windows"), "System32", "where")
+        command = f'{where} /R "{os.environ.get("CUDA_PATH", "%CUDA_PATH%")}\\bin" cudnn*.dll'
+    elif system == "darwin":
+        command = "ls /usr/local/cuda/lib/libcudnn*"
+    else:
+        command = 'ldconfig -p | grep libcudnn | rev | cut -d" " -f1 | rev'
+    rc, out, _ = run_lambda(command)
+    if not out or rc not in (0, 1):  # 1: not found, or no permission for some of it
+        library = os.environ.get("CUDNN_LIBRARY")
+        return os.path.realpath(library) if library and os.path.isfile(library) else None
+    files = sorted({os.path.realpath(f) for f in out.split("\n")
+                    if os.path.isfile(os.path.realpath(f))})
+    if not files:
+        return None
+    if len(files) == 1:
+        return files[0]
+    return "Probably one of the following:\n" + "\n".join(files)
+
+
+def get_cuda_module_loading_config() -> str:
+    """CUDA_MODULE_LOADING when CUDA is available; "N/A" here (chainrule runs on the CPU)."""
+    from .. import cuda
+
+    if not cuda.is_available():
+        return "N/A"
+    return os.environ.get("CUDA_MODULE_LOADING", "")
+
+
+def get_cachingallocator_config() -> dict[str, str]:
+    """The caching allocator settings in the environment."""
+    names = ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF")
+    return {name: os.environ[name] for name in names if os.environ.get(name)}
+
+
+def is_xnnpack_available() -> str:
+    """Whether XNNPACK is enabled, as text ("False": chainrule does not use it)."""
+    from ..backends import xnnpack
+
+    return str(xnnpack.enabled)
+
+
+def get_intel_gpu_detected(run_lambda) -> str:
+    """The XPU devices ("N/A": chainrule has none)."""
+    import chainrule
+
+    xpu = getattr(chainrule, "xpu", None)
+    if xpu is None or xpu.device_count() == 0:
+        return "N/A"
+    return "\n".join(f"* [{i}] {xpu.get_device_properties(i)}"
+                     for i in range(xpu.device_count()))
+
+
+_INTEL_PACKAGES = {"dpkg": ("intel-opencl-icd", "libze1", "level-zero"),
+                   "dnf": ("intel-opencl", "level-zero"), "yum": ("intel-opencl", "level-zero"),
+                   "zypper": ("intel-opencl", "level-zero")}
+_POWERSHELL_INTEL = ('powershell.exe "gwmi -Class Win32_PnpSignedDriver | where{$_.DeviceClass '
+                     '-eq \\"DISPLAY\\" -and $_.Manufacturer -match \\"Intel\\"} | '
+                     'Select-Object -Property DeviceName{} | ConvertTo-Json"')
+
+
+def get_intel_gpu_driver_version(run_lambda) -> str:
+    """The versions of Intel's GPU driver packages (Linux) or drivers (Windows)."""
+    lines = []
+    system = get_platform()
+    if system == "linux":
+        for package in _INTEL_PACKAGES.get(_detect_linux_pkg_manager(), ()):
+            version = get_linux_pkg_version(run_lambda, package)
+            if version != "N/A":
+                lines.append(f"* {package}:\t{version}")
+    if system in ("win32", "cygwin"):
+        answer = run_and_read_all(run_lambda,
+                                  _POWERSHELL_INTEL.replace("{}", ",DriverVersion,DriverDate"))
+        try:
+            found = json.loads(answer)
+            for driver in found if isinstance(found, list) else [found]:
+                name = f"{driver['DeviceName']}: " if isinstance(found, list) else ""
+                lines.append(f"* {name}{driver['DriverVersion']} ({driver['DriverDate']})")
+        except ValueError as e:
+            lines += [answer, str(e)]
+    return "\n".join(lines)
+
+
+def get_intel_gpu_onboard(run_lambda) -> str:
+    """The Intel GPUs ``xpu-smi`` (Linux) or Windows' driver list names."""
+    lines: list[str] = []
+    system = get_platform()
+    if system == "linux":
+        answer = run_and_read_all(run_lambda, "xpu-smi discovery -j")
+        if not answer:
+            return "N/A"
+        try:
+            devices = json.loads(answer).get("device_list", [])
+            lines += [f"* {d['device_name']}" for d in devices] \
+                if isinstance(devices, list) and devices else ["N/A"]
+        except (ValueError, TypeError) as e:
+            lines += [answer, str(e)]
+    if system in ("win32", "cygwin"):
+        answer = run_and_read_all(run_lambda, _POWERSHELL_INTEL.replace("{}", ""))
+        if not answer:
+            return "N/A"
+        try:
+            found = json.loads(answer)
+            lines += [f"* {d['DeviceName']}" for d in found] \
+                if isinstance(found, list) and found else [f"* {found.get('DeviceName', 'N/A')}"]
+        except ValueError as e:
+            lines += [answer, str(e)]
+    return "\n".join(lines)
 
 
 def get_env_info() -> SystemEnv:
