@@ -26,7 +26,7 @@ from ._backend import dtype as _dtype
 from ._device import CPU, META, as_device, device, memory_of
 from ._meta import MetaArray
 from ._quiet import quiet
-from ._shapes import normalize_dim
+from ._shapes import is_laid_out, normalize_dim, suggested_format
 from ._tooling import hooks as _hooks
 from ._validation import check_grad, dtype_argument, dtype_name, int_sizes, nested_data
 from ._validation import size as check_size
@@ -351,7 +351,13 @@ class Tensor:
         return self._data.dtype.kind in "fV"
 
     def is_contiguous(self, memory_format=None) -> bool:
-        return self._data.flags.c_contiguous
+        """Whether the memory is laid out row-major (or in ``memory_format``) without gaps."""
+        if memory_format is None:
+            return self._data.flags.c_contiguous
+        name = str(memory_format).rpartition(".")[2].removesuffix("_format")
+        if name == "preserve":
+            return self._data.flags.c_contiguous
+        return is_laid_out(self._data.shape, self.stride(), name)
 
     def stride(self, dim: int | None = None):
         """Strides in elements."""
@@ -410,13 +416,11 @@ class Tensor:
         target, dtype, copy, memory_format = _to_arguments(args, kwargs)
         result = self
         if dtype is not None and dtype.np != self._data.dtype:
-            result = result._to_dtype(dtype)
+            result = result._to_dtype(dtype, memory_format)
         if target is not None and target.type != result.device.type:
             result = result._to_device(target)
-        if memory_format is not None:
-            result = _in_memory_format(result, memory_format)
-        if copy and result is self:
-            result = self.clone()
+        if result is self and (copy or not _in_memory_format(self, memory_format)):
+            result = self.clone(memory_format=memory_format)
         return result
 
     def type(self, dtype=None, non_blocking: bool = False, **kwargs):
@@ -453,26 +457,32 @@ class Tensor:
         name = type_desc(self._data).split()[0]
         return name if self.device.type == "cpu" else f"torch.{self.device.type}.{name[6:]}"
 
+    def _converted(self, dtype_name: str, memory_format) -> Tensor:
+        """self in the dtype of a conversion method (float(), long(), ...)."""
+        if memory_format is None:
+            return self.to(as_dtype(dtype_name))
+        return self.to(as_dtype(dtype_name), memory_format=memory_format)
+
     def float(self, memory_format=None) -> Tensor:
-        return self.to(as_dtype("float32"))
+        return self._converted("float32", memory_format)
 
     def double(self, memory_format=None) -> Tensor:
-        return self.to(as_dtype("float64"))
+        return self._converted("float64", memory_format)
 
     def half(self, memory_format=None) -> Tensor:
-        return self.to(as_dtype("float16"))
+        return self._converted("float16", memory_format)
 
     def bfloat16(self, memory_format=None) -> Tensor:
-        return self.to(as_dtype("bfloat16"))
+        return self._converted("bfloat16", memory_format)
 
     def long(self, memory_format=None) -> Tensor:
-        return self.to(as_dtype("int64"))
+        return self._converted("int64", memory_format)
 
     def int(self, memory_format=None) -> Tensor:
-        return self.to(as_dtype("int32"))
+        return self._converted("int32", memory_format)
 
     def bool(self, memory_format=None) -> Tensor:
-        return self.to(as_dtype("bool"))
+        return self._converted("bool", memory_format)
 
     def cpu(self, *, memory_format=None) -> Tensor:
         """This tensor in CPU memory (itself when it is there)."""
@@ -814,20 +824,13 @@ def _is_numpy_dtype(value) -> bool:
                                                                               xp.generic))
 
 
-def _in_memory_format(t: Tensor, memory_format) -> Tensor:
-    """``t`` laid out in ``memory_format`` (itself when it already is)."""
-    name = str(memory_format).rpartition(".")[2]
-    if name == "preserve_format":
-        return t
-    if name == "contiguous_format":
-        return t.contiguous()
-    rank = 4 if name == "channels_last" else 5
-    if t._data.ndim != rank:
-        raise RuntimeError(f"required rank {rank} tensor to use {name} format")
-    channels_last = (0, *range(2, rank), 1)
-    if t._data.transpose(channels_last).flags.c_contiguous:
-        return t
-    return t.permute(channels_last).contiguous().permute(0, rank - 1, *range(1, rank - 1))
+def _in_memory_format(t: Tensor, memory_format) -> bool:
+    """Whether ``to(memory_format=...)`` may return ``t`` itself: its strides look like that
+    format (PyTorch asks suggest_memory_format, not is_contiguous)."""
+    if memory_format is None or str(memory_format) == "torch.preserve_format":
+        return True
+    name = str(memory_format).rpartition(".")[2].removesuffix("_format")
+    return suggested_format(t._data.shape, t.stride()) == name
 
 
 # Legacy type names: x.type('torch.DoubleTensor') and torch.FloatTensor's kin

@@ -13,6 +13,8 @@ from typing import NamedTuple
 
 from .._backend import xp
 from .._batched import BatchedTensor, batched
+from .._dtypes import channels_last, contiguous_format
+from .._shapes import non_overlapping_and_dense
 from .._tooling import describe_location, notes_of
 from .._tooling import hooks as tool_hooks
 from ..tensor import Tensor, type_desc
@@ -581,7 +583,12 @@ class AccumulateGrad(Node):
             if old is None:
                 # A broadcast view (sum's gradient) is read-only: the leaf needs its own buffer.
                 owned = owned and grad._data.flags.writeable
-                tensor.grad = grad if create_graph else grad.detach() if owned else grad.clone()
+                laid_out = _laid_out_as(grad, tensor)
+                if laid_out is not None:
+                    tensor.grad = laid_out if create_graph else laid_out.detach()
+                else:
+                    tensor.grad = grad if create_graph else grad.detach() if owned else \
+                        grad.clone()
             elif create_graph or old.requires_grad or type(grad) is BatchedTensor \
                     or type(old) is BatchedTensor:
                 tensor.grad = old + grad
@@ -600,6 +607,25 @@ class AccumulateGrad(Node):
 
 
 _accumulating = threading.RLock()
+
+
+def _laid_out_as(grad, leaf):
+    """``grad`` laid out as PyTorch's gradient layout contract has a leaf's new .grad (the
+    leaf's strides when its memory is dense, else row-major), or None when it already is."""
+    data = leaf._data
+    if (grad._data.flags.c_contiguous and data.flags.c_contiguous) or type(grad) is BatchedTensor:
+        return None
+    strides = leaf.stride()
+    if not non_overlapping_and_dense(data.shape, strides):
+        return None if grad._data.flags.c_contiguous else grad.clone(
+            memory_format=contiguous_format)
+    if all(n == 1 or a == b for n, a, b in zip(data.shape, grad.stride(), strides)):
+        return None
+    if data.flags.c_contiguous:
+        return grad.clone(memory_format=contiguous_format)
+    if leaf.is_contiguous(memory_format=channels_last):
+        return grad.clone(memory_format=channels_last)
+    return grad.new_empty_strided(data.shape, strides).copy_(grad)
 
 
 def accumulator_of(tensor) -> AccumulateGrad:

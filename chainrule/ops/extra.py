@@ -1225,7 +1225,7 @@ def unravel_index(indices, shape) -> tuple:
 
 def _conversion(dtype_name: str):
     def convert(self, memory_format=None) -> Tensor:
-        return self.to(as_dtype(dtype_name))
+        return self._converted(dtype_name, memory_format)
 
     convert.__doc__ = f"self as {dtype_name}."
     return convert

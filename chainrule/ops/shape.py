@@ -24,7 +24,7 @@ from ..autograd.forward_ad import state as forward_state
 from ..autograd.grad_mode import state
 from ..tensor import Tensor
 from ._registry import REGISTRY, Op, defop
-from ._shapes import normalize_dim, size_tuple, sum_to
+from ._shapes import format_strides, normalize_dim, size_tuple, sum_to
 
 _ndarray = xp.ndarray
 _FULL = slice(None)
@@ -258,9 +258,55 @@ INPLACE_VIEWS = {
 
 # ---- copies ------------------------------------------------------------------------------------
 
+def _strides(array) -> tuple:
+    itemsize = array.itemsize
+    return tuple([s // itemsize for s in array.strides])
+
+
+def _laid_out(array, strides: tuple, fresh: bool):
+    """``array``'s values with ``strides`` (in elements): itself when it has them and is
+    ``fresh`` (a copy made for the caller), else a copy."""
+    shape = array.shape
+    if fresh and _strides(array) == strides:
+        return array
+    if 0 not in shape and strides == format_strides(shape, strides, "contiguous"):
+        return array.copy(order="C")
+    nbytes = tuple(s * array.itemsize for s in strides)
+    if type(array) is MetaArray:
+        return MetaArray(shape, array.dtype, nbytes)
+    extent = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+    out = xp.ndarray(shape, array.dtype, buffer=xp.empty(extent, array.dtype), strides=nbytes)
+    out[...] = array
+    return out
+
+
+def _copy_as(input, memory_format="preserve"):
+    """A copy of ``input`` laid out in ``memory_format`` (see ``_shapes.format_strides``)."""
+    if memory_format == "preserve" or memory_format == "contiguous":
+        out = input.copy(order="K" if memory_format == "preserve" else "C")
+        # The common cases, without working out strides: NumPy kept them, or made them
+        # row-major for a tensor with elements.
+        if input.size if memory_format == "contiguous" else out.strides == input.strides:
+            return out
+    return _laid_out(input, format_strides(input.shape, _strides(input), memory_format), False)
+
+
+def _convert_as(input, dtype, memory_format="preserve"):
+    """``input`` converted to ``dtype`` (``_backend.astype``) and laid out in
+    ``memory_format``."""
+    out = astype(input, dtype)
+    # A row-major input without size-1 dims (whose strides may be anything) or empty ones is
+    # converted to the same layout: no strides to work out.
+    if memory_format == "preserve" and input.flags.c_contiguous and 1 not in input.shape \
+            and input.size:
+        return out
+    strides = format_strides(input.shape, _strides(input), memory_format)
+    return _laid_out(out, strides, True)
+
+
 CLONE = defop(
     "clone",
-    lambda input, order="K": input.copy(order=order),
+    _copy_as,
     ("input",),
     (lambda g: g,),
     jvp="linear",
@@ -268,7 +314,7 @@ CLONE = defop(
 )
 TO_COPY = defop(
     "to_copy",
-    astype,  # PyTorch's conversions to bfloat16 and float8 (see _backend.astype)
+    _convert_as,  # PyTorch's conversions to bfloat16 and float8 (see _backend.astype)
     ("input",),
     (lambda g: g,),
     jvp="linear",
@@ -1015,25 +1061,49 @@ def alias(input) -> Tensor:
 # ---- public functions: copies and rearranging --------------------------------------------------
 
 
+def memory_format_name(input, memory_format, default: str = "preserve") -> str:
+    """A ``torch.memory_format`` as the name ``_shapes.format_strides`` takes ("preserve",
+    "contiguous", "channels_last", "channels_last_3d"), checked against input's rank."""
+    if memory_format is None:
+        return default
+    if type(memory_format).__name__ != "memory_format":
+        raise TypeError(f"memory_format must be a torch.memory_format, not "
+                        f"{type(memory_format).__name__}")
+    name = str(memory_format).rpartition(".")[2].removesuffix("_format")
+    rank = {"channels_last": 4, "channels_last_3d": 5}.get(name)
+    if rank is not None and input.dim() != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {name} format")
+    return name
+
+
 def clone(input, *, memory_format=None) -> Tensor:
-    """A copy that is still part of the graph (same memory layout unless contiguous_format)."""
-    contiguous_fmt = memory_format is not None and "contiguous" in str(memory_format)
-    return apply(CLONE, input, order="C" if contiguous_fmt else "K")
+    """A copy that is still part of the graph, in input's memory layout (preserve_format) or
+    the one given."""
+    if memory_format is None:
+        return apply(CLONE, input)
+    return apply(CLONE, input, memory_format=memory_format_name(input, memory_format))
 
 
 def contiguous(input, memory_format=None) -> Tensor:
-    """input itself if its memory is contiguous, else a contiguous copy."""
-    if input._data.flags.c_contiguous:
+    """input itself if its memory is contiguous (in ``memory_format``), else such a copy."""
+    name = memory_format_name(input, memory_format, "contiguous")
+    if input.is_contiguous(memory_format=memory_format):
         return input
-    return apply(CLONE, input, order="C")
+    if name == "preserve":
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return apply(CLONE, input, memory_format=name)
 
 
-def to_dtype(input, dtype) -> Tensor:
-    """A copy converted to dtype (the tensor itself if it already has it)."""
+def to_dtype(input, dtype, memory_format=None) -> Tensor:
+    """A copy converted to dtype, in input's layout or ``memory_format`` (the tensor itself if
+    it already has the dtype)."""
     dtype = as_dtype(dtype)
     if input._data.dtype == dtype.np:
         return input
-    return apply(TO_COPY, input, dtype=dtype.np)
+    if memory_format is None:
+        return apply(TO_COPY, input, dtype=dtype.np)
+    return apply(TO_COPY, input, dtype=dtype.np,
+                 memory_format=memory_format_name(input, memory_format))
 
 
 def to_device(input, device) -> Tensor:
