@@ -577,15 +577,17 @@ class _LegacyStorage(TypedStorage, metaclass=_LegacyStorageMeta):
     _fixed_dtype = None
     _legacy_device = "cpu"
 
-    def __new__(cls, *args, device=None, wrap_storage=None) -> TypedStorage:
+    def __new__(cls, *args, device=None, wrap_storage=None,
+                _internal: bool = False) -> TypedStorage:
         # As PyTorch's: the legacy classes make plain TypedStorages of their dtype.
-        _warn_typed_storage_removal()
+        if not _internal:
+            _warn_typed_storage_removal()
         if cls._legacy_device != "cpu":
             memory_of(cls._legacy_device)
         if len(args) > 1 or (args and not isinstance(args[0], (int, xp.integer, Sequence))):
             raise _constructor_error(cls, args)
         return TypedStorage(*args, device=device, dtype=cls._fixed_dtype,
-                            wrap_storage=wrap_storage)
+                            wrap_storage=wrap_storage, _internal=True)
 
     @classmethod
     def _copy_of(cls, storage) -> TypedStorage:
