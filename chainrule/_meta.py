@@ -10,8 +10,10 @@ shape, dtype and strides — the op records are the shape rules, there is no sec
 - the NumPy functions below with a rule (matmul, einsum, concatenate, reductions, linalg, ...)
   say their result's shape; any other function runs on zero-stride stand-ins of the meta inputs
   (one element of memory each) and keeps the shape and dtype of what it returns;
-- functions whose result's shape depends on the values (nonzero, unique, ...) and reading a
-  value (``item``, ``bool``, ``tolist``, ``np.asarray``) raise, as on PyTorch's meta device.
+- reading a value (``item``, ``bool``, a mask, ``np.asarray``, a write into a real array)
+  raises ``NeedsValues``: ``dispatch.apply`` (and ``_tooling.kernel``) then run the kernel on
+  stand-ins (``on_standins``), unless the op's results' shapes depend on the values
+  (``Op.sized_by_values``: nonzero, unique, ...), which refuses as PyTorch's meta device.
 
 This module is also the meta device's namespace for the factories (``zeros``, ``full``, ...).
 """
@@ -411,7 +413,8 @@ def _check_broadcast(shape: tuple, target: tuple, what: str) -> None:
 
 def _ufunc(ufunc, method: str, inputs: tuple, out, kwargs: dict):
     kwargs.pop("where", None)
-    kwargs.pop("casting", None) if method != "__call__" else None
+    if method != "__call__":
+        kwargs.pop("casting", None)
     if method == "at":
         return _write(inputs[0])
     if method == "__call__":
