@@ -8,10 +8,11 @@ by time: an event's self time is its time minus its children's. When no profiler
 hot path pays one flag check and nothing else.
 
 Only the CPU is measured. Options PyTorch has for other devices and tools (CUDA activities,
-``with_flops``, ``with_modules``, ``experimental_config``, ``execution_trace_observer``,
-``acc_events``, ``use_cuda``, ``custom_trace_id_callback``, ``post_processing_timeout_s``) are
-accepted and ignored. ``profile_memory`` counts the bytes of each op's new outputs (frees are not
-tracked); ``with_stack`` records the user's frames (outside chainrule) of each call.
+``with_flops``, ``with_modules``, ``experimental_config``, ``use_cuda``,
+``custom_trace_id_callback``, ``post_processing_timeout_s``) are accepted and ignored.
+``profile_memory`` counts the bytes of each op's new outputs (frees are not tracked);
+``with_stack`` records the user's frames (outside chainrule) of each call; an
+``execution_trace_observer`` records while the profile does (``_execution_trace``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from .. import _tooling
 from ..tensor import Tensor
 
 __all__ = ["profile", "record_function", "ProfilerActivity", "ProfilerAction", "schedule",
-           "supported_activities", "kineto_available", "tensorboard_trace_handler", "DeviceType"]
+           "supported_activities", "kineto_available", "tensorboard_trace_handler", "DeviceType",
+           "ExecutionTraceObserver"]
 
 _perf_ns = time.perf_counter_ns
 _active = threading.local()  # .profiler: the profile recording in this thread
@@ -510,6 +512,9 @@ class _Profiler:
         if getattr(_active, "profiler", None) is not None:
             raise RuntimeError("Profiler is already enabled on this thread")
         _active.profiler = self
+        observer = getattr(self, "execution_trace_observer", None)
+        if observer:
+            observer.start()
         self._tid = threading.get_ident()
         self._thread = threading.get_native_id()
         self._recording = True
@@ -521,6 +526,9 @@ class _Profiler:
         if not self._recording:
             return
         self._recording = False
+        observer = getattr(self, "execution_trace_observer", None)
+        if observer:
+            observer.stop()
         _tooling.remove_op_wrapper(self._op_hook)
         _tooling.remove_node_wrapper(self._node_hook)
         _active.profiler = None
@@ -589,6 +597,7 @@ class profile(_Profiler):
         self._scheduled = schedule is not None
         self.acc_events = acc_events
         self.on_trace_ready = on_trace_ready
+        self.execution_trace_observer = execution_trace_observer
         self.step_num = 0
         self._action = ProfilerAction.NONE
         self._step_range: int | None = None
@@ -599,6 +608,8 @@ class profile(_Profiler):
 
     def __exit__(self, *exc) -> None:
         self.stop()
+        if self.execution_trace_observer:
+            self.execution_trace_observer.cleanup()
 
     def start(self) -> None:
         """Begin profiling (entering the ``with`` block does this)."""
@@ -661,14 +672,20 @@ class record_function:
         self.name = name
         self.args = args
         self._token = None
+        self._traced: list = []
 
     def __enter__(self) -> record_function:
         prof = getattr(_active, "profiler", None)
         if prof is not None and prof._recording:
             self._token = (prof, prof._begin(self.name, "user_annotation", []))
+        if _execution_trace._running:
+            self._traced = _execution_trace.user_scope_begin(self.name)
         return self
 
     def __exit__(self, *exc) -> None:
+        if self._traced:
+            _execution_trace.user_scope_end(self._traced)
+            self._traced = []
         if self._token is not None:
             prof, i = self._token
             self._token = None
@@ -715,4 +732,5 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_FROM_AUTOGRAD_PROFILER))
 
 
-from . import itt, profiler, python_tracer  # noqa: E402  (submodules over the names above)
+from ._execution_trace import ExecutionTraceObserver  # noqa: E402, I001  (profiler.py reads it)
+from . import _execution_trace, itt, profiler, python_tracer  # noqa: E402  (submodules)

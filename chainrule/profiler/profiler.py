@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from . import (  # noqa: F401  (ProfilerActivity, kineto_available: importable here too)
+    ExecutionTraceObserver,
     ProfilerAction,
     ProfilerActivity,
     kineto_available,
@@ -14,7 +15,7 @@ from . import (  # noqa: F401  (ProfilerActivity, kineto_available: importable h
 )
 
 __all__ = ["supported_activities", "ProfilerAction", "schedule", "tensorboard_trace_handler",
-           "profile"]
+           "profile", "ExecutionTraceObserver"]
 
 PROFILER_STEP_NAME = "ProfilerStep"  # the ranges prof.step() opens are "ProfilerStep#<n>"
 
