@@ -50,11 +50,15 @@ def _factory(*extra: str):
     layout exists here; ``out=`` takes the result (in out's dtype unless ``dtype`` is given)."""
     def decorate(fn):
         name = fn.__name__
+        params = list(inspect.signature(fn).parameters.values())
+        sized = params[0].kind is inspect.Parameter.VAR_POSITIONAL and params[0].name == "size"
 
         @functools.wraps(fn)
         def factory(*args, out=None, layout=None, pin_memory: bool = False, **kwargs):
             for key in extra:
                 kwargs.pop(key, None)
+            if sized and "size" in kwargs:  # f(size=(2, 3)), as PyTorch's parser allows
+                args = _size_keyword(name, args, kwargs.pop("size"))
             if layout is not None and str(layout) != "torch.strided":
                 raise RuntimeError(f"{name}(): only the strided layout is provided (got "
                                    f"{layout}); sparse tensors do not exist in chainrule")
@@ -74,7 +78,6 @@ def _factory(*extra: str):
                     f"({result.numel()},).", UserWarning, stacklevel=2)
             return _write_out(result, out, name)
 
-        params = list(inspect.signature(fn).parameters.values())
         added = [inspect.Parameter(p, inspect.Parameter.KEYWORD_ONLY, default=d)
                  for p, d in (("out", None), ("layout", None), ("pin_memory", False),
                               *((key, None) for key in extra))]
@@ -82,6 +85,16 @@ def _factory(*extra: str):
         return factory
 
     return decorate
+
+
+def _size_keyword(name: str, args: tuple, size) -> tuple:
+    """The positional form of ``size=``: a sequence of ints, and no positional size besides."""
+    if args:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'size' must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    return (tuple(size),)
 
 
 def _infer(data):
@@ -245,11 +258,35 @@ def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     return _finish(mem.ones(check_size("ones", size), dtype=_dtype("ones", dtype)), requires_grad)
 
 
-@_factory("memory_format")
-def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+@_factory()
+def empty(*size, dtype=None, device=None, requires_grad: bool = False,
+          memory_format=None) -> Tensor:
     """An uninitialised tensor (zeros here)."""
     shape = check_size("empty", size)
-    return _finish(memory_of(device).zeros(shape, dtype=_dtype("empty", dtype)), requires_grad)
+    mem = memory_of(device)
+    order = None if memory_format is None else _format_order(memory_format, len(shape))
+    if order is None or mem is not xp:
+        return _finish(mem.zeros(shape, dtype=_dtype("empty", dtype)), requires_grad)
+    array = xp.zeros([shape[d] for d in order], dtype=_dtype("empty", dtype))
+    return _finish(array.transpose(_inverse(order)), requires_grad)
+
+
+def _format_order(memory_format, rank: int) -> tuple | None:
+    """The axis order (outermost first) of a memory format: None for contiguous_format, the
+    channels last for channels_last (rank 4) and channels_last_3d (rank 5)."""
+    name = str(memory_format).rpartition(".")[2]
+    if name == "contiguous_format":
+        return None
+    if name == "preserve_format":
+        raise RuntimeError("unsupported memory format Preserve")
+    want = 4 if name == "channels_last" else 5
+    if rank != want:
+        raise RuntimeError(f"required rank {want} tensor to use {name} format")
+    return (0, *range(2, want), 1)
+
+
+def _inverse(order: tuple) -> tuple:
+    return tuple(sorted(range(len(order)), key=order.__getitem__))
 
 
 def _fill_dtype(value):
@@ -695,22 +732,67 @@ def _cast_int(value: int, dt) -> int:
 
 
 def _like(factory):
-    def like(input, *, dtype=None, device=None, requires_grad: bool = False, **kwargs):
+    def like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
+             memory_format=None, **kwargs):
         if dtype is not None:
             dtype_argument(like.__name__, dtype)
         if type(input) is BatchedTensor and factory not in (rand, randn):
             return _batched_like(like, input, dtype, requires_grad, **kwargs)
-        if factory in (rand, randn) and type(input) is not BatchedTensor:
-            order, contiguous = _layout(input._data, dense_only=True)
-            if order is not None and (device is None or memory_of(device) is xp):
-                return _drawn_like(factory, input, dtype, requires_grad, contiguous, order,
-                                   **kwargs)
-        return factory(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
-                       device=input.device if device is None else device, **kwargs)
+        order, contiguous = _like_layout(input, memory_format)
+        if order is not None and device is not None and memory_of(device) is not xp:
+            order = None
+        if factory in (rand, randn) and order is not None:
+            return _drawn_like(factory, input, dtype, requires_grad, contiguous, order,
+                               **kwargs)
+        return _laid_out(factory, order, input.shape, requires_grad, dtype=dtype or input.dtype,
+                         layout=layout, device=input.device if device is None else device,
+                         **kwargs)
 
     like.__name__ = factory.__name__ + "_like"
     like.__doc__ = f"{factory.__name__} with the shape (and by default dtype) of ``input``."
     return like
+
+
+def _like_layout(input, memory_format) -> tuple:
+    """The axis order (outermost first; None: as they are) and contiguity of a ``*_like``
+    result: ``preserve_format`` keeps a dense input's layout, as PyTorch's."""
+    name = "preserve_format" if memory_format is None else str(memory_format).rpartition(".")[2]
+    if name == "preserve_format":
+        order = None if type(input) is BatchedTensor else _like_order(input._data)
+        return order, order is None
+    order = _format_order(memory_format, input.dim())
+    return order, order is None
+
+
+def _like_order(array) -> tuple | None:
+    """The axis order (outermost first) of a ``*_like`` result kept from a strided input, as
+    PyTorch infers it: decreasing strides, the larger size outer among equal ones, and broadcast
+    (zero-stride) axes left where they are (an insertion sort that never moves past them)."""
+    if not isinstance(array, xp.ndarray) or array.flags.c_contiguous:
+        return None
+    strides, sizes = [abs(s) for s in array.strides], array.shape
+    perm = list(range(array.ndim))[::-1]  # innermost first
+    for i in range(1, len(perm)):
+        j = i
+        for k in range(i - 1, -1, -1):
+            a, b = perm[k], perm[j]
+            if strides[a] == 0 or strides[b] == 0:
+                continue
+            if strides[a] < strides[b]:
+                break
+            if strides[a] > strides[b] or sizes[a] > sizes[b]:
+                perm[k], perm[j] = b, a
+                j = k
+    order = tuple(reversed(perm))
+    return None if order == tuple(range(array.ndim)) else order
+
+
+def _laid_out(factory, order, shape, requires_grad: bool, **kwargs) -> Tensor:
+    """``factory(*shape, **kwargs)`` with its memory in the axis ``order`` given."""
+    if order is None:
+        return factory(tuple(shape), requires_grad=requires_grad, **kwargs)
+    made = factory(tuple(shape[d] for d in order), **kwargs)
+    return _finish(made._data.transpose(_inverse(order)), requires_grad)
 
 
 def _drawn_like(factory, input, dtype, requires_grad: bool, contiguous: bool, order: tuple,
@@ -734,15 +816,17 @@ rand_like = _like(rand)
 randn_like = _like(randn)
 
 
-def full_like(input, fill_value, *, dtype=None, device=None,
-              requires_grad: bool = False) -> Tensor:
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None,
+              requires_grad: bool = False, memory_format=None) -> Tensor:
     """A tensor like ``input`` filled with ``fill_value``."""
     if dtype is not None:
         dtype_argument("full_like", dtype)
     if type(input) is BatchedTensor:
         return _batched_like(full_like, input, dtype, requires_grad, fill_value=fill_value)
-    return full(input.shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad,
-                device=input.device if device is None else device)
+    order = _like_layout(input, memory_format)[0] if device is None else None
+    return _laid_out(lambda size, **kw: full(size, fill_value, **kw), order, input.shape,
+                     requires_grad, dtype=dtype or input.dtype, layout=layout,
+                     device=input.device if device is None else device)
 
 
 def _batched_like(like, input, dtype, requires_grad: bool, **kwargs) -> Tensor:
@@ -752,16 +836,20 @@ def _batched_like(like, input, dtype, requires_grad: bool, **kwargs) -> Tensor:
     return out.requires_grad_() if requires_grad else out
 
 
-def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
-                 requires_grad: bool = False) -> Tensor:
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None,
+                 device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     """Random integers in [low, high) with the shape (and by default dtype) of ``input``."""
     if dtype is not None:
         dtype_argument("randint_like", dtype)
+    if layout is not None and str(layout) != "torch.strided":
+        raise RuntimeError(f"randint_like(): only the strided layout is provided (got {layout}); "
+                           "sparse tensors do not exist in chainrule")
     if high is None:
         low, high = 0, low
-    return randint(low, high, input.shape, generator=generator, dtype=dtype or input.dtype,
-                   device=input.device if device is None else device,
-                   requires_grad=requires_grad)
+    order = _like_layout(input, memory_format)[0] if device is None else None
+    return _laid_out(lambda size, **kw: randint(low, high, size, **kw), order, input.shape,
+                     requires_grad, generator=generator, dtype=dtype or input.dtype,
+                     device=input.device if device is None else device)
 
 
 # ---- sampling from distributions ------------------------------------------------------------
