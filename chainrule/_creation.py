@@ -14,7 +14,7 @@ from ._batched import BatchedTensor, batched
 from ._batched import state as vmap_state
 from ._device import as_device, device, get_default_device, memory_of
 from ._quiet import quiet
-from ._shapes import size_tuple
+from ._shapes import _kept_order, size_tuple
 from ._tooling import hooks as tool_hooks
 from ._tooling import kernel
 from ._validation import arange_steps, dtype_argument, nested_data
@@ -766,24 +766,11 @@ def _like_layout(input, memory_format) -> tuple:
 
 def _like_order(array) -> tuple | None:
     """The axis order (outermost first) of a ``*_like`` result kept from a strided input, as
-    PyTorch infers it: decreasing strides, the larger size outer among equal ones, and broadcast
-    (zero-stride) axes left where they are (an insertion sort that never moves past them)."""
+    PyTorch infers it (``_shapes._kept_order``); None when that is the given order."""
     if not isinstance(array, xp.ndarray) or array.flags.c_contiguous:
         return None
-    strides, sizes = [abs(s) for s in array.strides], array.shape
-    perm = list(range(array.ndim))[::-1]  # innermost first
-    for i in range(1, len(perm)):
-        j = i
-        for k in range(i - 1, -1, -1):
-            a, b = perm[k], perm[j]
-            if strides[a] == 0 or strides[b] == 0:
-                continue
-            if strides[a] < strides[b]:
-                break
-            if strides[a] > strides[b] or sizes[a] > sizes[b]:
-                perm[k], perm[j] = b, a
-                j = k
-    order = tuple(reversed(perm))
+    strides = tuple(s // array.itemsize for s in array.strides)
+    order = tuple(reversed(_kept_order(array.shape, strides)))
     return None if order == tuple(range(array.ndim)) else order
 
 
