@@ -153,7 +153,8 @@ def col2im(blocks, n, channels, kernel, stride, dilation, positions, padding, si
         )
         buf[(slice(None),) + index] += blocks(offset)
     crop = tuple(slice(lo, lo + s) for (lo, _), s in zip(padding, size))
-    return _channels_to_front(buf[(slice(None),) + crop])
+    # contiguous, as PyTorch's results are (views, strides and memory-order draws depend on it)
+    return xp.ascontiguousarray(_channels_to_front(buf[(slice(None),) + crop]))
 
 
 def _correlate_transpose(x, w, stride, padding, dilation, groups, output_size):
@@ -214,7 +215,9 @@ def _convolution(input, weight, bias, stride, padding, dilation, groups, transpo
         y = _correlate(input, weight, stride, padding, dilation, groups, output_size)
     if bias is not None:
         y += bias.reshape((-1,) + (1,) * (weight.ndim - 2))
-    return y
+    # contiguous (the matmul left the channels last), as PyTorch's: views, strides and
+    # memory-order draws (dropout's mask) depend on it
+    return xp.ascontiguousarray(y)
 
 
 def _conv(x, w, forward_size, **geometry):
