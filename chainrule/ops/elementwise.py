@@ -242,9 +242,29 @@ def _pow_exponent_grad(g, input, out):
 
 
 def _pow(input, exponent):
+    if type(exponent) in (int, float) and _dtype(input) in (xp.float32, xp.float64):
+        return _float_pow(input, exponent)
     out = xp.power(input, exponent)
     # NumPy raises bools to int8; PyTorch keeps bool (x ** True is x, x ** False is True).
     return out.astype(xp.bool_) if out.dtype == xp.int8 and _dtype(input).kind == "b" else out
+
+
+def _float_pow(input, exponent):
+    """A float array to a scalar power as PyTorch's CPU kernel computes it: products and roots
+    for the exponents it special-cases (so those results are its own to the last bit)."""
+    if exponent == 2:
+        return input * input
+    if exponent == 3:
+        return input * input * input
+    if exponent == -2:
+        return 1 / (input * input)
+    if exponent == -1:
+        return 1 / input
+    if exponent == 0.5:
+        return xp.sqrt(input)
+    if exponent == -0.5:
+        return 1 / xp.sqrt(input)
+    return xp.power(input, exponent)
 
 
 POW = defop(
