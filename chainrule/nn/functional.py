@@ -154,7 +154,9 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """x where x > threshold, else value."""
-    out = _where(input > threshold, input, float(value))
+    # value in input's dtype (an integer tensor stays one, 0.5 becoming 0), as PyTorch
+    value = float(value) if input.is_floating_point() else int(value)
+    out = _where(input > threshold, input, value)
     return input.copy_(out) if inplace else out
 
 
@@ -193,10 +195,22 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     """Leaky ReLU with a random slope in [lower, upper] per element (training), or their mean."""
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
+    from .._batched import BatchedTensor
     from .._creation import rand
 
-    slope = rand(*input.shape, dtype=input.dtype) * (upper - lower) + lower
-    out = _where(input >= 0, input, input * slope)
+    if isinstance(input, BatchedTensor) or input.device.type == "meta":
+        slope = rand(*input.shape, dtype=input.dtype) * (upper - lower) + lower
+        slope = _where(input >= 0, 1.0, slope)
+    else:
+        # PyTorch's draws: a uniform double for each element <= 0 only, in memory order,
+        # between the bounds as the input's compute type holds them
+        negative = input.detach() <= 0
+        opmath = xp.float64 if input._data.dtype == xp.float64 else xp.float32
+        lo, hi = float(opmath(lower)), float(opmath(upper))
+        drawn = rand(int(negative.sum()), dtype=xp.float64) * (hi - lo) + lo
+        slope = input.detach().new_ones(input.shape)
+        slope[negative] = drawn.to(input.dtype)
+    out = input * slope
     return input.copy_(out) if inplace else out
 
 
@@ -922,11 +936,13 @@ def _alpha_dropout(input: Tensor, p: float, training: bool, inplace: bool, featu
     if p == 1:
         out = input * 0.0
         return input.copy_(out) if inplace else out
-    from .._creation import rand
+    from .._creation import _bernoulli_draws, _layout
 
     shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else tuple(input.shape)
-    # In ops: under vmap(randomness='different') the noise is batched, one mask per example.
-    keep = (rand(*shape, dtype=input.dtype) >= p).to(input.dtype)
+    # PyTorch's noise: bernoulli_(1 - p) of a tensor laid out as the input (or the features).
+    # Under vmap(randomness='different') it is batched, one mask per example.
+    order = None if feature else _layout(input._data, dense_only=True)[0]
+    keep = _bernoulli_draws(shape, 1.0 - p, input._data.dtype, order)
     # Kept units are scaled by a and shifted, dropped ones set, so that the mean and variance
     # of SELU activations are preserved (PyTorch's alpha dropout).
     a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
@@ -1256,11 +1272,12 @@ def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative
 def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,
                    dim: int = -1) -> Tensor:
     """softmax((logits + Gumbel noise) / tau); with hard, one-hot forward and soft gradient."""
-    from .._creation import rand
+    from .._creation import empty_like
+    from .._dtypes import contiguous_format
 
-    # In ops: under vmap(randomness='different') the noise is batched, its own per example.
-    uniform = rand(*logits.shape, dtype=logits.dtype)
-    gumbels = -(-(-uniform).log1p()).log()  # -log(Exp(1) samples)
+    # PyTorch's noise: -log of exponential_() draws into a contiguous tensor like logits (under
+    # vmap(randomness='different') batched, its own per example)
+    gumbels = -empty_like(logits, memory_format=contiguous_format).exponential_().log()
     soft = _activation.softmax((logits + gumbels) / tau, dim)
     if not hard:
         return soft
