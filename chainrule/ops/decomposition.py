@@ -176,11 +176,11 @@ def triangular_solve(b, A, upper: bool = True, transpose: bool = False,
 
 
 def _gram(L, upper: bool):
-    """L L^T (U^T U) of the triangle of L, differentiated as L L^T of the whole of L: PyTorch's
+    """L L^H (U^H U) of the triangle of L, differentiated as L L^H of the whole of L: PyTorch's
     cholesky_solve and cholesky_inverse convention."""
-    full = L.mT @ L if upper else L @ L.mT
+    full = L.mH @ L if upper else L @ L.mH
     T = L.triu() if upper else L.tril()
-    return full + ((T.mT @ T if upper else T @ T.mT) - full).detach()
+    return full + ((T.mH @ T if upper else T @ T.mH) - full).detach()
 
 
 def cholesky_solve(B, L, upper: bool = False) -> Tensor:
@@ -714,11 +714,11 @@ def _reflectors(A, k: int):
 
 
 def _reflect(C, V, tau, order, left: bool):
-    """C with the reflectors H_i = I - tau_i v_i v_i^T applied in ``order`` (from the left:
+    """C with the reflectors H_i = I - tau_i v_i v_i^H applied in ``order`` (from the left:
     H C; from the right: C H)."""
     for i in order:
         v, t = V[..., :, i : i + 1], tau[..., i : i + 1].unsqueeze(-1)
-        C = C - (t * v) @ (v.mT @ C) if left else C - ((C @ v) * t) @ v.mT
+        C = C - (t * v) @ (v.mH @ C) if left else C - ((C @ v) * t) @ v.mH
     return C
 
 
@@ -777,7 +777,7 @@ def ormqr(input, tau, other, left: bool = True, transpose: bool = False) -> Tens
     # Q = H_1 ... H_k: Q C applies H_k first, Q^T C applies H_1 first (and the mirror on the right)
     forward = left == transpose
     order = range(k) if forward else range(k - 1, -1, -1)
-    value = _reflect(other, V, tau, order, left)
+    value = _reflect(other, V, tau.conj() if transpose else tau, order, left)  # H^H: conj(tau)
     return value
 
 

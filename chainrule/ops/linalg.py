@@ -1416,31 +1416,32 @@ def _pinv(A, atol, rtol, hermitian):
     with xp.errstate(divide="ignore"):
         if hermitian:
             winv = xp.where(s > cutoff, 1 / w, 0).astype(A.dtype)
-            return (V * winv[..., None, :]) @ xp.swapaxes(V, -1, -2)
+            return (V * winv[..., None, :]) @ xp.swapaxes(V, -1, -2).conj()
         sinv = xp.where(s > cutoff, 1 / s, 0).astype(A.dtype)
-    return xp.swapaxes(Vh, -1, -2) @ (sinv[..., :, None] * xp.swapaxes(U, -1, -2))
+    return xp.swapaxes(Vh, -1, -2).conj() @ (sinv[..., :, None] * xp.swapaxes(U, -1, -2).conj())
 
 
 def _pinv_rule(g, A, out):
-    # Golub & Pereyra 1973: gA = -P^T g P^T + (I - A P) g^T P P^T + P^T P g^T (I - P A)
+    # Golub & Pereyra 1973: gA = -P^H g P^H + (I - A P) g^H P P^H + P^H P g^H (I - P A)
+    # (conjugate transposes: the rule is written in the complex convention)
     P = out
-    gT = g.mT
-    X = gT @ (P @ P.mT)
-    Y = (P.mT @ P) @ gT
-    return -(P.mT @ g @ P.mT) + (X - A @ (P @ X)) + (Y - (Y @ P) @ A)
+    gH = g.mH
+    X = gH @ (P @ P.mH)
+    Y = (P.mH @ P) @ gH
+    return -(P.mH @ g @ P.mH) + (X - A @ (P @ X)) + (Y - (Y @ P) @ A)
 
 
 def _pinv_jvp(t_A, A, out):
-    # dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P
+    # dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P
     P = out
-    dAT = t_A.mT
-    X = (P @ P.mT) @ dAT
-    Y = dAT @ (P.mT @ P)
+    dAH = t_A.mH
+    X = (P @ P.mH) @ dAH
+    Y = dAH @ (P.mH @ P)
     return -(P @ t_A @ P) + (X - (X @ A) @ P) + (Y - P @ (A @ Y))
 
 
 LINALG_PINV = defop("linalg_pinv", _pinv, ("A",), (_pinv_rule,), jvp=_pinv_jvp,
-                    batch=leading_dims(2))
+                    batch=leading_dims(2), holomorphic=False)
 
 
 def pinv(input, *, atol=None, rtol=None, hermitian: bool = False, rcond=None) -> Tensor:
@@ -1464,9 +1465,15 @@ def pinverse(input, rcond: float = 1e-15) -> Tensor:
 
 
 def lstsq(A, B, rcond=None, *, driver=None) -> tuple:
-    """The least-squares solution of A X = B: (solution, residuals, rank, singular_values), as
-    PyTorch's default CPU driver 'gelsy' (residuals and singular values empty)."""
+    """The least-squares solution of A X = B: (solution, residuals, rank, singular_values),
+    filled as PyTorch's CPU drivers fill them: the rank except with 'gels', the singular values
+    with 'gelsd' and 'gelss', the squared residuals with those two and 'gels' when A is tall and
+    every A has full rank (else empty)."""
     _check_matrix(A, "linalg.lstsq", square=False)
+    driver = "gelsy" if driver is None else driver
+    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, "
+                           "gelsy, gelsd, gelss)")
     vector = B._data.ndim == A._data.ndim - 1
     P = pinv(A, rtol=rcond)
     X = (P @ B.unsqueeze(-1)).squeeze(-1) if vector else P @ B
@@ -1474,8 +1481,17 @@ def lstsq(A, B, rcond=None, *, driver=None) -> tuple:
     rtol = rcond if rcond is not None else xp.finfo(A._data.dtype).eps * max(A._data.shape[-2:])
     top = amax(s, -1, keepdim=True) if s.shape[-1] else s.new_zeros(s.shape[:-1] + (1,))
     rank = (s > top * rtol).sum(-1)
-    residuals = X.reshape(-1)[:0]  # empty, as 'gelsy' leaves it (but part of the graph)
-    singular_values = _const(xp.zeros((0,), dtype=A._data.dtype, like=A._data))
+    m, n = A._data.shape[-2:]
+    real = s._data.dtype
+    if driver != "gelsy" and m > n and (driver == "gels" or bool((rank == n).all())):
+        misfit = A @ X.unsqueeze(-1) - B.unsqueeze(-1) if vector else A @ X - B
+        residuals = (misfit.abs() ** 2).sum(-2)
+    else:
+        residuals = _const(xp.zeros((0,), dtype=real, like=A._data))
+    if driver == "gels":
+        rank = _const(xp.zeros((0,), dtype=xp.int64, like=A._data))
+    singular_values = s if driver in ("gelsd", "gelss") else _const(
+        xp.zeros((0,), dtype=real, like=A._data))
     return result("linalg_lstsq", "solution residuals rank singular_values",
                   (X, residuals, rank, singular_values))
 
