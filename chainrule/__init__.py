@@ -157,7 +157,7 @@ from .func import vmap  # noqa: E402
 from .functional import *  # noqa: E402, F403  (torch.einsum is torch.functional.einsum, ...)
 from .futures import Future  # noqa: E402
 from . import _dynamo, _inductor, _logging, jit, testing  # noqa: E402  (torch.jit, ...)
-from . import accelerator, amp, cpu, futures, hub, overrides, types  # noqa: E402  (torch.amp, ...)
+from . import accelerator, amp, cpu, futures, hub, onnx, overrides, types  # noqa: E402  (torch.amp)
 
 globals().update(_deprecated.wrap_functions(globals()))  # torch.add(input, alpha, other), ...
 # CPU autocast: the functions and methods it lists, wrapped once (chainrule/_autocast.py)
