@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import numbers
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -312,9 +313,9 @@ class Stat:
         with self._lock:
             return self._stats()
 
-    def __del__(self) -> None:
+    def __del__(self, _finalizing=sys.is_finalizing) -> None:
         lock = getattr(self, "_lock", None)
-        if lock is not None:
+        if lock is not None and not _finalizing():  # handlers may be gone at shutdown
             with lock:
                 self._log()
 

@@ -576,9 +576,8 @@ def _create_empty_block_mask(query: Tensor, key: Tensor) -> BlockMask:
 
 # ---- flex_attention --------------------------------------------------------------------------
 
-def _check_kernel_options(query: Tensor, return_lse: bool, kernel_options,
-                          return_aux: AuxRequest | None) -> dict:
-    """The kernel options with PyTorch's defaults, refused where PyTorch refuses them."""
+def _check_kernel_options(kernel_options, return_aux: AuxRequest | None) -> None:
+    """Refuse the kernel options PyTorch refuses (chainrule has no kernel to pass them to)."""
     options = {} if kernel_options is None else dict(kernel_options)
     if "BACKEND" in options and options.get("FORCE_USE_FLEX_ATTENTION", False):
         raise RuntimeError(
@@ -589,24 +588,15 @@ def _check_kernel_options(query: Tensor, return_lse: bool, kernel_options,
     if "BACKEND" in options and options["BACKEND"] not in backends:
         raise ValueError(f"Invalid BACKEND value '{options['BACKEND']}'. Must be one of "
                          f"{backends}")
-    options.setdefault("BACKEND", "AUTO")
-    for key, value in (("PRESCALE_QK", False), ("ROWS_GUARANTEED_SAFE", False),
-                       ("BLOCKS_ARE_CONTIGUOUS", False), ("WRITE_DQ", True)):
-        options.setdefault(key, value)
-    if "OUTPUT_LOGSUMEXP" in options:
-        raise AssertionError("OUTPUT_LOGSUMEXP must not be in kernel_options")
-    options["OUTPUT_LOGSUMEXP"] = bool(return_lse or (return_aux is not None and return_aux.lse))
-    if "OUTPUT_MAX" in options:
-        raise AssertionError("OUTPUT_MAX must not be in kernel_options")
-    output_max = return_aux is not None and return_aux.max_scores
-    if options["BACKEND"] == "FLASH" and output_max:
-        raise NotImplementedError(
-            "Returning max scores is not supported with BACKEND='FLASH'. Use "
-            "return_aux=AuxRequest(lse=True) or omit max_scores.")
-    if output_max:
+    for internal in ("OUTPUT_LOGSUMEXP", "OUTPUT_MAX"):
+        if internal in options:
+            raise AssertionError(f"{internal} must not be in kernel_options")
+    if return_aux is not None and return_aux.max_scores:
+        if options.get("BACKEND", "AUTO") == "FLASH":
+            raise NotImplementedError(
+                "Returning max scores is not supported with BACKEND='FLASH'. Use "
+                "return_aux=AuxRequest(lse=True) or omit max_scores.")
         raise NotImplementedError("Returning max scores is not supported on CPU/MPS.")
-    options["OUTPUT_MAX"] = output_max
-    return options
 
 
 def _check_inputs(query: Tensor, key: Tensor, value: Tensor, block_mask, enable_gqa: bool):
@@ -720,7 +710,7 @@ def flex_attention(query: Tensor, key: Tensor, value: Tensor,
     if return_lse:
         _warn_once("deprecated_return_lse", "return_lse is deprecated and will be removed in "
                    "v2.10. Please use return_aux=AuxRequest(lse=True) instead.", FutureWarning)
-    _check_kernel_options(query, return_lse, kernel_options, return_aux)
+    _check_kernel_options(kernel_options, return_aux)
     if not _FLEX_ATTENTION_DISABLE_COMPILE_DEBUG:
         _warn_once(
             "flex_attention_performance",
