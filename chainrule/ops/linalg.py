@@ -114,6 +114,8 @@ def _matmul(a, b):
         if a.size * b.shape[-1] > 16384:
             return xp.einsum("...ik,...kj->...ij", a, b)
         return xp.multiply(a, b)
+    if a.ndim > 2 and b.ndim == 2:  # one 2-D product: NumPy's stacked matmul calls BLAS per matrix
+        return xp.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[-1:])
     return xp.matmul(a, b)
 
 

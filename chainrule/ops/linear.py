@@ -15,7 +15,11 @@ from ._registry import defop
 
 
 def _linear(input, weight, bias):
-    out = xp.matmul(input, weight.T)
+    if input.ndim > 2:  # one 2-D product: NumPy's stacked matmul is ~10x slower here
+        out = xp.matmul(input.reshape(-1, input.shape[-1]), weight.T)
+        out = out.reshape(input.shape[:-1] + out.shape[-1:])
+    else:
+        out = xp.matmul(input, weight.T)
     if bias is not None:
         out += bias
     return out
