@@ -26,18 +26,48 @@ from ._meta import MetaArray, NeedsValues, on_standins
 from ._quiet import quiet_run, run_busy, run_quiet
 from ._tooling import RUN, note_inplace
 from ._tooling import hooks as tool_hooks
+from .autograd import grad_mode
 from .autograd.anomaly_mode import note_forward
 from .autograd.forward_ad import copy_tangents, get_tangent, set_tangent
 from .autograd.forward_ad import state as forward_state
 from .autograd.grad_mode import state
 from .autograd.graph import SavedInput, SavedOutput, accumulator_of, pack_saved, saved_hooks
-from .tensor import Tensor
+from .tensor import INFERENCE, INFERENCE_INPLACE, Tensor
 
 __all__ = ["apply", "apply_inplace"]
 
 _ndarray = xp.ndarray
 _ufunc = xp.ufunc
-_wrap = Tensor._wrap
+_wrap = _plain_wrap = Tensor._wrap
+_plain_init_leaf = Tensor._init_leaf
+
+
+def _wrap_in_mode(array, grad_fn, output_nr: int) -> Tensor:
+    """``Tensor._wrap`` while a thread is in inference mode: the tensors made there are
+    inference tensors (a view or detach() then takes its base's counter instead)."""
+    t = _plain_wrap(array, grad_fn, output_nr)
+    if state.inference:
+        t._vc = INFERENCE
+    return t
+
+
+def _init_leaf_in_mode(self: Tensor, array, vc: list | None = None) -> None:
+    """``Tensor._init_leaf`` while a thread is in inference mode (the legacy constructor,
+    Parameter and copies make their tensors with it)."""
+    _plain_init_leaf(self, array, INFERENCE if vc is None and state.inference else vc)
+
+
+def _mark_inference(on: bool) -> None:
+    """Swap in the marking constructors (``_wrap`` for apply and every caller of
+    ``Tensor._wrap``, and ``Tensor._init_leaf``) while some thread is in inference mode, and
+    back: nothing is paid when none is."""
+    global _wrap
+    _wrap = _wrap_in_mode if on else _plain_wrap
+    Tensor._wrap = staticmethod(_wrap)
+    Tensor._init_leaf = _init_leaf_in_mode if on else _plain_init_leaf
+
+
+grad_mode._inference_marking = _mark_inference
 
 
 def _promote(op, arrays: list) -> list:
@@ -425,6 +455,8 @@ def _modified_no_grad_view():
 def _check_inplace(target: Tensor, recording: bool) -> None:
     if not recording:
         return
+    if target._vc is INFERENCE and not INFERENCE.inference_mode():
+        raise RuntimeError(INFERENCE_INPLACE)  # before autograd's own checks, as PyTorch's
     view = target._extra.get("view") if target._extra else None
     if target.requires_grad and target.grad_fn is None:
         if view is None:

@@ -98,6 +98,50 @@ def _no_numpy_dtype(array) -> None:
         raise TypeError(f"Got unsupported ScalarType {SCALAR_NAMES[array.dtype.name]}")
 
 
+class _Uncounted(list):
+    """The version counter of every inference tensor (one made in inference mode): it has none.
+    One shared ``[0]`` that never moves: counting an in-place change (bump_version, after the
+    write, as PyTorch checks) raises outside inference mode and does nothing inside."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def inference_mode() -> bool:
+        """Whether this thread is in inference mode (bound by autograd.grad_mode)."""
+        return False
+
+    def __setitem__(self, index, value) -> None:
+        if not self.inference_mode():
+            raise RuntimeError(INFERENCE_INPLACE)
+
+
+class _InferenceAlias(list):
+    """The version counter of ``detach()`` or ``.data`` of an inference tensor taken outside
+    inference mode: PyTorch gives such an alias a counter of its own, so it may change in place,
+    while it stays an inference tensor otherwise."""
+
+    __slots__ = ()
+
+
+def is_inference_counter(counter) -> bool:
+    """Whether a tensor with this version counter (``_vc``) is an inference tensor."""
+    return counter is INFERENCE or type(counter) is _InferenceAlias
+
+
+def _alias_counter(counter):
+    """The version counter of detach() or .data of an inference tensor with ``counter``."""
+    if counter is INFERENCE and not INFERENCE.inference_mode():
+        return _InferenceAlias([0])
+    return counter
+
+
+INFERENCE = _Uncounted([0])
+INFERENCE_INPLACE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+    "clone to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
 def _new_dtype(name: str, dtype):
     """The NumPy dtype of a ``new_*`` method's ``dtype`` argument."""
     dtype_argument(name, dtype)
@@ -147,7 +191,10 @@ class Tensor:
     def data(self) -> Tensor:
         """The values as a tensor outside the graph, sharing storage (PyTorch's unchecked alias:
         changes through it are not seen by version counters; prefer ``detach()``)."""
-        return Tensor._wrap(self._data, None, 0)
+        t = Tensor._wrap(self._data, None, 0)
+        # no counter shared (an unchecked alias), but an inference tensor's alias is one
+        t._vc = _alias_counter(self._vc) if is_inference_counter(self._vc) else None
+        return t
 
     @data.setter
     def data(self, value) -> None:
@@ -187,6 +234,9 @@ class Tensor:
         if value and self._data.dtype.kind not in "fcV":  # "V": bfloat16, float8
             raise RuntimeError("only Tensors of floating point and complex dtype can require "
                                f"gradients (got {self.dtype}); convert with .float() first")
+        if value and is_inference_counter(self._vc) and not INFERENCE.inference_mode():
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -221,7 +271,10 @@ class Tensor:
         """How many times the storage was changed in place (PyTorch's ``tensor._version``).
 
         The counter itself is ``_vc``, a list shared by a tensor and its views: ``[version]``,
-        or with in-place notes for saved tensors (see ``_tooling``)."""
+        or with in-place notes for saved tensors (see ``_tooling``); ``INFERENCE`` for
+        inference tensors, which have none."""
+        if self._vc is INFERENCE:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._vc[0] if self._vc is not None else 0
 
     @property
@@ -273,9 +326,12 @@ class Tensor:
     def detach(self) -> Tensor:
         """The same data, cut from the graph (shares storage and version counter)."""
         t = Tensor._wrap(self._data, None, 0)
-        if self._vc is None:
-            self._vc = [0]
-        t._vc = self._vc
+        counter = self._vc
+        if counter is None:
+            counter = self._vc = [0]
+        elif counter is INFERENCE:
+            counter = _alias_counter(counter)
+        t._vc = counter
         return t
 
     def detach_(self) -> Tensor:
@@ -763,7 +819,7 @@ def _deepcopy_array(array, memo: dict):
 
 def _deepcopy_counter(counter: list | None, memo: dict) -> list | None:
     """The copies' version counter: one for the copies of tensors that shared one."""
-    if counter is None:
+    if counter is None or counter is INFERENCE:  # copies of inference tensors are normal ones
         return None
     copied = memo.get(id(counter))
     if copied is None:

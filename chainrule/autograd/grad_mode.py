@@ -7,6 +7,8 @@ import functools
 import inspect
 import threading
 
+from ..tensor import _Uncounted
+
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "set_multithreading_enabled", "enforce_grad_layout_policy"]
 
@@ -128,14 +130,46 @@ class set_grad_enabled(_Mode):
 
 
 class inference_mode(_Mode):
-    """Like no_grad, for code that will never need gradients (``inference_mode(False)`` undoes)."""
+    """Like no_grad, for code that will never need gradients (``inference_mode(False)`` undoes);
+    the tensors made inside are inference tensors."""
 
     def __init__(self, mode: bool = True) -> None:
         self._enabled = not mode
         self._inference = bool(mode)
 
+    def __enter__(self) -> None:
+        if self._inference:
+            _count_inference_blocks(1)
+        super().__enter__()
+
+    def __exit__(self, *exc) -> None:
+        super().__exit__(*exc)
+        if self._inference:
+            _count_inference_blocks(-1)
+
     def clone(self):
         return self.__class__(self._inference)
+
+
+# Inference tensors: a tensor made in inference mode has the version counter tensor.INFERENCE
+# (it has none). Marking new tensors costs nothing while no thread is in inference mode: the
+# first block to open, in any thread, starts it and the last to close stops it.
+_inference_blocks = [0]
+_inference_lock = threading.Lock()
+
+
+def _inference_marking(on: bool) -> None:
+    """Start (True) or stop marking the tensors made in inference mode (bound by _dispatch)."""
+
+
+def _count_inference_blocks(change: int) -> None:
+    with _inference_lock:
+        _inference_blocks[0] += change
+        if _inference_blocks[0] == (1 if change > 0 else 0):
+            _inference_marking(change > 0)
+
+
+_Uncounted.inference_mode = staticmethod(is_inference_mode_enabled)
 
 
 class _Switch:

@@ -17,7 +17,7 @@ from .._dtypes import channels_last, contiguous_format
 from .._shapes import non_overlapping_and_dense
 from .._tooling import describe_location, notes_of
 from .._tooling import hooks as tool_hooks
-from ..tensor import Tensor, type_desc
+from ..tensor import Tensor, is_inference_counter, type_desc
 from ._gradient_report import GradientReport, GradientStep, gradient_report
 from .forward_ad import set_tangent
 from .forward_ad import state as forward_state
@@ -118,6 +118,13 @@ def modified_message(tensor_desc: str, node_name: str | None, version: int, expe
                    f"clone() the tensor before modifying it in place{instead}.")
 
 
+_INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`.")
+
+
 class SavedInput:
     """An input tensor saved for backward, with the version it had then."""
 
@@ -134,6 +141,8 @@ class SavedInput:
             self.version = 0
             self.notes = None
         else:
+            if type(counter) is not list:  # an inference tensor's (tensor.INFERENCE or kin)
+                raise RuntimeError(_INFERENCE_SAVED)
             self.version = counter[0]
             notes = counter[1] if len(counter) > 1 else None
             if notes is None or notes:  # else share it: nothing noted yet (constants, weights)
@@ -741,6 +750,8 @@ def _pack(tensor, pack_hook: Callable, unpack_hook: Callable, is_output: bool,
     """Save ``tensor`` as ``pack_hook(tensor)`` (or of ``shown``, a view of it for the hook),
     with what unpacking needs to put it back in its place in the graph."""
     counter = tensor._vc
+    if is_inference_counter(counter):
+        raise RuntimeError(_INFERENCE_SAVED)
     version = counter[0] if counter else 0
     prev, grad_state.enabled = grad_state.enabled, False  # PyTorch runs pack hooks without grad
     try:

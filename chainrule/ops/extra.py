@@ -12,10 +12,10 @@ import warnings
 from .._backend import _category, as_dtype, get_default_dtype, result_type, xp
 from .._batched import BatchedTensor
 from .._batching import fallback, physical
-from .._dispatch import apply, apply_inplace
+from .._dispatch import apply, apply_inplace, bump_version
 from .._meta import MetaArray, array_of
 from .._shapes import normalize_dim
-from ..tensor import Tensor
+from ..tensor import Tensor, is_inference_counter
 from . import complex as cx
 from . import elementwise as ew
 from . import fft as fftops
@@ -1126,8 +1126,8 @@ def is_signed(input) -> bool:
 
 
 def is_inference(input) -> bool:
-    """False: chainrule has no inference tensors (inference_mode only turns recording off)."""
-    return False
+    """True if input is an inference tensor (made in inference mode)."""
+    return is_inference_counter(input._vc)
 
 
 def get_device(input) -> int:
@@ -1292,7 +1292,10 @@ def _resize_(self, *sizes, memory_format=None) -> Tensor:
     n = math.prod(sizes)
     data = xp.zeros(n, dtype=self._data.dtype)
     data[:min(n, flat.size)] = flat[:n]
+    resized = self._data.shape != tuple(sizes)
     self._data = data.reshape(sizes)
+    if resized:  # as PyTorch, a new shape counts as a change (and then refuses an inference
+        bump_version(self, "resize_")  # tensor outside inference mode)
     return self
 
 
