@@ -1,5 +1,5 @@
 """Padding: constant padding is a record (its adjoint is cropping, padding by the negated
-amounts); reflect, replicate and circular padding are indexing."""
+amounts); reflect, replicate and circular padding join border slices (indexing to crop)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from .._dispatch import apply
 from ..tensor import Tensor
 from ._nnutil import with_batch
 from ._registry import defop
+from .shape import cat
 
 
 def _constant_pad(input, pad, value):
@@ -71,6 +72,10 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
                                f"at dimension {axis} of input {list(input.shape)}")
         if mode == "circular" and (lo > n or hi > n):
             raise RuntimeError("Padding value causes wrapping around more than once.")
+        kept = n - max(-lo, 0) - max(-hi, 0)
+        if kept > 0 and (mode != "circular" or max(lo, hi) <= kept):
+            out = cat(_borders(out, axis, lo, hi, mode), axis)  # slices: no gather
+            continue
         positions = xp.arange(-lo, n + hi)
         if mode == "reflect":
             index = xp.abs(positions)
@@ -81,6 +86,26 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
             index = positions % n
         out = out[(slice(None),) * axis + (index,)]
     return out
+
+
+def _borders(x, axis: int, lo: int, hi: int, mode: str) -> list:
+    """x along ``axis`` cropped by negative amounts, with its ``lo`` and ``hi`` border slices:
+    reflected (the edge not repeated) or the edge replicated from x, or wrapped around what the
+    cropping left (PyTorch's circular padding)."""
+    n = x.shape[axis]
+    body = x.narrow(axis, max(-lo, 0), n - max(-lo, 0) - max(-hi, 0))
+    lo, hi = max(lo, 0), max(hi, 0)
+    if mode == "circular":
+        x, n = body, body.shape[axis]
+    if mode == "reflect":
+        before, after = x.narrow(axis, 1, lo).flip(axis), x.narrow(axis, n - 1 - hi, hi).flip(axis)
+    elif mode == "replicate":
+        shape = list(x.shape)
+        before = x.narrow(axis, 0, 1).expand(*shape[:axis], lo, *shape[axis + 1:])
+        after = x.narrow(axis, n - 1, 1).expand(*shape[:axis], hi, *shape[axis + 1:])
+    else:
+        before, after = x.narrow(axis, n - lo, lo), x.narrow(axis, 0, hi)
+    return [part for part in (before, body, after) if part.shape[axis]]
 
 
 FUNCTIONS: dict = {}

@@ -349,3 +349,27 @@ def test_torch_onnx_imports_and_says_export_is_not_provided():
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == ["False", "refused True"]
     assert issubclass(chainrule.onnx.OnnxExporterError, RuntimeError)
+
+
+# ---- reflect, replicate and circular padding (slices joined; crops as PyTorch's) ---------------
+
+
+PADS = [((2, 3, 5), (2, 1)), ((2, 3, 5), (0, 4)), ((1, 2, 4, 5), (1, 2, 3, 0)),
+        ((1, 2, 3, 4, 5), (1, 1, 2, 2, 0, 1)), ((2, 3, 5), (-1, 2)), ((2, 3, 5), (2, -1)),
+        ((2, 3, 5), (1, -3)), ((2, 3, 5), (-3, 1)), ((1, 1, 3, 4), (-1, 2, 1, -1))]
+
+
+# reflect refuses a pad as large as the dim (tests/test_bad_input.py)
+@pytest.mark.parametrize("mode,shape,pad", [
+    (mode, shape, pad) for mode in ("reflect", "replicate", "circular") for shape, pad in PADS
+    if mode != "reflect" or max(pad) < min(shape[-len(pad) // 2:])])
+def test_pad_modes_with_crops(mode, shape, pad):
+    def make(lib):
+        lib.manual_seed(0)
+        x = lib.randn(*shape, dtype=lib.float64, requires_grad=True)
+        y = lib.nn.functional.pad(x, pad, mode=mode)
+        (grad,) = lib.autograd.grad((y * lib.randn(y.shape, dtype=lib.float64)).sum(), x)
+        return [y, grad]
+
+    ours, theirs = both(make)
+    assert_same(ours, theirs, rtol=1e-12)
