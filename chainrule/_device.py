@@ -7,6 +7,7 @@ down as an object; asking it for memory raises what a CPU build of PyTorch raise
 
 from __future__ import annotations
 
+import re
 import threading
 
 from . import _meta
@@ -17,11 +18,16 @@ __all__ = ["device", "get_default_device", "set_default_device", "memory_of"]
 # The device types PyTorch's parser knows, in its order (its error message lists them).
 TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga",
          "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+_PATTERN = re.compile(r"[a-zA-Z_]+(:(0|[1-9][0-9]*))?")  # what PyTorch's parser accepts
 # What asking for memory there raises on PyTorch's CPU build.
 _NOT_COMPILED = {"cuda": "CUDA", "xpu": "XPU", "mtia": "MTIA"}
+_MTIA_HINT = (". Ensure you have `import mtia.host_runtime.torch_mtia.dynamic_library` in your "
+              "python src file and include `//mtia/host_runtime/torch_mtia:torch_mtia` as your "
+              "target dependency!")
 _BACKEND = {"mps": "MPS", "xla": "XLA", "lazy": "Lazy", "ipu": "IPU", "vulkan": "Vulkan",
-            "fpga": "FPGA", "maia": "MAIA", "ve": "VE", "hip": "HIP", "hpu": "HPU",
-            "privateuseone": "PrivateUse1"}
+            "fpga": "FPGA", "maia": "MAIA", "ve": "VE", "hip": "HIP"}
+_NO_MODULE = ("hpu", "privateuseone")  # PyTorch imports torch.<type> first, and has none
+_CAFFE2 = ("mkldnn", "opengl", "opencl", "ideep")
 
 
 class device:
@@ -46,16 +52,16 @@ class device:
         if index is not None and (not isinstance(index, int) or isinstance(index, bool)):
             raise TypeError(f"device(): argument 'index' (position 2) must be int, not "
                             f"{index.__class__.__name__}")
+        if not _PATTERN.fullmatch(type):
+            raise RuntimeError(f"Invalid device string: '{type}'")
         name, colon, ordinal = type.partition(":")
         if name not in TYPES:
             raise RuntimeError(f"Expected one of {', '.join(TYPES)} device type at start of "
-                               f"device string: {type}")
+                               f"device string: {name}")
         if colon:
             if index is not None:
                 raise RuntimeError(f"type (string) must not include an index because index was "
                                    f"passed explicitly: {type}")
-            if not ordinal.isdigit() or (len(ordinal) > 1 and ordinal[0] == "0"):
-                raise RuntimeError(f"Invalid device string: '{type}'")
             index = int(ordinal)
         if index is not None and index < 0:
             raise RuntimeError("Device index must not be negative")
@@ -134,7 +140,8 @@ def set_default_device(device) -> None:
 
 def memory_of(d, what: str = "empty"):
     """The array namespace holding memory on device ``d`` (None: the default device): NumPy
-    for the CPU, ``_meta`` for the meta device; any other device raises as PyTorch's CPU build.
+    for the CPU, ``_meta`` for the meta device; any other device raises what PyTorch's CPU
+    build raises when a factory (or, ``what="_to_copy"``, a move) asks for memory there.
     """
     if d is None:
         d = _state.default
@@ -146,9 +153,20 @@ def memory_of(d, what: str = "empty"):
         return xp
     if d.type == "meta":
         return _meta
-    if d.type in _NOT_COMPILED:
-        raise AssertionError(f"Torch not compiled with {_NOT_COMPILED[d.type]} enabled")
+    kind = d.type
+    if kind in _NOT_COMPILED:
+        raise AssertionError(f"Torch not compiled with {_NOT_COMPILED[kind]} enabled"
+                             + (_MTIA_HINT if kind == "mtia" else ""))
+    if kind in _NO_MODULE:
+        raise ModuleNotFoundError(f"No module named 'torch.{kind}'", name=f"torch.{kind}")
+    if what == "_to_copy" and kind != "lazy":
+        raise RuntimeError(f"PyTorch is not linked with support for {kind} devices")
+    if kind in _CAFFE2:
+        raise RuntimeError(f"This is a grandfathered Caffe2 device type {kind}, it shouldn't "
+                           "ever convert to a DispatchKey (chainrule has the 'cpu' and 'meta' "
+                           "devices only).")
     raise NotImplementedError(
-        f"Could not run 'aten::{what}' with arguments from the '{_BACKEND.get(d.type, d.type)}' "
-        "backend: chainrule has the 'cpu' and 'meta' devices only.")
+        f"Could not run 'aten::empty.memory_format' with arguments from the '{_BACKEND[kind]}' "
+        "backend. This could be because the operator doesn't exist for this backend "
+        "(chainrule has the 'cpu' and 'meta' devices only).")
 

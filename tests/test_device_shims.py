@@ -320,3 +320,23 @@ def test_is_floating_point(obj):
              "number": lambda: 3.0, "none": lambda: None}[obj]()
         return m.is_floating_point(x)
     same(scenario)
+
+
+@pytest.mark.parametrize("text", ["float32", " cpu", "cpu:x", "cuda:", "Cpu", "foo:0", "cuda:01",
+                                  "cpu:0", "meta:1", "cuda:3"])
+def test_device_strings_parse_as_torch(text):
+    same(lambda m: str(m.device(text)))
+
+
+@pytest.mark.parametrize("dev", ["cuda", "cuda:1", "xpu", "mtia", "mps", "xla", "ipu", "maia",
+                                 "vulkan", "hip", "ve", "fpga", "lazy", "hpu", "privateuseone"])
+@pytest.mark.parametrize("how", ["to", "zeros", "empty"])
+def test_memory_on_a_device_chainrule_lacks_fails_as_a_cpu_build(dev, how):
+    calls = {"to": lambda m: m.zeros(1).to(dev), "zeros": lambda m: m.zeros(1, device=dev),
+             "empty": lambda m: m.empty(2, device=dev)}
+    with pytest.raises(BaseException) as theirs:
+        calls[how](torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        calls[how](cr)
+    # the same words up to PyTorch's list of its backends (chainrule names its two instead)
+    assert str(ours.value)[:60] == str(theirs.value)[:60]
