@@ -17,6 +17,8 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
+import runpy
 import sys
 from types import ModuleType
 
@@ -99,8 +101,6 @@ def pytest_load_initial_conftests(early_config, parser, args) -> None:
 
 
 def _main(argv: list[str]) -> None:
-    import runpy
-
     usage = "usage: python -m chainrule.as_torch (script.py | -m module) [args ...]"
     if not argv or argv[0] in ("-h", "--help"):
         print(usage)
@@ -113,7 +113,7 @@ def _main(argv: list[str]) -> None:
         runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
     else:
         sys.argv = argv
-        sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.abspath(argv[0])))
+        sys.path.insert(0, os.path.dirname(os.path.abspath(argv[0])))  # as python script.py
         runpy.run_path(argv[0], run_name="__main__")
 
 
