@@ -8,7 +8,9 @@ chainrule's module of the same path, and ``functorch`` to chainrule's functorch)
 - ``pytest -p chainrule.as_torch`` runs a library's own test suite on chainrule.
 
 The module objects are chainrule's own, so ``torch.nn is chainrule.nn``. If the real torch is
-already imported in the process, ``install`` refuses rather than mixing the two.
+already imported in the process, ``install`` refuses rather than mixing the two. Processes that
+multiprocessing spawns (``set_start_method('spawn')``, ``torch.multiprocessing.spawn``) install
+the alias first thing too, before they unpickle anything or import the main script again.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import multiprocessing.spawn
 import os
 import runpy
 import sys
@@ -61,6 +64,18 @@ class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 _finder = _Alias()
+_PROLOGUE = "import chainrule.as_torch; chainrule.as_torch.install(); "
+_spawn_command_line = multiprocessing.spawn.get_command_line
+
+
+def _aliased_command_line(**kwds) -> list:
+    """multiprocessing's command line for a spawned child, whose program installs the alias
+    before it runs ``spawn_main``."""
+    command = _spawn_command_line(**kwds)
+    if "-c" in command:
+        at = command.index("-c") + 1
+        command[at] = _PROLOGUE + command[at]
+    return command
 
 
 def _real_torch_loaded() -> bool:
@@ -84,12 +99,14 @@ def install() -> None:
             "supported. Install the alias before anything imports torch: call it first thing, "
             "or run the program with `python -m chainrule.as_torch`.")
     sys.meta_path.insert(0, _finder)
+    multiprocessing.spawn.get_command_line = _aliased_command_line
 
 
 def uninstall() -> None:
     """Undo ``install``: forget the aliases (modules already imported keep their reference)."""
     if _finder in sys.meta_path:
         sys.meta_path.remove(_finder)
+    multiprocessing.spawn.get_command_line = _spawn_command_line
     for name in [n for n in sys.modules if _target(n) is not None]:
         if getattr(sys.modules[name], "__name__", "").startswith("chainrule"):
             del sys.modules[name]

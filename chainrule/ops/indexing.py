@@ -309,8 +309,8 @@ def _parse_key(key, shape: tuple):
     for k in key:
         if type(k) is BatchedTensor:  # an index per example: kept as a tensor, see _batch_key
             _batch_key(k)
-        elif isinstance(k, (Tensor, *_ARRAYS, list)):
-            k = _index_array(k)
+        elif isinstance(k, (Tensor, *_ARRAYS, list, range)):  # a range is a sequence, as a list
+            k = _index_array(list(k) if type(k) is range else k)
         elif isinstance(k, (bool, xp.bool_)):
             k = xp.asarray(k)
         elif not (k is None or k is Ellipsis or type(k) is slice or isinstance(k, int)):

@@ -373,3 +373,50 @@ def test_pad_modes_with_crops(mode, shape, pad):
 
     ours, theirs = both(make)
     assert_same(ours, theirs, rtol=1e-12)
+
+
+# ---- indexing by a range; the alias in spawned processes ----------------------------------------
+
+
+def test_a_range_indexes_as_a_list():
+    # mnist_forward_forward: x[range(n), y]
+    def make(lib):
+        x = lib.arange(12).view(3, 4)
+        picked = [x[range(2)], x[range(3), [0, 1, 2]], x[:, range(1, 3)], x[range(0)]]
+        x[range(2)] = 0
+        y = lib.ones(3, 4, requires_grad=True)
+        (grad,) = lib.autograd.grad(y[range(3), range(3)].sum(), y)
+        return [*picked, x, grad]
+
+    ours, theirs = both(make)
+    assert_same(ours, theirs)
+
+
+SPAWNING = """
+import multiprocessing
+import torch
+
+
+def child(queue, t):
+    queue.put((torch.__name__, type(t).__module__, (t * 2).tolist()))
+
+
+if __name__ == "__main__":
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    process = context.Process(target=child, args=(queue, torch.arange(3)))
+    process.start()
+    print(*queue.get())
+    process.join()
+    print(process.exitcode)
+"""
+
+
+def test_spawned_processes_import_torch_as_chainrule(tmp_path):
+    # mnist_hogwild: set_start_method('spawn'); the children imported the real torch
+    script = tmp_path / "spawning.py"
+    script.write_text(SPAWNING)
+    done = subprocess.run([sys.executable, "-m", "chainrule.as_torch", str(script)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["chainrule torch [0, 2, 4]", "0"]
