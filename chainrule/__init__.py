@@ -156,6 +156,8 @@ from .cuda import AcceleratorError, OutOfMemoryError  # noqa: E402
 from .func import vmap  # noqa: E402
 from .functional import *  # noqa: E402, F403  (torch.einsum is torch.functional.einsum, ...)
 from .futures import Future  # noqa: E402
+# isort: split
+# The facades read the namespace above as it is complete (torch.testing, torch.jit, ...).
 from . import _dynamo, _inductor, _logging, jit, testing  # noqa: E402  (torch.jit, ...)
 from . import accelerator, amp, cpu, futures, hub, onnx, overrides, types  # noqa: E402  (torch.amp)
 

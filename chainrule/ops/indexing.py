@@ -13,8 +13,8 @@ import math
 from .._backend import astype, xp
 from .._batched import BatchedTensor
 from .._batching import _pad, fallback, physical
-from .._meta import MetaArray
 from .._dispatch import apply, apply_inplace, bump_version
+from .._meta import MetaArray
 from .._validation import check_expand
 from ..autograd.forward_ad import get_tangent
 from ..autograd.forward_ad import state as forward_state

@@ -16,8 +16,8 @@ from .._backend import as_dtype, astype, dtype, xp
 from .._batched import BatchedTensor, batched
 from .._batching import _pad, batch_dims, elementwise, fallback, materialize
 from .._device import as_device, memory_of
-from .._meta import MetaArray
 from .._dispatch import _check_inplace, _link_view, apply, apply_inplace, bump_version
+from .._meta import MetaArray
 from .._validation import dtype_name, int_sizes, tensor_sequence
 from ..autograd.forward_ad import get_tangent, set_tangent
 from ..autograd.forward_ad import state as forward_state
