@@ -109,7 +109,7 @@ def numel(input: Tensor) -> int:
     return input.numel()
 
 
-from . import (  # noqa: E402  (they use the op functions above)
+from . import (  # noqa: E402, I001  (they use the op functions above; order matters)
     _deprecated,
     backends,
     compiler,
@@ -156,9 +156,8 @@ from .cuda import AcceleratorError, OutOfMemoryError  # noqa: E402
 from .func import vmap  # noqa: E402
 from .functional import *  # noqa: E402, F403  (torch.einsum is torch.functional.einsum, ...)
 from .futures import Future  # noqa: E402
-# isort: split
 # The facades read the namespace above as it is complete (torch.testing, torch.jit, ...).
-from . import _dynamo, _inductor, _logging, jit, testing  # noqa: E402  (torch.jit, ...)
+from . import _dynamo, _inductor, _logging, jit, testing  # noqa: E402, I001  (torch.jit, ...)
 from . import accelerator, amp, cpu, futures, hub, onnx, overrides, types  # noqa: E402  (torch.amp)
 
 globals().update(_deprecated.wrap_functions(globals()))  # torch.add(input, alpha, other), ...
