@@ -123,8 +123,6 @@ class Op:
         self.holomorphic = holomorphic
         # True: the results' shapes depend on the input values (the meta device refuses it)
         self.sized_by_values = sized_by_values
-        # True: the results' shapes depend on the input values (the meta device refuses it)
-        self.sized_by_values = sized_by_values
         self.node_class = node_class(self)  # grad_fn's class, e.g. AddBackward0
 
     def __repr__(self) -> str:
