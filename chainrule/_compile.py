@@ -107,7 +107,7 @@ class Capture:
         self.names[key] = name
         self.refs[name] = weakref.ref(array, functools.partial(self._dead, key, name))
         root = array.base
-        while root is not None and root.base is not None:
+        while getattr(root, "base", None) is not None:  # a buffer (mmap, bytes) ends the chain
             root = root.base
         self.meta[name] = (array.shape, array.dtype, array.base is None and earlier is None,
                            array.flags.c_contiguous and array.flags.writeable,

@@ -1489,7 +1489,7 @@ def lstsq(A, B, rcond=None, *, driver=None) -> tuple:
         misfit = A @ X.unsqueeze(-1) - B.unsqueeze(-1) if vector else A @ X - B
         residuals = (misfit.abs() ** 2).sum(-2)
     else:
-        residuals = _const(xp.zeros((0,), dtype=real, like=A._data))
+        residuals = X.reshape(-1)[:0].abs()  # empty, but on the graph as PyTorch's is
     if driver == "gels":
         rank = _const(xp.zeros((0,), dtype=xp.int64, like=A._data))
     singular_values = s if driver in ("gelsd", "gelss") else _const(
