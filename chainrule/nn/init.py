@@ -7,11 +7,13 @@ import math
 import warnings
 from collections.abc import Callable
 
-import chainrule
-
+from .. import linalg
 from .._backend import xp
+from .._creation import empty_like, randperm
 from .._dispatch import bump_version
 from ..autograd.grad_mode import no_grad
+from ..ops.elementwise import where
+from ..ops.linalg import diag
 from ..tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
@@ -79,8 +81,8 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
                 outside = (result < lo) | (result > hi)
                 if not outside.any():
                     break
-                again = chainrule.empty_like(result).normal_(mean, std, generator=generator)
-                result = chainrule.where(outside, again, result)
+                again = empty_like(result).normal_(mean, std, generator=generator)
+                result = where(outside, again, result)
             if tensor is not result:
                 tensor.copy_(result)
             return tensor
@@ -88,8 +90,8 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
         # relative to its peak in the window.
         mode = max(a, min(mean, b))
         log_peak = -0.5 * ((mode - mean) / std) ** 2
-        candidates = chainrule.empty_like(tensor)
-        accept = chainrule.empty_like(tensor)
+        candidates = empty_like(tensor)
+        accept = empty_like(tensor)
         tensor.uniform_(a, b, generator=generator)
         candidates.copy_(tensor)
         candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
@@ -98,10 +100,10 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
             result = tensor
             while True:
                 candidates.uniform_(a, b, generator=generator)
-                result = chainrule.where(pending, candidates, result)
+                result = where(pending, candidates, result)
                 candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
                 rejected = accept.uniform_(generator=generator).log_().gt(candidates)
-                pending = chainrule.where(pending, rejected, pending)
+                pending = where(pending, rejected, pending)
                 if not pending.any():
                     break
             tensor.copy_(result)
@@ -195,8 +197,8 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
         flat = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
         if rows < cols:
             flat = flat.t()
-        q, r = chainrule.linalg.qr(flat)
-        q = q * chainrule.diag(r, 0).sign()  # Q uniform over the orthogonal group (Mezzadri)
+        q, r = linalg.qr(flat)
+        q = q * diag(r, 0).sign()  # Q uniform over the orthogonal group (Mezzadri)
         if rows < cols:
             q = q.t()
         tensor.view_as(q).copy_(q)
@@ -236,7 +238,7 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     with no_grad():
         tensor.normal_(0, std, generator=generator)
         for col in range(cols):
-            tensor[chainrule.randperm(rows)[:zeros], col] = 0
+            tensor[randperm(rows)[:zeros], col] = 0
     return tensor
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 import warnings
 
-import chainrule
-
 from ... import _creation
+from ...ops.elementwise import where
+from ...ops.shape import cat
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -346,14 +346,14 @@ def _additive_mask(mask: Tensor | None, dtype) -> Tensor | None:
     if mask is None or mask.is_floating_point():
         return mask
     zeros = _creation.zeros(*mask.shape, dtype=dtype)
-    return chainrule.where(mask, zeros - math.inf, zeros)
+    return where(mask, zeros - math.inf, zeros)
 
 
 def _pad_last(mask: Tensor | None) -> Tensor | None:
     """The mask with one more key position at the end, not masked (for bias_k / zero_attn)."""
     if mask is None:
         return None
-    return chainrule.cat([mask, _creation.zeros(*mask.shape[:-1], 1, dtype=mask.dtype)], -1)
+    return cat([mask, _creation.zeros(*mask.shape[:-1], 1, dtype=mask.dtype)], -1)
 
 
 class MultiheadAttention(Module):
@@ -456,8 +456,8 @@ class MultiheadAttention(Module):
         if attn_mask is not None and attn_mask.dim() == 2:
             attn_mask = attn_mask.unsqueeze(0)
         if self.bias_k is not None:
-            k = chainrule.cat([k, self.bias_k.expand(1, bsz, embed_dim)], 0)
-            v = chainrule.cat([v, self.bias_v.expand(1, bsz, embed_dim)], 0)
+            k = cat([k, self.bias_k.expand(1, bsz, embed_dim)], 0)
+            v = cat([v, self.bias_v.expand(1, bsz, embed_dim)], 0)
             attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
 
         # (L, N, E) -> (N * heads, L, head_dim)
@@ -465,8 +465,8 @@ class MultiheadAttention(Module):
         k = k.reshape(k.shape[0], bsz * heads, head_dim).transpose(0, 1)
         v = v.reshape(v.shape[0], bsz * heads, head_dim).transpose(0, 1)
         if self.add_zero_attn:
-            k = chainrule.cat([k, _creation.zeros(bsz * heads, 1, head_dim, dtype=k.dtype)], 1)
-            v = chainrule.cat([v, _creation.zeros(bsz * heads, 1, head_dim, dtype=v.dtype)], 1)
+            k = cat([k, _creation.zeros(bsz * heads, 1, head_dim, dtype=k.dtype)], 1)
+            v = cat([v, _creation.zeros(bsz * heads, 1, head_dim, dtype=v.dtype)], 1)
             attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
         src_len = k.shape[1]
 

@@ -11,9 +11,8 @@ import math
 import numbers
 import warnings
 
-import chainrule
-
 from ... import _creation
+from ...ops.shape import cat, stack
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -274,7 +273,7 @@ class RNNBase(Module):
                 states = self._step(step, states, w_hh, b_hh, w_hr)
             else:
                 new = self._step(step, [s[:n] for s in states], w_hh, b_hh, w_hr)
-                states = [chainrule.cat([a, s[n:]]) for a, s in zip(new, states)]
+                states = [cat([a, s[n:]]) for a, s in zip(new, states)]
             outputs.append(states[0][:n])
         if reverse:
             outputs.reverse()
@@ -290,7 +289,7 @@ class RNNBase(Module):
         else:
             sizes = None
             x, states, batched = self._prepare(input, hx)
-        join = chainrule.stack if sizes is None else chainrule.cat
+        join = stack if sizes is None else cat
         directions = 2 if self.bidirectional else 1
         finals = [[] for _ in states]
         for layer in range(self.num_layers):
@@ -306,8 +305,8 @@ class RNNBase(Module):
                 outs.append(join(out, 0))
                 for final, s in zip(finals, last):
                     final.append(s)
-            x = outs[0] if directions == 1 else chainrule.cat(outs, -1)
-        finals = [chainrule.stack(f, 0) for f in finals]
+            x = outs[0] if directions == 1 else cat(outs, -1)
+        finals = [stack(f, 0) for f in finals]
         if packed:
             if input.unsorted_indices is not None:
                 finals = [f.index_select(1, input.unsorted_indices) for f in finals]

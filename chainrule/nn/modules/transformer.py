@@ -6,9 +6,8 @@ import copy
 import math
 from collections.abc import Callable
 
-import chainrule
-
 from ... import _creation
+from ...ops.linalg import triu
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -44,7 +43,7 @@ def _get_clones(module: Module, N: int) -> ModuleList:  # noqa: N803  (PyTorch's
 def _generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
     """A causal mask: -inf above the diagonal (position i sees positions <= i), 0 elsewhere."""
     mask = _creation.full((sz, sz), -math.inf, device=device, dtype=dtype)
-    return chainrule.triu(mask, diagonal=1)
+    return triu(mask, diagonal=1)
 
 
 def _get_seq_len(src: Tensor, batch_first: bool) -> int | None:

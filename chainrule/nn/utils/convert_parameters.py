@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ...autograd.grad_mode import no_grad
+from ...ops.shape import cat
 from ...tensor import Tensor
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
@@ -12,8 +13,6 @@ __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
     """All parameters flattened into one vector (differentiable)."""
-    from ... import cat
-
     return cat([p.reshape(-1) for p in parameters])
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import copy
 
+from ..._creation import ones_like, zeros_like
 from ...autograd.grad_mode import no_grad
+from ...ops.elementwise import rsqrt
 from ...tensor import Tensor
 from ..parameter import Parameter
 
@@ -27,8 +29,6 @@ def fuse_conv_bn_weights(conv_w: Tensor, conv_b: Tensor | None, bn_rm: Tensor, b
                          bn_eps: float, bn_w: Tensor | None, bn_b: Tensor | None,
                          transpose: bool = False) -> tuple[Parameter, Parameter]:
     """Convolution weight and bias that include a batch norm with these statistics."""
-    from ... import ones_like, rsqrt, zeros_like
-
     dtype = conv_w.dtype
     bias_dtype = conv_b.dtype if conv_b is not None else dtype
     conv_b = zeros_like(bn_rm) if conv_b is None else conv_b
@@ -59,8 +59,6 @@ def fuse_linear_bn_weights(linear_w: Tensor, linear_b: Tensor | None, bn_rm: Ten
                            bn_rv: Tensor, bn_eps: float, bn_w: Tensor,
                            bn_b: Tensor) -> tuple[Parameter, Parameter]:
     """Linear weight and bias that include a batch norm with these statistics."""
-    from ... import rsqrt, zeros_like
-
     linear_b = zeros_like(bn_rm) if linear_b is None else linear_b
     scale = bn_w * rsqrt(bn_rv + bn_eps)
     with no_grad():

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from ... import linalg
 from ..._backend import xp
+from ..._creation import arange, eye, randn, tensor, zeros_like
 from ...autograd.grad_mode import no_grad
+from ...ops.elementwise import allclose, where
+from ...ops.shape import cat
 from ...tensor import Tensor
 from .. import functional as F
 from ..modules.module import Module
@@ -20,33 +24,26 @@ _MAPS = ("matrix_exp", "cayley", "householder")
 def _householder_product(A: Tensor, tau: Tensor) -> Tensor:
     """The first k columns of H_1 ⋯ H_k, H_i = I - tau_i v_i v_iᵀ with v_i the i-th column of A
     below the diagonal and 1 on it (LAPACK's orgqr), for A of shape (..., n, k)."""
-    import chainrule
-
     n, k = A.shape[-2], A.shape[-1]
-    eye = chainrule.eye(n, dtype=A.dtype)
-    Q = eye.expand(*A.shape[:-2], n, n)
-    rows = chainrule.arange(n).unsqueeze(-1)
+    Q = eye(n, dtype=A.dtype).expand(*A.shape[:-2], n, n)
+    rows = arange(n).unsqueeze(-1)
     for i in range(k):
         # column i with zeros above the diagonal and 1 on it
-        v = chainrule.where(rows > i, A[..., i:i + 1], (rows == i).to(A.dtype))
+        v = where(rows > i, A[..., i:i + 1], (rows == i).to(A.dtype))
         Q = Q - (Q.matmul(v) * tau[..., i:i + 1].unsqueeze(-1)).matmul(v.mT)
     return Q[..., :k]
 
 
 def _make_orthogonal(A: Tensor) -> Tensor:
     """The Q of A = QR with R's diagonal positive."""
-    import chainrule
-
-    Q, R = chainrule.linalg.qr(A)
+    Q, R = linalg.qr(A)
     return Q * R.diagonal(dim1=-2, dim2=-1).sign().unsqueeze(-2)
 
 
 def _is_orthogonal(Q: Tensor) -> bool:
-    import chainrule
-
     n, k = Q.shape[-2], Q.shape[-1]
     eps = 10.0 * n * float(xp.finfo(Q._data.dtype).eps)
-    return chainrule.allclose(Q.mT.matmul(Q), chainrule.eye(k, dtype=Q.dtype), atol=eps)
+    return allclose(Q.mT.matmul(Q), eye(k, dtype=Q.dtype), atol=eps)
 
 
 class _Orthogonal(Module):
@@ -61,8 +58,6 @@ class _Orthogonal(Module):
             self.register_buffer("base", None)
 
     def forward(self, X: Tensor) -> Tensor:
-        import chainrule
-
         n, k = X.shape[-2], X.shape[-1]
         transposed = n < k
         if transposed:
@@ -72,13 +67,13 @@ class _Orthogonal(Module):
             # a skew-symmetric n x n matrix from the lower triangle of the (tall) X
             X = X.tril()
             if n != k:
-                X = chainrule.cat([X, X.new_zeros(*X.shape[:-2], n, n - k)], dim=-1)
+                X = cat([X, X.new_zeros(*X.shape[:-2], n, n - k)], dim=-1)
             A = X - X.mT
             if self.orthogonal_map == "matrix_exp":
-                Q = chainrule.linalg.matrix_exp(A)
+                Q = linalg.matrix_exp(A)
             else:  # the Cayley map (I - A/2)⁻¹ (I + A/2)
-                eye = chainrule.eye(n, dtype=A.dtype)
-                Q = chainrule.linalg.solve(eye - 0.5 * A, eye + 0.5 * A)
+                identity = eye(n, dtype=A.dtype)
+                Q = linalg.solve(identity - 0.5 * A, identity + 0.5 * A)
             Q = Q[..., :k]
         else:
             A = X.tril(diagonal=-1)
@@ -91,8 +86,6 @@ class _Orthogonal(Module):
         return Q.mT if transposed else Q
 
     def right_inverse(self, Q: Tensor) -> Tensor:
-        import chainrule
-
         with no_grad():
             if tuple(Q.shape) != self.shape:
                 raise ValueError(f"Expected a matrix or batch of matrices of shape "
@@ -113,31 +106,27 @@ class _Orthogonal(Module):
             if n == k:
                 Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
             else:  # complete Q to an n x n orthogonal matrix with random columns
-                extra = chainrule.randn(*Q.shape[:-2], n, n - k, dtype=Q.dtype)
-                Q = _make_orthogonal(chainrule.cat([Q, extra], dim=-1))
+                extra = randn(*Q.shape[:-2], n, n - k, dtype=Q.dtype)
+                Q = _make_orthogonal(cat([Q, extra], dim=-1))
             self.base = Q
             # -I: the parametrization of the identity for every map, so the weight is `base`
-            neg_id = chainrule.zeros_like(Q_init)
+            neg_id = zeros_like(Q_init)
             neg_id.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
             return neg_id
 
     @staticmethod
     def _householder_inverse(Q: Tensor, transpose: bool) -> Tensor:
         """Reflectors (below the diagonal) and signs (on it) whose product is Q's QR factor."""
-        import chainrule
-
         A, tau = _geqrf(Q)
         signs = A.diagonal(dim1=-2, dim2=-1).sign()
         # a column LAPACK did not reflect (tau = 0) is reflected by the forward's tau = 2
-        A.diagonal(dim1=-2, dim2=-1).copy_(chainrule.where(tau == 0.0, -signs, signs))
+        A.diagonal(dim1=-2, dim2=-1).copy_(where(tau == 0.0, -signs, signs))
         return A.mT if transpose else A
 
 
 def _geqrf(Q: Tensor) -> tuple[Tensor, Tensor]:
     """LAPACK's geqrf of a tall matrix (..., n, k): R on and above the diagonal, the Householder
     vectors below it (unit leading entry implied), and their scales tau."""
-    import chainrule
-
     a = Q._data.astype(Q._data.dtype, copy=True)
     n, k = a.shape[-2], a.shape[-1]
     tau = xp.zeros(a.shape[:-2] + (k,), dtype=a.dtype)
@@ -155,7 +144,7 @@ def _geqrf(Q: Tensor) -> tuple[Tensor, Tensor]:
             m[j, j + 1:] -= tau[index + (j,)] * w
             m[j + 1:, j + 1:] -= tau[index + (j,)] * xp.outer(v, w)
             m[j, j], m[j + 1:, j] = beta, v
-    return chainrule.tensor(a), chainrule.tensor(tau)
+    return tensor(a), tensor(tau)
 
 
 def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *,
@@ -222,8 +211,6 @@ class _SpectralNorm(Module):
 
     def __init__(self, weight: Tensor, n_power_iterations: int = 1, dim: int = 0,
                  eps: float = 1e-12) -> None:
-        import chainrule
-
         super().__init__()
         ndim = weight.dim()
         if dim >= ndim or dim < -ndim:
@@ -238,8 +225,8 @@ class _SpectralNorm(Module):
             self.n_power_iterations = n_power_iterations
             matrix = self._reshape_weight_to_matrix(weight)
             h, w = matrix.shape
-            u = chainrule.randn(h, dtype=weight.dtype)
-            v = chainrule.randn(w, dtype=weight.dtype)
+            u = randn(h, dtype=weight.dtype)
+            v = randn(w, dtype=weight.dtype)
             self.register_buffer("_u", F.normalize(u, dim=0, eps=self.eps))
             self.register_buffer("_v", F.normalize(v, dim=0, eps=self.eps))
             self._power_method(matrix, 15)

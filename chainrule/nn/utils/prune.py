@@ -7,6 +7,7 @@ import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 
+from ..._creation import ones_like, rand, zeros
 from ...autograd.grad_mode import no_grad
 from ...tensor import Tensor
 from ..modules.module import Module
@@ -98,9 +99,7 @@ class BasePruningMethod(ABC):
 
 
 def _ones_like(t: Tensor) -> Tensor:
-    import chainrule
-
-    return chainrule.ones_like(t)
+    return ones_like(t)
 
 
 def _composite_method(cls, module: Module, name: str, *args, **kwargs) -> BasePruningMethod:
@@ -238,12 +237,10 @@ class RandomUnstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        import chainrule
-
         k = _count(self.amount, t.numel())
         if k == 0:
             return default_mask.clone()
-        scores = chainrule.rand(t.numel(), dtype=t.dtype if t.is_floating_point() else None)
+        scores = rand(t.numel(), dtype=t.dtype if t.is_floating_point() else None)
         return _zero_at(default_mask, scores.topk(k).indices)
 
     @classmethod
@@ -274,11 +271,9 @@ class L1Unstructured(BasePruningMethod):
 
 def _channels_mask(t: Tensor, dim: int, keep: Tensor) -> Tensor:
     """Ones in the slices ``keep`` (indices along ``dim``), zeros elsewhere."""
-    import chainrule
-
     shape = [1] * t.dim()
     shape[dim] = t.shape[dim]
-    kept = chainrule.zeros(t.shape[dim], dtype=t.dtype).index_fill(0, keep, 1.0)
+    kept = zeros(t.shape[dim], dtype=t.dtype).index_fill(0, keep, 1.0)
     return kept.reshape(shape).expand(t.shape).clone()
 
 
@@ -293,14 +288,12 @@ class RandomStructured(BasePruningMethod):
         self.dim = dim
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        import chainrule
-
         _check_structured(t, self.dim)
         size = t.shape[self.dim]
         k = _count(self.amount, size)
         if k == 0:
             return default_mask
-        keep = chainrule.rand(size).argsort()[k:]
+        keep = rand(size).argsort()[k:]
         return _channels_mask(t, self.dim % t.dim(), keep) * default_mask.to(dtype=t.dtype)
 
     @classmethod

@@ -11,6 +11,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ... import _creation
+from ..._backend import float16, float32, float64, int8, int16, int32, int64, uint8
+from ..._creation import full
+from ...ops.shape import cat, stack
 from ...tensor import Tensor
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_packed_sequence",
@@ -60,39 +63,33 @@ class PackedSequence(PackedSequence_):
         return False
 
     def double(self) -> PackedSequence:
-        return self.to(dtype=_dtype("float64"))
+        return self.to(dtype=float64)
 
     def float(self) -> PackedSequence:
-        return self.to(dtype=_dtype("float32"))
+        return self.to(dtype=float32)
 
     def half(self) -> PackedSequence:
-        return self.to(dtype=_dtype("float16"))
+        return self.to(dtype=float16)
 
     def long(self) -> PackedSequence:
-        return self.to(dtype=_dtype("int64"))
+        return self.to(dtype=int64)
 
     def int(self) -> PackedSequence:
-        return self.to(dtype=_dtype("int32"))
+        return self.to(dtype=int32)
 
     def short(self) -> PackedSequence:
-        return self.to(dtype=_dtype("int16"))
+        return self.to(dtype=int16)
 
     def char(self) -> PackedSequence:
-        return self.to(dtype=_dtype("int8"))
+        return self.to(dtype=int8)
 
     def byte(self) -> PackedSequence:
-        return self.to(dtype=_dtype("uint8"))
+        return self.to(dtype=uint8)
 
 
 def bind(optional, fn):
     """``fn(optional)``, or None when ``optional`` is None."""
     return None if optional is None else fn(optional)
-
-
-def _dtype(name: str):
-    import chainrule
-
-    return getattr(chainrule, name)
 
 
 def invert_permutation(permutation: Tensor | None) -> Tensor | None:
@@ -139,22 +136,14 @@ def pack_padded_sequence(input: Tensor, lengths: Tensor | list[int], batch_first
                            f"{input.shape[0]}, but got {lengths[0]}")
     steps = lengths[0] if lengths else 0
     batch_sizes = [sum(n > t for n in lengths) for t in range(steps)]
-    data = _cat([input[t, :b] for t, b in enumerate(batch_sizes)])
+    data = cat([input[t, :b] for t, b in enumerate(batch_sizes)])
     return PackedSequence(data, _creation.tensor(batch_sizes), sorted_indices, None)
-
-
-def _cat(tensors: list[Tensor]) -> Tensor:
-    import chainrule
-
-    return chainrule.cat(tensors)
 
 
 def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
                         padding_value: float = 0.0,
                         total_length: int | None = None) -> tuple[Tensor, Tensor]:
     """The padded batch (T, B, *) of a packed sequence and each sequence's length."""
-    import chainrule
-
     data, batch_sizes = sequence.data, [int(b) for b in sequence.batch_sizes.tolist()]
     steps = len(batch_sizes)
     if total_length is not None:
@@ -167,11 +156,11 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     feature = tuple(data.shape[1:])
     rows = []
     for chunk, b in zip(data.split(batch_sizes), batch_sizes):
-        pad = chainrule.full((batch - b, *feature), padding_value, dtype=data.dtype)
-        rows.append(chainrule.cat([chunk, pad]) if b < batch else chunk)
-    rows += [chainrule.full((batch, *feature), padding_value, dtype=data.dtype)] * (
+        pad = full((batch - b, *feature), padding_value, dtype=data.dtype)
+        rows.append(cat([chunk, pad]) if b < batch else chunk)
+    rows += [full((batch, *feature), padding_value, dtype=data.dtype)] * (
         steps - len(batch_sizes))
-    padded = chainrule.stack(rows)
+    padded = stack(rows)
     lengths = _creation.tensor([sum(b > i for b in batch_sizes) for i in range(batch)])
     if sequence.unsorted_indices is not None:
         padded = padded.index_select(1, sequence.unsorted_indices)
@@ -182,8 +171,6 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
 def pad_sequence(sequences: Tensor | list[Tensor], batch_first: bool = False,
                  padding_value: float = 0.0, padding_side: str = "right") -> Tensor:
     """Stack sequences of different lengths (L_i, *) into (T, B, *), padding with a value."""
-    import chainrule
-
     if padding_side not in ("left", "right"):
         raise RuntimeError(f"Expected padding_side to be one of left or right, but got "
                            f"{padding_side}.")
@@ -197,10 +184,10 @@ def pad_sequence(sequences: Tensor | list[Tensor], batch_first: bool = False,
     columns = []
     for s in sequences:
         s = _broadcast_to(s, (s.shape[0], *trailing))
-        pad = chainrule.full((steps - s.shape[0], *trailing), padding_value,
+        pad = full((steps - s.shape[0], *trailing), padding_value,
                              dtype=sequences[0].dtype)
-        columns.append(chainrule.cat([s, pad] if padding_side == "right" else [pad, s]))
-    return chainrule.stack(columns, 0 if batch_first else 1)
+        columns.append(cat([s, pad] if padding_side == "right" else [pad, s]))
+    return stack(columns, 0 if batch_first else 1)
 
 
 def _broadcast_to(s: Tensor, shape: tuple) -> Tensor:

@@ -4,6 +4,7 @@ forward."""
 
 from __future__ import annotations
 
+from ..._creation import randn
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from ..modules.module import Module
@@ -69,8 +70,6 @@ class SpectralNorm:
     @staticmethod
     def apply(module: Module, name: str, n_power_iterations: int, dim: int,
               eps: float) -> SpectralNorm:
-        import chainrule
-
         for hook in module._forward_pre_hooks.values():
             if isinstance(hook, SpectralNorm) and hook.name == name:
                 raise RuntimeError(f"Cannot register two spectral_norm hooks on the same "
@@ -85,8 +84,8 @@ class SpectralNorm:
                              "spectral normalization")
         with no_grad():
             h, w = fn.reshape_weight_to_matrix(weight).shape
-            u = F.normalize(chainrule.randn(h, dtype=weight.dtype), dim=0, eps=fn.eps)
-            v = F.normalize(chainrule.randn(w, dtype=weight.dtype), dim=0, eps=fn.eps)
+            u = F.normalize(randn(h, dtype=weight.dtype), dim=0, eps=fn.eps)
+            v = F.normalize(randn(w, dtype=weight.dtype), dim=0, eps=fn.eps)
         delattr(module, fn.name)
         module.register_parameter(fn.name + "_orig", weight)
         setattr(module, fn.name, weight.detach())
