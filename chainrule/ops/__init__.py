@@ -127,3 +127,14 @@ Tensor.__ipow__ = Tensor.pow_
 # Operators the elementwise family defines itself (//, %, shifts, bool-checked -, 2 / x).
 for _name, _fn in elementwise.DUNDERS.items():
     setattr(Tensor, _name, _fn)
+
+
+def __getattr__(name: str):
+    """``torch.ops.<namespace>`` (``torch.ops.aten``, a custom op's ``torch.ops.mylib``): the
+    operator namespaces chainrule.library keeps."""
+    from ._registry import NAMESPACES
+
+    found = NAMESPACES.get(name)
+    if found is None:
+        raise AttributeError(f"module 'torch.ops' has no attribute '{name}'")
+    return found

@@ -24,9 +24,10 @@ from collections.abc import Callable
 
 from ..autograd.graph import node_class
 
-__all__ = ["Op", "defop", "REGISTRY", "ZERO", "not_implemented"]
+__all__ = ["Op", "defop", "REGISTRY", "ZERO", "not_implemented", "NAMESPACES"]
 
 REGISTRY: dict[str, Op] = {}
+NAMESPACES: dict = {}  # torch.ops.<name>: operator namespaces, made by chainrule.library
 
 
 def ZERO(g):
