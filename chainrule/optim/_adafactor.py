@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 
-from .. import Tensor, tensor, zeros_like
 from .._backend import xp
+from .._creation import tensor, zeros_like
+from ..tensor import Tensor
 from .optimizer import ParamsT, _check_functional, _GroupwiseOptimizer
 
 __all__ = ["Adafactor", "adafactor"]

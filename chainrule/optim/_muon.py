@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from .. import Tensor, zeros_like
+from .._creation import zeros_like
+from ..tensor import Tensor
 from .optimizer import ParamsT, _check_functional, _check_nonnegative, _GroupwiseOptimizer
 
 __all__ = ["Muon"]

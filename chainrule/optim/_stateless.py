@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from .. import Tensor
+from ..tensor import Tensor
 from .optimizer import Optimizer
 
 __all__ = ["swap_in_optimizer_params_and_state"]

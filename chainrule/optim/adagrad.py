@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .. import Tensor, full_like, tensor
+from .._creation import full_like, tensor
+from ..tensor import Tensor
 from .optimizer import (
     ParamsT,
     _addcdiv_,

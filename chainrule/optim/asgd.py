@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .. import Tensor, tensor
+from .._creation import tensor
+from ..tensor import Tensor
 from .optimizer import (
     ParamsT,
     _check_flags,

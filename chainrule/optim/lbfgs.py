@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from .. import Tensor, enable_grad, zeros
+from .._creation import zeros
+from ..autograd.grad_mode import enable_grad
+from ..tensor import Tensor
 from .optimizer import Optimizer, _abs_max, _step
 
 __all__ = ["LBFGS"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import Tensor
+from ..tensor import Tensor
 from .optimizer import (
     ParamsT,
     _addcdiv_,

@@ -14,9 +14,13 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, TypeAlias
 
-from .. import Tensor, enable_grad, float32, no_grad, where
+from .._backend import float32
+from .._creation import tensor, zeros_like
 from .._tooling import hooks as _hooks
+from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.graph import RemovableHandle
+from ..ops.elementwise import where
+from ..tensor import Tensor
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -384,8 +388,6 @@ def _init_group(optimizer: Optimizer, group: dict, *buffers: str, scalars: dict 
     """The parameters of ``group`` that have a gradient, their gradients and their states: on
     first use a state gets a float32 ``step``, the ``scalars`` as tensors, the ``buffers`` as
     zeros and whatever ``init(param, grad, state)`` adds, in PyTorch's key order."""
-    from .. import tensor, zeros_like
-
     params, grads, states = [], [], []
     for p in group["params"]:
         grad = p.grad

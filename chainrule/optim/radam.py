@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from .. import Tensor
+from ..tensor import Tensor
 from .optimizer import (
     ParamsT,
     _check_adam_family,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .. import Tensor, full_like
+from .._creation import full_like
+from ..tensor import Tensor
 from .optimizer import (
     ParamsT,
     _check_flags,

@@ -8,10 +8,13 @@ from collections.abc import Callable, Iterable
 from copy import deepcopy
 from typing import Any
 
-from .. import Tensor, int64, no_grad, tensor
+from .._backend import int64
+from .._creation import tensor
+from ..autograd.grad_mode import no_grad
 from ..nn import Module
 from ..nn.modules.batchnorm import _BatchNorm
 from ..nn.modules.instancenorm import _InstanceNorm
+from ..tensor import Tensor
 from .lr_scheduler import LRScheduler, _per_group
 from .optimizer import Optimizer
 
