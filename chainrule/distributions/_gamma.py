@@ -22,10 +22,13 @@ alpha), holding the normal deviate z fixed.
 
 from __future__ import annotations
 
-import chainrule as torch
 from chainrule.autograd import once_differentiable
 
+from .. import autograd
 from .._backend import xp
+from .._creation import from_numpy
+from ..ops.elementwise import digamma, exp, lgamma, log
+from ..ops.shape import broadcast_tensors
 from .utils import draw, finfo
 
 _SERIES_MAX_ALPHA = 50.0
@@ -48,7 +51,7 @@ def standard_gamma_grad(alpha, x):
 def _series(a, x):
     n_terms = int(xp.ceil(x.max() + 10 * xp.sqrt(x.max()) + 30))
     log_x = xp.log(x)
-    psi = torch.digamma(torch.from_numpy(a + 1.0)).numpy()  # digamma(a + n + 1) at n = 0
+    psi = digamma(from_numpy(a + 1.0)).numpy()  # digamma(a + n + 1) at n = 0
     r = x / a
     total = r * (log_x - psi)
     for n in range(1, n_terms):
@@ -65,7 +68,7 @@ def _wilson_hilferty(a, x):
     return c**3 + 3 * a * c**2 * dc
 
 
-class _StandardGamma(torch.autograd.Function):
+class _StandardGamma(autograd.Function):
     @staticmethod
     def forward(ctx, concentration):
         x = draw("standard_gamma", concentration.shape, concentration.dtype, concentration)
@@ -78,7 +81,7 @@ class _StandardGamma(torch.autograd.Function):
     def backward(ctx, grad):
         concentration, x = ctx.saved_tensors
         dx = standard_gamma_grad(concentration.detach().numpy(), x.detach().numpy())
-        return grad * torch.from_numpy(dx).to(concentration.dtype)
+        return grad * from_numpy(dx).to(concentration.dtype)
 
 
 def standard_gamma(concentration):
@@ -87,7 +90,7 @@ def standard_gamma(concentration):
 
 
 def _lgamma(a):
-    return torch.lgamma(torch.from_numpy(xp.asarray(a, dtype=xp.float64))).numpy()
+    return lgamma(from_numpy(xp.asarray(a, dtype=xp.float64))).numpy()
 
 
 def regularized_gamma_p(a, x, iterations: int = 400):
@@ -129,12 +132,12 @@ def regularized_gamma_p(a, x, iterations: int = 400):
     return xp.where(x == 0, 0.0, out)
 
 
-class _GammaP(torch.autograd.Function):
+class _GammaP(autograd.Function):
     @staticmethod
     def forward(ctx, a, x):
         ctx.save_for_backward(a, x)
         p = regularized_gamma_p(a.detach().numpy(), x.detach().numpy())
-        return torch.from_numpy(p).to(x.dtype)
+        return from_numpy(p).to(x.dtype)
 
     @staticmethod
     @once_differentiable  # d/da is computed on arrays (and PyTorch has no d/da at all)
@@ -142,15 +145,15 @@ class _GammaP(torch.autograd.Function):
         a, x = ctx.saved_tensors
         # dP/dx is the Gamma(a, 1) density; dP/da = -density * dx/da (implicit function theorem
         # with the sample derivative above)
-        density = torch.exp((a - 1) * torch.log(x) - x - torch.lgamma(a))
+        density = exp((a - 1) * log(x) - x - lgamma(a))
         grad_a = None
         if ctx.needs_input_grad[0]:
-            dx = torch.from_numpy(standard_gamma_grad(a.detach().numpy(), x.detach().numpy()))
+            dx = from_numpy(standard_gamma_grad(a.detach().numpy(), x.detach().numpy()))
             grad_a = -grad * density.detach() * dx.to(a.dtype)
         return grad_a, grad * density
 
 
 def gammainc(a, x):
     """The regularized lower incomplete gamma function P(a, x), differentiable in both."""
-    a, x = torch.broadcast_tensors(a, x)
+    a, x = broadcast_tensors(a, x)
     return _GammaP.apply(a, x)

@@ -6,7 +6,11 @@ reduced); ``biject_to``/``transform_to`` map the real line onto each one.
 
 from __future__ import annotations
 
-import chainrule as torch
+from .. import linalg
+from .._backend import bool_
+from .._creation import full
+from ..ops.shape import cat as _cat
+from ..ops.shape import stack as _stack
 
 __all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
            "greater_than", "greater_than_eq", "independent", "integer_interval", "interval",
@@ -292,7 +296,7 @@ class _CorrCholesky(Constraint):
 
     def check(self, value):
         tol = _eps(value.dtype) * value.size(-1) * 10
-        row_norm = torch.linalg.norm(value.detach(), dim=-1)
+        row_norm = linalg.norm(value.detach(), dim=-1)
         unit_row_norm = (row_norm - 1.0).abs().le(tol).all(dim=-1)
         return _LowerCholesky().check(value) & unit_row_norm
 
@@ -301,8 +305,8 @@ class _Square(Constraint):
     event_dim = 2
 
     def check(self, value):
-        return torch.full(value.shape[:-2], value.shape[-2] == value.shape[-1],
-                          dtype=torch.bool)
+        return full(value.shape[:-2], value.shape[-2] == value.shape[-1],
+                    dtype=bool_)
 
 
 class _Symmetric(_Square):
@@ -319,7 +323,7 @@ class _PositiveSemidefinite(_Symmetric):
         sym_check = super().check(value)
         if not bool(sym_check.all()):
             return sym_check
-        return torch.linalg.eigvalsh(value).ge(0).all(-1)
+        return linalg.eigvalsh(value).ge(0).all(-1)
 
 
 class _PositiveDefinite(_Symmetric):
@@ -327,7 +331,7 @@ class _PositiveDefinite(_Symmetric):
         sym_check = super().check(value)
         if not bool(sym_check.all()):
             return sym_check
-        return torch.linalg.eigvalsh(value).gt(0).all(-1)
+        return linalg.eigvalsh(value).gt(0).all(-1)
 
 
 class _Cat(Constraint):
@@ -352,7 +356,7 @@ class _Cat(Constraint):
         for constr, length in zip(self.cseq, self.lengths):
             checks.append(constr.check(value.narrow(self.dim, start, length)))
             start += length
-        return torch.cat(checks, self.dim)
+        return _cat(checks, self.dim)
 
 
 class _Stack(Constraint):
@@ -374,7 +378,7 @@ class _Stack(Constraint):
 
     def check(self, value):
         vs = [value.select(self.dim, i) for i in range(value.size(self.dim))]
-        return torch.stack([c.check(v) for v, c in zip(vs, self.cseq)], self.dim)
+        return _stack([c.check(v) for v, c in zip(vs, self.cseq)], self.dim)
 
 
 def _eps(dtype) -> float:

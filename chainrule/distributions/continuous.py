@@ -5,8 +5,28 @@ from __future__ import annotations
 import math
 import numbers
 
-import chainrule as torch
-
+from .._creation import full, full_like, ones_like, randn, tensor, zeros_like
+from .._creation import rand as _rand
+from ..autograd.grad_mode import no_grad
+from ..ops.elementwise import abs as _abs
+from ..ops.elementwise import (
+    atan,
+    cos,
+    digamma,
+    erf,
+    erfinv,
+    exp,
+    expm1,
+    lgamma,
+    log,
+    log1p,
+    rsqrt,
+    sqrt,
+    tan,
+    where,
+)
+from ..ops.shape import stack
+from ..tensor import Tensor
 from . import constraints
 from ._gamma import gammainc, standard_gamma
 from .distribution import Distribution, _BinaryProbsLogits
@@ -27,18 +47,18 @@ __all__ = ["Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "Gamma", "Ch
 
 def xlogy(x, y):
     """x * log(y), 0 where x == 0 (with a gradient free of NaN there)."""
-    x, y = (v if isinstance(v, torch.Tensor) else torch.tensor(float(v)) for v in (x, y))
+    x, y = (v if isinstance(v, Tensor) else tensor(float(v)) for v in (x, y))
     zero = x == 0
-    return torch.where(zero, torch.zeros_like(x * y), x * torch.where(zero, torch.ones_like(y),
-                                                                         y).log())
+    return where(zero, zeros_like(x * y), x * where(zero, ones_like(y),
+                                                 y).log())
 
 
 def _standard_normal(shape, dtype):
-    return torch.randn(*shape, dtype=dtype)
+    return randn(*shape, dtype=dtype)
 
 
 def _uniform(shape, dtype, low=0.0, high=1.0):
-    return torch.rand(*shape, dtype=dtype) * (high - low) + low
+    return _rand(*shape, dtype=dtype) * (high - low) + low
 
 
 class Normal(ExponentialFamily):
@@ -89,20 +109,20 @@ class Normal(ExponentialFamily):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return 0.5 * (1 + torch.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
+        return 0.5 * (1 + erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
 
     def icdf(self, value):
-        return self.loc + self.scale * torch.erfinv(2 * value - 1) * math.sqrt(2)
+        return self.loc + self.scale * erfinv(2 * value - 1) * math.sqrt(2)
 
     def entropy(self):
-        return 0.5 + 0.5 * math.log(2 * math.pi) + torch.log(self.scale)
+        return 0.5 + 0.5 * math.log(2 * math.pi) + log(self.scale)
 
     @property
     def _natural_params(self):
         return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
 
     def _log_normalizer(self, x, y):
-        return -0.25 * x.pow(2) / y + 0.5 * torch.log(-math.pi / y)
+        return -0.25 * x.pow(2) / y + 0.5 * log(-math.pi / y)
 
 
 class Uniform(Distribution):
@@ -145,7 +165,7 @@ class Uniform(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        rand = torch.rand(*shape, dtype=self.low.dtype)
+        rand = _rand(*shape, dtype=self.low.dtype)
         return self.low + rand * (self.high - self.low)
 
     def log_prob(self, value):
@@ -153,7 +173,7 @@ class Uniform(Distribution):
             self._validate_sample(value)
         lb = self.low.le(value).to(self.low.dtype)
         ub = self.high.gt(value).to(self.low.dtype)
-        return torch.log(lb * ub) - torch.log(self.high - self.low)
+        return log(lb * ub) - log(self.high - self.low)
 
     def cdf(self, value):
         if self._validate_args:
@@ -165,7 +185,7 @@ class Uniform(Distribution):
         return value * (self.high - self.low) + self.low
 
     def entropy(self):
-        return torch.log(self.high - self.low)
+        return log(self.high - self.low)
 
 
 class Exponential(ExponentialFamily):
@@ -190,7 +210,7 @@ class Exponential(ExponentialFamily):
 
     @property
     def mode(self):
-        return torch.zeros_like(self.rate)
+        return zeros_like(self.rate)
 
     @property
     def stddev(self):
@@ -212,20 +232,20 @@ class Exponential(ExponentialFamily):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return 1 - torch.exp(-self.rate * value)
+        return 1 - exp(-self.rate * value)
 
     def icdf(self, value):
-        return -torch.log1p(-value) / self.rate
+        return -log1p(-value) / self.rate
 
     def entropy(self):
-        return 1.0 - torch.log(self.rate)
+        return 1.0 - log(self.rate)
 
     @property
     def _natural_params(self):
         return (-self.rate,)
 
     def _log_normalizer(self, x):
-        return -torch.log(-x)
+        return -log(-x)
 
 
 class Laplace(Distribution):
@@ -264,25 +284,25 @@ class Laplace(Distribution):
         eps = float(finfo(self.loc.dtype).eps)
         u = _uniform(shape, self.loc.dtype, eps - 1, 1)
         # u is in (-1, 1): inverse CDF of the Laplace, symmetric about loc
-        return self.loc - self.scale * u.sign() * torch.log1p(-u.abs())
+        return self.loc - self.scale * u.sign() * log1p(-u.abs())
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return -torch.log(2 * self.scale) - torch.abs(value - self.loc) / self.scale
+        return -log(2 * self.scale) - _abs(value - self.loc) / self.scale
 
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return 0.5 - 0.5 * (value - self.loc).sign() * torch.expm1(
+        return 0.5 - 0.5 * (value - self.loc).sign() * expm1(
             -(value - self.loc).abs() / self.scale)
 
     def icdf(self, value):
         term = value - 0.5
-        return self.loc - self.scale * term.sign() * torch.log1p(-2 * term.abs())
+        return self.loc - self.scale * term.sign() * log1p(-2 * term.abs())
 
     def entropy(self):
-        return 1 + torch.log(2 * self.scale)
+        return 1 + log(2 * self.scale)
 
 
 class Cauchy(Distribution):
@@ -302,7 +322,7 @@ class Cauchy(Distribution):
 
     @property
     def mean(self):
-        return torch.full(self._extended_shape(), math.nan, dtype=self.loc.dtype)
+        return full(self._extended_shape(), math.nan, dtype=self.loc.dtype)
 
     @property
     def mode(self):
@@ -310,7 +330,7 @@ class Cauchy(Distribution):
 
     @property
     def variance(self):
-        return torch.full(self._extended_shape(), math.inf, dtype=self.loc.dtype)
+        return full(self._extended_shape(), math.inf, dtype=self.loc.dtype)
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
@@ -326,10 +346,10 @@ class Cauchy(Distribution):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return torch.atan((value - self.loc) / self.scale) / math.pi + 0.5
+        return atan((value - self.loc) / self.scale) / math.pi + 0.5
 
     def icdf(self, value):
-        return torch.tan(math.pi * (value - 0.5)) * self.scale + self.loc
+        return tan(math.pi * (value - 0.5)) * self.scale + self.loc
 
     def entropy(self):
         return math.log(4 * math.pi) + self.scale.log()
@@ -370,12 +390,12 @@ class Gamma(ExponentialFamily):
         return value.clamp(min=float(finfo(value.dtype).tiny))
 
     def log_prob(self, value):
-        value = value if isinstance(value, torch.Tensor) else torch.tensor(
+        value = value if isinstance(value, Tensor) else tensor(
             value, dtype=self.rate.dtype)
         if self._validate_args:
             self._validate_sample(value)
         return (xlogy(self.concentration, self.rate) + xlogy(self.concentration - 1, value)
-                - self.rate * value - torch.lgamma(self.concentration))
+                - self.rate * value - lgamma(self.concentration))
 
     def cdf(self, value):
         if self._validate_args:
@@ -383,15 +403,15 @@ class Gamma(ExponentialFamily):
         return gammainc(self.concentration, self.rate * value)
 
     def entropy(self):
-        return (self.concentration - torch.log(self.rate) + torch.lgamma(self.concentration)
-                + (1.0 - self.concentration) * torch.digamma(self.concentration))
+        return (self.concentration - log(self.rate) + lgamma(self.concentration)
+                + (1.0 - self.concentration) * digamma(self.concentration))
 
     @property
     def _natural_params(self):
         return (self.concentration - 1, -self.rate)
 
     def _log_normalizer(self, x, y):
-        return torch.lgamma(x + 1) + (x + 1) * torch.log(-y.reciprocal())
+        return lgamma(x + 1) + (x + 1) * log(-y.reciprocal())
 
 
 class Chi2(Gamma):
@@ -401,7 +421,7 @@ class Chi2(Gamma):
 
     def __init__(self, df, validate_args=None) -> None:
         (df,) = broadcast_all(df)
-        super().__init__(0.5 * df, torch.full_like(df, 0.5), validate_args=validate_args)
+        super().__init__(0.5 * df, full_like(df, 0.5), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Chi2, _instance)
@@ -426,7 +446,7 @@ class Beta(ExponentialFamily):
         # PyTorch validates a Beta as the Dirichlet it keeps inside: the same error here
         from .multivariate import Dirichlet
 
-        Dirichlet(torch.stack([self.concentration1, self.concentration0], -1),
+        Dirichlet(stack([self.concentration1, self.concentration0], -1),
                   validate_args=validate_args)
         batch_shape = self.concentration1.size()
         super().__init__(batch_shape, validate_args=validate_args)
@@ -447,7 +467,7 @@ class Beta(ExponentialFamily):
     def mode(self):
         from .multivariate import Dirichlet
 
-        stacked = torch.stack([self.concentration1, self.concentration0], -1)
+        stacked = stack([self.concentration1, self.concentration0], -1)
         return Dirichlet(stacked, validate_args=False).mode[..., 0]
 
     @property
@@ -468,21 +488,21 @@ class Beta(ExponentialFamily):
             self._validate_sample(value)
         a, b = self.concentration1, self.concentration0
         return (xlogy(a - 1, value) + xlogy(b - 1, 1 - value)
-                + torch.lgamma(a + b) - torch.lgamma(a) - torch.lgamma(b))
+                + lgamma(a + b) - lgamma(a) - lgamma(b))
 
     def entropy(self):
         a, b = self.concentration1, self.concentration0
         total = a + b
-        return (torch.lgamma(a) + torch.lgamma(b) - torch.lgamma(total)
-                - (2 - total) * torch.digamma(total)
-                - (a - 1) * torch.digamma(a) - (b - 1) * torch.digamma(b))
+        return (lgamma(a) + lgamma(b) - lgamma(total)
+                - (2 - total) * digamma(total)
+                - (a - 1) * digamma(a) - (b - 1) * digamma(b))
 
     @property
     def _natural_params(self):
         return (self.concentration1, self.concentration0)
 
     def _log_normalizer(self, x, y):
-        return torch.lgamma(x) + torch.lgamma(y) - torch.lgamma(x + y)
+        return lgamma(x) + lgamma(y) - lgamma(x + y)
 
 
 class StudentT(Distribution):
@@ -507,7 +527,7 @@ class StudentT(Distribution):
     @property
     def mean(self):
         m = self.loc.clone()
-        return torch.where(self.df <= 1, torch.full_like(m, math.nan), m)
+        return where(self.df <= 1, full_like(m, math.nan), m)
 
     @property
     def mode(self):
@@ -516,15 +536,15 @@ class StudentT(Distribution):
     @property
     def variance(self):
         m = self.scale.pow(2) * self.df / (self.df - 2)
-        m = torch.where(self.df <= 2, torch.full_like(m, math.inf), m)
-        return torch.where(self.df <= 1, torch.full_like(m, math.nan), m)
+        m = where(self.df <= 2, full_like(m, math.inf), m)
+        return where(self.df <= 1, full_like(m, math.nan), m)
 
     def rsample(self, sample_shape=()):
         # X ~ Normal(0, 1), Z ~ Chi2(df): X / sqrt(Z / df) ~ StudentT(df)
         shape = self._extended_shape(sample_shape)
         x = _standard_normal(shape, self.df.dtype)
         z = self._chi2.rsample(sample_shape)
-        y = x * torch.rsqrt(z / self.df)
+        y = x * rsqrt(z / self.df)
         return self.loc + self.scale * y
 
     def log_prob(self, value):
@@ -532,15 +552,15 @@ class StudentT(Distribution):
             self._validate_sample(value)
         y = (value - self.loc) / self.scale
         z = (self.scale.log() + 0.5 * self.df.log() + 0.5 * math.log(math.pi)
-             + torch.lgamma(0.5 * self.df) - torch.lgamma(0.5 * (self.df + 1.0)))
-        return -0.5 * (self.df + 1.0) * torch.log1p(y**2.0 / self.df) - z
+             + lgamma(0.5 * self.df) - lgamma(0.5 * (self.df + 1.0)))
+        return -0.5 * (self.df + 1.0) * log1p(y**2.0 / self.df) - z
 
     def entropy(self):
-        lbeta = (torch.lgamma(0.5 * self.df) + math.lgamma(0.5)
-                 - torch.lgamma(0.5 * (self.df + 1)))
+        lbeta = (lgamma(0.5 * self.df) + math.lgamma(0.5)
+                 - lgamma(0.5 * (self.df + 1)))
         return (self.scale.log()
-                + 0.5 * (self.df + 1) * (torch.digamma(0.5 * (self.df + 1))
-                                         - torch.digamma(0.5 * self.df))
+                + 0.5 * (self.df + 1) * (digamma(0.5 * (self.df + 1))
+                                         - digamma(0.5 * self.df))
                 + 0.5 * self.df.log() + lbeta)
 
 
@@ -566,17 +586,17 @@ class FisherSnedecor(Distribution):
 
     @property
     def mean(self):
-        df2 = torch.where(self.df2 <= 2, torch.full_like(self.df2, math.nan), self.df2)
+        df2 = where(self.df2 <= 2, full_like(self.df2, math.nan), self.df2)
         return df2 / (df2 - 2)
 
     @property
     def mode(self):
         mode = (self.df1 - 2) / self.df1 * self.df2 / (self.df2 + 2)
-        return torch.where(self.df1 <= 2, torch.full_like(mode, math.nan), mode)
+        return where(self.df1 <= 2, full_like(mode, math.nan), mode)
 
     @property
     def variance(self):
-        df2 = torch.where(self.df2 <= 4, torch.full_like(self.df2, math.nan), self.df2)
+        df2 = where(self.df2 <= 4, full_like(self.df2, math.nan), self.df2)
         return (2 * df2.pow(2) * (self.df1 + df2 - 2)
                 / (self.df1 * (df2 - 2).pow(2) * (df2 - 4)))
 
@@ -595,8 +615,8 @@ class FisherSnedecor(Distribution):
         ct2 = self.df2 * 0.5
         ct3 = self.df1 / self.df2
         t1 = (ct1 + ct2).lgamma() - ct1.lgamma() - ct2.lgamma()
-        t2 = ct1 * ct3.log() + (ct1 - 1) * torch.log(value)
-        t3 = (ct1 + ct2) * torch.log1p(ct3 * value)
+        t2 = ct1 * ct3.log() + (ct1 - 1) * log(value)
+        t3 = (ct1 + ct2) * log1p(ct3 * value)
         return t1 + t2 - t3
 
 
@@ -637,44 +657,44 @@ class ContinuousBernoulli(_BinaryProbsLogits, ExponentialFamily):
         return (self.probs <= self._lims[0]) | (self.probs > self._lims[1])
 
     def _cut_probs(self):
-        return torch.where(self._outside_unstable_region(), self.probs,
-                           self._lims[0] * torch.ones_like(self.probs))
+        return where(self._outside_unstable_region(), self.probs,
+                     self._lims[0] * ones_like(self.probs))
 
     def _cont_bern_log_norm(self):
         # log C(p), C(p) = 2 atanh(1 - 2p) / (1 - 2p); Taylor series about p = 1/2 inside lims
         cut = self._cut_probs()
-        below = torch.where(cut <= 0.5, cut, torch.zeros_like(cut))
-        above = torch.where(cut >= 0.5, cut, torch.ones_like(cut))
-        log_norm = torch.log(torch.abs(torch.log1p(-cut) - torch.log(cut))) - torch.where(
-            cut <= 0.5, torch.log1p(-2.0 * below), torch.log(2.0 * above - 1.0))
+        below = where(cut <= 0.5, cut, zeros_like(cut))
+        above = where(cut >= 0.5, cut, ones_like(cut))
+        log_norm = log(_abs(log1p(-cut) - log(cut))) - where(
+            cut <= 0.5, log1p(-2.0 * below), log(2.0 * above - 1.0))
         x = (self.probs - 0.5).pow(2)
         taylor = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x
-        return torch.where(self._outside_unstable_region(), log_norm, taylor)
+        return where(self._outside_unstable_region(), log_norm, taylor)
 
     @property
     def mean(self):
         cut = self._cut_probs()
-        mus = cut / (2.0 * cut - 1.0) + 1.0 / (torch.log1p(-cut) - torch.log(cut))
+        mus = cut / (2.0 * cut - 1.0) + 1.0 / (log1p(-cut) - log(cut))
         x = self.probs - 0.5
         taylor = 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * x.pow(2)) * x
-        return torch.where(self._outside_unstable_region(), mus, taylor)
+        return where(self._outside_unstable_region(), mus, taylor)
 
     @property
     def stddev(self):
-        return torch.sqrt(self.variance)
+        return sqrt(self.variance)
 
     @property
     def variance(self):
         cut = self._cut_probs()
         variances = (cut * (cut - 1.0) / (1.0 - 2.0 * cut).pow(2)
-                     + 1.0 / (torch.log1p(-cut) - torch.log(cut)).pow(2))
+                     + 1.0 / (log1p(-cut) - log(cut)).pow(2))
         x = (self.probs - 0.5).pow(2)
         taylor = 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x) * x
-        return torch.where(self._outside_unstable_region(), variances, taylor)
+        return where(self._outside_unstable_region(), variances, taylor)
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        u = torch.rand(*shape, dtype=self.probs.dtype)
+        u = _rand(*shape, dtype=self.probs.dtype)
         return self.icdf(u)
 
     def log_prob(self, value):
@@ -688,21 +708,21 @@ class ContinuousBernoulli(_BinaryProbsLogits, ExponentialFamily):
             self._validate_sample(value)
         cut = self._cut_probs()
         cdfs = (cut.pow(value) * (1.0 - cut).pow(1.0 - value) + cut - 1.0) / (2.0 * cut - 1.0)
-        unbounded = torch.where(self._outside_unstable_region(), cdfs, value)
-        return torch.where(value <= 0.0, torch.zeros_like(value),
-                           torch.where(value >= 1.0, torch.ones_like(value), unbounded))
+        unbounded = where(self._outside_unstable_region(), cdfs, value)
+        return where(value <= 0.0, zeros_like(value),
+                     where(value >= 1.0, ones_like(value), unbounded))
 
     def icdf(self, value):
         cut = self._cut_probs()
-        return torch.where(
+        return where(
             self._outside_unstable_region(),
-            (torch.log1p(-cut + value * (2.0 * cut - 1.0)) - torch.log1p(-cut))
-            / (torch.log(cut) - torch.log1p(-cut)),
+            (log1p(-cut + value * (2.0 * cut - 1.0)) - log1p(-cut))
+            / (log(cut) - log1p(-cut)),
             value)
 
     def entropy(self):
-        log_probs0 = torch.log1p(-self.probs)
-        log_probs1 = torch.log(self.probs)
+        log_probs0 = log1p(-self.probs)
+        log_probs1 = log(self.probs)
         return self.mean * (log_probs0 - log_probs1) - self._cont_bern_log_norm() - log_probs0
 
     @property
@@ -712,10 +732,10 @@ class ContinuousBernoulli(_BinaryProbsLogits, ExponentialFamily):
     def _log_normalizer(self, x):
         # log((exp(x) - 1) / x), with its Taylor series about x = 0 inside the unstable region
         unstable = (x > self._lims[0] - 0.5) & (x <= self._lims[1] - 0.5)
-        cut = torch.where(unstable, (self._lims[0] - 0.5) * torch.ones_like(x), x)
-        log_norm = torch.log(torch.abs(torch.expm1(cut))) - torch.log(torch.abs(cut))
+        cut = where(unstable, (self._lims[0] - 0.5) * ones_like(x), x)
+        log_norm = log(_abs(expm1(cut))) - log(_abs(cut))
         taylor = 0.5 * x + x.pow(2) / 24.0 - x.pow(4) / 2880.0
-        return torch.where(unstable, taylor, log_norm)
+        return where(unstable, taylor, log_norm)
 
 
 class GeneralizedPareto(Distribution):
@@ -742,57 +762,57 @@ class GeneralizedPareto(Distribution):
         """(concentration == 0, concentration with the zeros replaced by 1): the formulas
         divide by it, and their limits at 0 are taken separately."""
         eq_zero = self.concentration.abs() <= 1e-8  # torch.isclose(c, 0)
-        return eq_zero, torch.where(eq_zero, torch.ones_like(self.concentration),
-                                    self.concentration)
+        return eq_zero, where(eq_zero, ones_like(self.concentration),
+                              self.concentration)
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        return self.icdf(torch.rand(*shape, dtype=self.loc.dtype))
+        return self.icdf(_rand(*shape, dtype=self.loc.dtype))
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
         z = self._z(value)
         eq_zero, safe = self._safe_concentration()
-        y = 1 / safe + torch.ones_like(z)
-        where_nonzero = torch.where(y == 0, y, y * torch.log1p(safe * z))
-        return -self.scale.log() - torch.where(eq_zero, z, where_nonzero)
+        y = 1 / safe + ones_like(z)
+        where_nonzero = where(y == 0, y, y * log1p(safe * z))
+        return -self.scale.log() - where(eq_zero, z, where_nonzero)
 
     def log_survival_function(self, value):
         if self._validate_args:
             self._validate_sample(value)
         z = self._z(value)
         eq_zero, safe = self._safe_concentration()
-        return torch.where(eq_zero, -z, -torch.log1p(safe * z) / safe)
+        return where(eq_zero, -z, -log1p(safe * z) / safe)
 
     def log_cdf(self, value):
-        return torch.log1p(-torch.exp(self.log_survival_function(value)))
+        return log1p(-exp(self.log_survival_function(value)))
 
     def cdf(self, value):
-        return torch.exp(self.log_cdf(value))
+        return exp(self.log_cdf(value))
 
     def icdf(self, value):
         eq_zero, safe = self._safe_concentration()
-        logu = torch.log1p(-value)
-        where_nonzero = self.loc + self.scale / safe * torch.expm1(-safe * logu)
-        return torch.where(eq_zero, self.loc - self.scale * logu, where_nonzero)
+        logu = log1p(-value)
+        where_nonzero = self.loc + self.scale / safe * expm1(-safe * logu)
+        return where(eq_zero, self.loc - self.scale * logu, where_nonzero)
 
     @property
     def mean(self):
         valid = self.concentration < 1
-        safe = torch.where(valid, self.concentration, torch.full_like(self.concentration, 0.5))
+        safe = where(valid, self.concentration, full_like(self.concentration, 0.5))
         result = self.loc + self.scale / (1 - safe)
-        return torch.where(valid, result, torch.full_like(result, math.nan))
+        return where(valid, result, full_like(result, math.nan))
 
     @property
     def variance(self):
         valid = self.concentration < 0.5
-        safe = torch.where(valid, self.concentration, torch.full_like(self.concentration, 0.25))
+        safe = where(valid, self.concentration, full_like(self.concentration, 0.25))
         result = self.scale**2 / ((1 - safe) ** 2 * (1 - 2 * safe))
-        return torch.where(valid, result, torch.full_like(result, math.nan))
+        return where(valid, result, full_like(result, math.nan))
 
     def entropy(self):
-        return (torch.log(self.scale) + self.concentration + 1).expand(*self._batch_shape)
+        return (log(self.scale) + self.concentration + 1).expand(*self._batch_shape)
 
     @property
     def mode(self):
@@ -802,9 +822,9 @@ class GeneralizedPareto(Distribution):
     def support(self):
         lower = self.loc
         negative = self.concentration < 0
-        safe = torch.where(negative, self.concentration, -torch.ones_like(self.concentration))
-        upper = torch.where(negative, lower - self.scale / safe,
-                            torch.full_like(lower, math.inf))
+        safe = where(negative, self.concentration, -ones_like(self.concentration))
+        upper = where(negative, lower - self.scale / safe,
+                      full_like(lower, math.inf))
         return constraints.interval(lower, upper)
 
 
@@ -826,8 +846,8 @@ def _eval_poly(y, coef):
 
 def _log_modified_bessel_fn(x, order: int = 0):
     """log I_order(x) for x > 0 and order 0 or 1."""
-    small_x = torch.where(x < 3.75, x, torch.ones_like(x))    # each branch on its own domain
-    large_x = torch.where(x < 3.75, torch.full_like(x, 3.75), x)
+    small_x = where(x < 3.75, x, ones_like(x))    # each branch on its own domain
+    large_x = where(x < 3.75, full_like(x, 3.75), x)
     y = (small_x / 3.75) ** 2
     small = _eval_poly(y, _I0_SMALL if order == 0 else _I1_SMALL)
     if order == 1:
@@ -835,7 +855,7 @@ def _log_modified_bessel_fn(x, order: int = 0):
     small = small.log()
     large = (large_x - 0.5 * large_x.log()
              + _eval_poly(3.75 / large_x, _I0_LARGE if order == 0 else _I1_LARGE).log())
-    return torch.where(x < 3.75, small, large)
+    return where(x < 3.75, small, large)
 
 
 class VonMises(Distribution):
@@ -856,13 +876,13 @@ class VonMises(Distribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return (self.concentration * torch.cos(value - self.loc) - math.log(2 * math.pi)
+        return (self.concentration * cos(value - self.loc) - math.log(2 * math.pi)
                 - _log_modified_bessel_fn(self.concentration, order=0))
 
     def sample(self, sample_shape=()):
         # NumPy's von Mises sampler (Best and Fisher's rejection method), in [-pi, pi)
         shape = self._extended_shape(sample_shape)
-        with torch.no_grad():
+        with no_grad():
             x = draw("vonmises", shape, self.loc.dtype, self.loc, self.concentration)
             return (x + math.pi) % (2 * math.pi) - math.pi
 

@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import numbers
 
-import chainrule as torch
-
+from .._backend import int64
+from .._creation import arange, eye, full, full_like, rand, tensor, zeros_like
+from ..autograd.grad_mode import no_grad
+from ..ops.elementwise import abs as _abs
+from ..ops.elementwise import clamp, exp, isneginf, lgamma, log, log1p, logit, sigmoid, where
+from ..ops.shape import broadcast_tensors
+from ..tensor import Size
 from . import constraints
 from .continuous import Gamma, xlogy
 from .distribution import Distribution, _BinaryProbsLogits, _one_of
@@ -49,7 +54,7 @@ class Bernoulli(_BinaryProbsLogits, ExponentialFamily):
     @property
     def mode(self):
         mode = (self.probs >= 0.5).to(self.probs.dtype)
-        return torch.where(self.probs == 0.5, torch.full_like(mode, float("nan")), mode)
+        return where(self.probs == 0.5, full_like(mode, float("nan")), mode)
 
     @property
     def variance(self):
@@ -57,8 +62,8 @@ class Bernoulli(_BinaryProbsLogits, ExponentialFamily):
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        with torch.no_grad():
-            u = torch.rand(*shape, dtype=self.probs.dtype)
+        with no_grad():
+            u = rand(*shape, dtype=self.probs.dtype)
             return (u < self.probs.expand(*shape)).to(self.probs.dtype)
 
     def log_prob(self, value):
@@ -72,13 +77,13 @@ class Bernoulli(_BinaryProbsLogits, ExponentialFamily):
 
     @property
     def _natural_params(self):
-        return (torch.logit(self.probs),)
+        return (logit(self.probs),)
 
     def _log_normalizer(self, x):
-        return torch.log1p(torch.exp(x))
+        return log1p(exp(x))
 
     def enumerate_support(self, expand: bool = True):
-        values = torch.arange(2, dtype=self._param.dtype)
+        values = arange(2, dtype=self._param.dtype)
         values = values.reshape((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand(-1, *self._batch_shape)
@@ -104,12 +109,12 @@ class Categorical(Distribution):
             self.logits = logits - logits.logsumexp(dim=-1, keepdim=True)
         self._param = self.probs if probs is not None else self.logits
         self._num_events = self._param.size()[-1]
-        batch_shape = self._param.size()[:-1] if self._param.dim() > 1 else torch.Size()
+        batch_shape = self._param.size()[:-1] if self._param.dim() > 1 else Size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Categorical, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         param_shape = tuple(batch_shape) + (self._num_events,)
         if "probs" in self.__dict__:
             new.probs = self.probs.expand(*param_shape)
@@ -138,7 +143,7 @@ class Categorical(Distribution):
 
     @property
     def mean(self):
-        return torch.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
+        return full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
 
     @property
     def mode(self):
@@ -146,15 +151,15 @@ class Categorical(Distribution):
 
     @property
     def variance(self):
-        return torch.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
+        return full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
 
     def sample(self, sample_shape=()):
         # inverse CDF: the number of categories whose cumulative probability is below u
         shape = self._extended_shape(sample_shape)
-        with torch.no_grad():
+        with no_grad():
             cdf = self.probs.cumsum(-1)
             cdf = cdf / cdf[..., -1:]
-            u = torch.rand(*shape, 1, dtype=self.probs.dtype)
+            u = rand(*shape, 1, dtype=self.probs.dtype)
             index = (cdf.expand(*shape, self._num_events) <= u).sum(-1)
             return index.clamp(max=self._num_events - 1)
 
@@ -162,19 +167,19 @@ class Categorical(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         value = value.long().unsqueeze(-1)
-        value, log_pmf = torch.broadcast_tensors(value, self.logits)
+        value, log_pmf = broadcast_tensors(value, self.logits)
         value = value[..., :1]
         return log_pmf.gather(-1, value).squeeze(-1)
 
     def entropy(self):
         min_real = float(finfo(self.logits.dtype).min)
-        logits = torch.clamp(self.logits, min=min_real)
+        logits = clamp(self.logits, min=min_real)
         p_log_p = logits * self.probs
         return -p_log_p.sum(-1)
 
     def enumerate_support(self, expand: bool = True):
         num_events = self._num_events
-        values = torch.arange(num_events, dtype=torch.long)
+        values = arange(num_events, dtype=int64)
         values = values.reshape((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand(-1, *self._batch_shape)
@@ -192,7 +197,7 @@ class _OverCategorical:
 
     def _expand_categorical(self, cls, batch_shape, _instance):
         new = self._get_checked_instance(cls, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new._categorical = self._categorical.expand(batch_shape)
         return self._init_expanded(new, batch_shape)
 
@@ -258,7 +263,7 @@ class OneHotCategorical(_OverCategorical, Distribution):
 
     def enumerate_support(self, expand: bool = True):
         n = self.event_shape[0]
-        values = torch.eye(n, dtype=self._param.dtype)
+        values = eye(n, dtype=self._param.dtype)
         values = values.reshape((n,) + (1,) * len(self.batch_shape) + (n,))
         if expand:
             values = values.expand(n, *self.batch_shape, n)
@@ -285,7 +290,7 @@ class Poisson(ExponentialFamily):
 
     def __init__(self, rate, validate_args=None) -> None:
         (self.rate,) = broadcast_all(rate)
-        batch_shape = torch.Size() if isinstance(rate, numbers.Number) else self.rate.size()
+        batch_shape = Size() if isinstance(rate, numbers.Number) else self.rate.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -311,14 +316,14 @@ class Poisson(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
-        return xlogy(value, rate) - rate - torch.lgamma(value + 1)
+        return xlogy(value, rate) - rate - lgamma(value + 1)
 
     @property
     def _natural_params(self):
-        return (torch.log(self.rate),)
+        return (log(self.rate),)
 
     def _log_normalizer(self, x):
-        return torch.exp(x)
+        return exp(x)
 
 
 def _clamp_by_zero(x):
@@ -365,12 +370,12 @@ class Binomial(_BinaryProbsLogits, Distribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        log_factorial_n = torch.lgamma(self.total_count + 1)
-        log_factorial_k = torch.lgamma(value + 1)
-        log_factorial_nmk = torch.lgamma(self.total_count - value + 1)
+        log_factorial_n = lgamma(self.total_count + 1)
+        log_factorial_k = lgamma(value + 1)
+        log_factorial_nmk = lgamma(self.total_count - value + 1)
         # n log(1 + exp(logits)) written stably: n max(logits, 0) + n log1p(exp(-|logits|))
         normalize_term = (self.total_count * _clamp_by_zero(self.logits)
-                          + self.total_count * torch.log1p(torch.exp(-torch.abs(self.logits)))
+                          + self.total_count * log1p(exp(-_abs(self.logits)))
                           - log_factorial_n)
         return value * self.logits - log_factorial_k - log_factorial_nmk - normalize_term
 
@@ -379,14 +384,14 @@ class Binomial(_BinaryProbsLogits, Distribution):
         if not self.total_count.min() == total_count:
             raise NotImplementedError("Inhomogeneous total count not supported by `entropy`.")
         log_prob = self.log_prob(self.enumerate_support(False))
-        return -(torch.exp(log_prob) * log_prob).sum(0)
+        return -(exp(log_prob) * log_prob).sum(0)
 
     def enumerate_support(self, expand: bool = True):
         total_count = int(self.total_count.max())
         if not self.total_count.min() == total_count:
             raise NotImplementedError(
                 "Inhomogeneous total count not supported by `enumerate_support`.")
-        values = torch.arange(1 + total_count, dtype=self._param.dtype)
+        values = arange(1 + total_count, dtype=self._param.dtype)
         values = values.reshape((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand(-1, *self._batch_shape)
@@ -421,7 +426,7 @@ class Geometric(_BinaryProbsLogits, Distribution):
 
     @property
     def mode(self):
-        return torch.zeros_like(self.probs)
+        return zeros_like(self.probs)
 
     @property
     def variance(self):
@@ -430,8 +435,8 @@ class Geometric(_BinaryProbsLogits, Distribution):
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         tiny = float(finfo(self.probs.dtype).tiny)
-        with torch.no_grad():
-            u = torch.rand(*shape, dtype=self.probs.dtype).clamp(min=tiny)
+        with no_grad():
+            u = rand(*shape, dtype=self.probs.dtype).clamp(min=tiny)
             return (u.log() / (-self.probs).log1p()).floor()
 
     def log_prob(self, value):
@@ -439,7 +444,7 @@ class Geometric(_BinaryProbsLogits, Distribution):
             self._validate_sample(value)
         value, probs = broadcast_all(value, self.probs)
         # 0 * log(1 - 1) is 0 here: a certain success has no failures before it
-        probs = torch.where((probs == 1) & (value == 0), torch.zeros_like(probs), probs)
+        probs = where((probs == 1) & (value == 0), zeros_like(probs), probs)
         return value * (-probs).log1p() + self.probs.log()
 
     def entropy(self):
@@ -486,11 +491,11 @@ class Multinomial(_OverCategorical, Distribution):
 
     def entropy(self):
         # n H(categorical) - log n! + sum_i E[log x_i!], each x_i Binomial(n, p_i)
-        n = torch.tensor(float(self.total_count), dtype=self.probs.dtype)
-        term1 = n * self._categorical.entropy() - torch.lgamma(n + 1)
+        n = tensor(float(self.total_count), dtype=self.probs.dtype)
+        term1 = n * self._categorical.entropy() - lgamma(n + 1)
         support = self._binomial.enumerate_support(expand=False)[1:]
-        binomial_probs = torch.exp(self._binomial.log_prob(support))
-        weights = torch.lgamma(support + 1)
+        binomial_probs = exp(self._binomial.log_prob(support))
+        weights = lgamma(support + 1)
         term2 = (binomial_probs * weights).sum(0).sum(-1)
         return term1 + term2
 
@@ -498,11 +503,11 @@ class Multinomial(_OverCategorical, Distribution):
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        log_factorial_n = torch.lgamma(value.sum(-1) + 1)
-        log_factorial_xs = torch.lgamma(value + 1).sum(-1)
+        log_factorial_n = lgamma(value.sum(-1) + 1)
+        log_factorial_xs = lgamma(value + 1).sum(-1)
         # a zero count of an impossible category contributes 0, not 0 * -inf
-        logits = torch.where((value == 0) & torch.isneginf(logits), torch.zeros_like(logits),
-                             logits)
+        logits = where((value == 0) & isneginf(logits), zeros_like(logits),
+                       logits)
         log_powers = (logits * value).sum(-1)
         return log_factorial_n - log_factorial_xs + log_powers
 
@@ -525,7 +530,7 @@ class NegativeBinomial(_BinaryProbsLogits, Distribution):
 
     @property
     def mean(self):
-        return self.total_count * torch.exp(self.logits)
+        return self.total_count * exp(self.logits)
 
     @property
     def mode(self):
@@ -533,12 +538,12 @@ class NegativeBinomial(_BinaryProbsLogits, Distribution):
 
     @property
     def variance(self):
-        return self.mean / torch.sigmoid(-self.logits)
+        return self.mean / sigmoid(-self.logits)
 
     def sample(self, sample_shape=()):
         # a Poisson whose rate is Gamma(total_count, rate = exp(-logits)) distributed
-        with torch.no_grad():
-            rate = Gamma(self.total_count, torch.exp(-self.logits),
+        with no_grad():
+            rate = Gamma(self.total_count, exp(-self.logits),
                          validate_args=False).sample(sample_shape)
             return Poisson(rate, validate_args=False).sample()
 
@@ -547,9 +552,9 @@ class NegativeBinomial(_BinaryProbsLogits, Distribution):
             self._validate_sample(value)
         log_unnormalized_prob = (self.total_count * logsigmoid(-self.logits)
                                  + value * logsigmoid(self.logits))
-        log_normalization = (-torch.lgamma(self.total_count + value) + torch.lgamma(1.0 + value)
-                             + torch.lgamma(self.total_count))
+        log_normalization = (-lgamma(self.total_count + value) + lgamma(1.0 + value)
+                             + lgamma(self.total_count))
         # r + k == 0 only for r == 0, k == 0: a point mass at 0 with probability 1
-        log_normalization = torch.where(self.total_count + value == 0,
-                                        torch.zeros_like(log_normalization), log_normalization)
+        log_normalization = where(self.total_count + value == 0,
+                                  zeros_like(log_normalization), log_normalization)
         return log_unnormalized_prob - log_normalization

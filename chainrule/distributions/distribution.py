@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import warnings
 
-import chainrule as torch
-
+from ..autograd.grad_mode import no_grad
+from ..ops.elementwise import exp
+from ..tensor import Size, Tensor
 from . import constraints
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
@@ -28,8 +29,8 @@ class Distribution:
 
     def __init__(self, batch_shape=(), event_shape=(),
                  validate_args: bool | None = None) -> None:
-        self._batch_shape = torch.Size(batch_shape)
-        self._event_shape = torch.Size(event_shape)
+        self._batch_shape = Size(batch_shape)
+        self._event_shape = Size(event_shape)
         if validate_args is not None:
             self._validate_args = validate_args
         if self._validate_args:
@@ -97,7 +98,7 @@ class Distribution:
 
     def sample(self, sample_shape=()):
         """A sample of shape ``sample_shape + batch_shape + event_shape``, without gradient."""
-        with torch.no_grad():
+        with no_grad():
             return self.rsample(sample_shape)
 
     def rsample(self, sample_shape=()):
@@ -108,7 +109,7 @@ class Distribution:
         """``n`` samples (deprecated: use ``sample((n,))``)."""
         warnings.warn("`sample_n(n)` will be deprecated. Use `sample((n,))` instead.",
                       FutureWarning, stacklevel=2)
-        return self.sample(torch.Size((n,)))
+        return self.sample(Size((n,)))
 
     def log_prob(self, value):
         raise NotImplementedError
@@ -127,21 +128,21 @@ class Distribution:
 
     def perplexity(self):
         """exp(entropy)."""
-        return torch.exp(self.entropy())
+        return exp(self.entropy())
 
     def _extended_shape(self, sample_shape=()):
-        return torch.Size(tuple(sample_shape) + tuple(self._batch_shape)
-                          + tuple(self._event_shape))
+        return Size(tuple(sample_shape) + tuple(self._batch_shape)
+                    + tuple(self._event_shape))
 
     def _validate_sample(self, value) -> None:
-        if not isinstance(value, torch.Tensor):
+        if not isinstance(value, Tensor):
             raise ValueError("The value argument to log_prob must be a Tensor")
         event_dim_start = len(value.size()) - len(self._event_shape)
         if value.size()[event_dim_start:] != self._event_shape:
             raise ValueError("The right-most size of value must match event_shape: "
                              f"{value.size()} vs {self._event_shape}.")
         actual_shape = value.size()
-        expected_shape = torch.Size(tuple(self._batch_shape) + tuple(self._event_shape))
+        expected_shape = Size(tuple(self._batch_shape) + tuple(self._event_shape))
         for i, j in zip(reversed(actual_shape), reversed(expected_shape)):
             if i != 1 and j != 1 and i != j:
                 raise ValueError("Value is not broadcastable with batch_shape+event_shape: "
@@ -177,7 +178,7 @@ class Distribution:
         """expand() for distributions whose parameters are the tensors ``names`` (with
         ``event_ndims`` event dims each): a new instance of ``cls`` sharing them expanded."""
         new = self._get_checked_instance(cls, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         for name in names:
             if name in self.__dict__:
                 value = getattr(self, name)

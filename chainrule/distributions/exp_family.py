@@ -3,8 +3,7 @@ entropy and same-family KL follow from the log normalizer F by autograd."""
 
 from __future__ import annotations
 
-import chainrule as torch
-
+from .. import autograd
 from .distribution import Distribution
 
 __all__ = ["ExponentialFamily"]
@@ -31,7 +30,7 @@ class ExponentialFamily(Distribution):
         result = -self._mean_carrier_measure
         nparams = [p.detach().requires_grad_() for p in self._natural_params]
         lg_normal = self._log_normalizer(*nparams)
-        gradients = torch.autograd.grad(lg_normal.sum(), nparams, create_graph=True)
+        gradients = autograd.grad(lg_normal.sum(), nparams, create_graph=True)
         result = result + lg_normal
         for nparam, grad in zip(nparams, gradients):
             result = result - (nparam * grad).reshape(*self._batch_shape, -1).sum(-1)

@@ -7,8 +7,9 @@ import math
 import warnings
 from functools import total_ordering
 
-import chainrule as torch
-
+from .. import autograd, linalg
+from .._creation import full_like, ones_like, zeros_like
+from ..ops.elementwise import digamma, erf, exp, lgamma, log, log1p, square, where
 from .continuous import (
     Beta,
     Cauchy,
@@ -99,22 +100,22 @@ def kl_divergence(p, q):
 
 
 def _inf_where(mask, value):
-    return torch.where(mask, torch.full_like(value, math.inf), value)
+    return where(mask, full_like(value, math.inf), value)
 
 
 def _zero_where(mask, value):
-    return torch.where(mask, torch.zeros_like(value), value)
+    return where(mask, zeros_like(value), value)
 
 
 def _infinite_like(tensor):
-    return torch.full_like(tensor, math.inf)
+    return full_like(tensor, math.inf)
 
 
 def _x_log_x(tensor):
     """x log x, 0 at x = 0 and (never used, masked to inf by the callers) below."""
     positive = tensor > 0
-    safe = torch.where(positive, tensor, torch.ones_like(tensor))
-    return torch.where(positive, tensor * safe.log(), torch.zeros_like(tensor))
+    safe = where(positive, tensor, ones_like(tensor))
+    return where(positive, tensor * safe.log(), zeros_like(tensor))
 
 
 def _batch_trace_xxt(bmat):
@@ -131,7 +132,7 @@ def _kl_expfamily_expfamily(p, q):
     p_nparams = [nparam.detach().requires_grad_() for nparam in p._natural_params]
     q_nparams = q._natural_params
     lg_normal = p._log_normalizer(*p_nparams)
-    gradients = torch.autograd.grad(lg_normal.sum(), p_nparams, create_graph=True)
+    gradients = autograd.grad(lg_normal.sum(), p_nparams, create_graph=True)
     result = q._log_normalizer(*q_nparams) - lg_normal
     for pnp, qnp, g in zip(p_nparams, q_nparams, gradients):
         result = result - _sum_rightmost((qnp - pnp) * g, len(q.event_shape))
@@ -155,9 +156,9 @@ def _kl_beta_beta(p, q):
     sum_q = q.concentration1 + q.concentration0
     t1 = q.concentration1.lgamma() + q.concentration0.lgamma() + sum_p.lgamma()
     t2 = p.concentration1.lgamma() + p.concentration0.lgamma() + sum_q.lgamma()
-    t3 = (p.concentration1 - q.concentration1) * torch.digamma(p.concentration1)
-    t4 = (p.concentration0 - q.concentration0) * torch.digamma(p.concentration0)
-    t5 = (sum_q - sum_p) * torch.digamma(sum_p)
+    t3 = (p.concentration1 - q.concentration1) * digamma(p.concentration1)
+    t4 = (p.concentration0 - q.concentration0) * digamma(p.concentration0)
+    t5 = (sum_q - sum_p) * digamma(sum_p)
     return t1 - t2 + t3 + t4 + t5
 
 
@@ -214,9 +215,9 @@ def _kl_exponential_exponential(p, q):
 
 @register_kl(Gamma, Gamma)
 def _kl_gamma_gamma(p, q):
-    t1 = q.concentration * torch.log(p.rate / q.rate)
-    t2 = torch.lgamma(q.concentration) - torch.lgamma(p.concentration)
-    t3 = (p.concentration - q.concentration) * torch.digamma(p.concentration)
+    t1 = q.concentration * log(p.rate / q.rate)
+    t2 = lgamma(q.concentration) - lgamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * digamma(p.concentration)
     t4 = (q.rate - p.rate) * (p.concentration / p.rate)
     return t1 + t2 + t3 + t4
 
@@ -228,13 +229,13 @@ def _kl_gumbel_gumbel(p, q):
     ct3 = p.loc / q.scale
     t1 = -ct1.log() - ct2 + ct3
     t2 = ct1 * euler_constant
-    t3 = torch.exp(ct2 + (1 + ct1).lgamma() - ct3)
+    t3 = exp(ct2 + (1 + ct1).lgamma() - ct3)
     return t1 + t2 + t3 - (1 + euler_constant)
 
 
 @register_kl(Geometric, Geometric)
 def _kl_geometric_geometric(p, q):
-    return -p.entropy() - torch.log1p(-q.probs) / p.probs - q.logits
+    return -p.entropy() - log1p(-q.probs) / p.probs - q.logits
 
 
 @register_kl(HalfNormal, HalfNormal)
@@ -248,7 +249,7 @@ def _kl_laplace_laplace(p, q):
     loc_abs_diff = (p.loc - q.loc).abs()
     t1 = -scale_ratio.log()
     t2 = loc_abs_diff / q.scale
-    t3 = scale_ratio * torch.exp(-loc_abs_diff / p.scale)
+    t3 = scale_ratio * exp(-loc_abs_diff / p.scale)
     return t1 + t2 + t3 - 1
 
 
@@ -256,7 +257,7 @@ def _mvn_kl(p_loc, p_L, q_loc, q_L, n):
     """KL between normals with Cholesky factors p_L and q_L (broadcast batch dims)."""
     half_term1 = (q_L.diagonal(dim1=-2, dim2=-1).log().sum(-1)
                   - p_L.diagonal(dim1=-2, dim2=-1).log().sum(-1))
-    q_inv = torch.linalg.inv(q_L.tril())  # lower triangle only, as a triangular solve
+    q_inv = linalg.inv(q_L.tril())  # lower triangle only, as a triangular solve
     term2 = _batch_trace_xxt(q_inv @ p_L)
     diff = (q_inv @ (q_loc - p_loc).unsqueeze(-1)).squeeze(-1)
     term3 = diff.pow(2).sum(-1)
@@ -280,7 +281,7 @@ def _kl_lowrank_or_full(p, q):
         raise ValueError("KL-divergence between two (Low Rank) Multivariate Normals with "
                          "different event shapes cannot be computed")
     factor = lambda d: (d._unbroadcasted_scale_tril if isinstance(d, MultivariateNormal)
-                        else torch.linalg.cholesky(d._covariance()))
+                        else linalg.cholesky(d._covariance()))
     return _mvn_kl(p.loc, factor(p), q.loc, factor(q), p.event_shape[0])
 
 
@@ -304,8 +305,8 @@ def _kl_pareto_pareto(p, q):
 @register_kl(ContinuousBernoulli, ContinuousBernoulli)
 def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
     t1 = p.mean * (p.logits - q.logits)
-    t2 = p._cont_bern_log_norm() + torch.log1p(-p.probs)
-    t3 = -q._cont_bern_log_norm() - torch.log1p(-q.probs)
+    t2 = p._cont_bern_log_norm() + log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - log1p(-q.probs)
     return t1 + t2 + t3
 
 
@@ -348,7 +349,7 @@ def _kl_bernoulli_poisson(p, q):
 @register_kl(Exponential, Gamma)
 def _kl_exponential_gamma(p, q):
     ratio = q.rate / p.rate
-    t1 = -q.concentration * torch.log(ratio)
+    t1 = -q.concentration * log(ratio)
     return (t1 + ratio + q.concentration.lgamma() + q.concentration * euler_constant
             - (1 + euler_constant))
 
@@ -357,7 +358,7 @@ def _kl_exponential_gamma(p, q):
 def _kl_exponential_normal(p, q):
     var_normal = q.scale.pow(2)
     rate_sqr = p.rate.pow(2)
-    t1 = 0.5 * torch.log(rate_sqr * var_normal * 2 * math.pi)
+    t1 = 0.5 * log(rate_sqr * var_normal * 2 * math.pi)
     t2 = rate_sqr.reciprocal()
     t3 = q.loc / p.rate
     t4 = q.loc.pow(2) * 0.5
@@ -373,7 +374,7 @@ def _kl_gamma_exponential(p, q):
 def _kl_gamma_normal(p, q):
     var_normal = q.scale.pow(2)
     beta_sqr = p.rate.pow(2)
-    t1 = (0.5 * torch.log(beta_sqr * var_normal * 2 * math.pi) - p.concentration
+    t1 = (0.5 * log(beta_sqr * var_normal * 2 * math.pi) - p.concentration
           - p.concentration.lgamma())
     t2 = 0.5 * (p.concentration.pow(2) + p.concentration) / beta_sqr
     t3 = q.loc * p.concentration / p.rate
@@ -386,7 +387,7 @@ def _kl_gamma_normal(p, q):
 def _kl_laplace_normal(p, q):
     var_normal = q.scale.pow(2)
     scale_sqr_var_ratio = p.scale.pow(2) / var_normal
-    t1 = 0.5 * torch.log(2 * scale_sqr_var_ratio / math.pi)
+    t1 = 0.5 * log(2 * scale_sqr_var_ratio / math.pi)
     t2 = 0.5 * p.loc.pow(2)
     t3 = p.loc * q.loc
     t4 = 0.5 * q.loc.pow(2)
@@ -400,7 +401,7 @@ def _kl_normal_gumbel(p, q):
     loc_scale_ratio = q.loc / q.scale
     t1 = var_scale_sqr_ratio.log() * 0.5
     t2 = mean_scale_ratio - loc_scale_ratio
-    t3 = torch.exp(-mean_scale_ratio + 0.5 * var_scale_sqr_ratio + loc_scale_ratio)
+    t3 = exp(-mean_scale_ratio + 0.5 * var_scale_sqr_ratio + loc_scale_ratio)
     return -t1 + t2 + t3 - (0.5 * (1 + math.log(2 * math.pi)))
 
 
@@ -409,9 +410,9 @@ def _kl_normal_laplace(p, q):
     loc_diff = p.loc - q.loc
     scale_ratio = p.scale / q.scale
     loc_diff_scale_ratio = loc_diff / p.scale
-    t1 = torch.log(scale_ratio)
-    t2 = math.sqrt(2 / math.pi) * p.scale * torch.exp(-0.5 * loc_diff_scale_ratio.pow(2))
-    t3 = loc_diff * torch.erf(math.sqrt(0.5) * loc_diff_scale_ratio)
+    t1 = log(scale_ratio)
+    t2 = math.sqrt(2 / math.pi) * p.scale * exp(-0.5 * loc_diff_scale_ratio.pow(2))
+    t3 = loc_diff * erf(math.sqrt(0.5) * loc_diff_scale_ratio)
     return -t1 + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
 
 
@@ -437,7 +438,7 @@ def _kl_uniform_gumbel(p, q):
     high_loc_diff = (p.high - q.loc) / q.scale
     low_loc_diff = (p.low - q.loc) / q.scale
     t1 = common_term.log() + 0.5 * (high_loc_diff + low_loc_diff)
-    t2 = common_term * (torch.exp(-high_loc_diff) - torch.exp(-low_loc_diff))
+    t2 = common_term * (exp(-high_loc_diff) - exp(-low_loc_diff))
     return t1 - t2
 
 
@@ -452,7 +453,7 @@ def _kl_uniform_normal(p, q):
 
 @register_kl(Beta, ContinuousBernoulli)
 def _kl_beta_continuous_bernoulli(p, q):
-    return -p.entropy() - p.mean * q.logits - torch.log1p(-q.probs) - q._cont_bern_log_norm()
+    return -p.entropy() - p.mean * q.logits - log1p(-q.probs) - q._cont_bern_log_norm()
 
 
 @register_kl(Beta, Exponential)
@@ -486,15 +487,15 @@ def _kl_beta_normal(p, q):
 
 @register_kl(ContinuousBernoulli, Exponential)
 def _kl_continuous_bernoulli_exponential(p, q):
-    return -p.entropy() - torch.log(q.rate) + q.rate * p.mean
+    return -p.entropy() - log(q.rate) + q.rate * p.mean
 
 
 @register_kl(ContinuousBernoulli, Normal)
 def _kl_continuous_bernoulli_normal(p, q):
     t1 = -p.entropy()
-    t2 = 0.5 * (math.log(2.0 * math.pi) + torch.square(q.loc / q.scale)) + torch.log(q.scale)
-    t3 = ((p.variance + torch.square(p.mean) - 2.0 * q.loc * p.mean)
-          / (2.0 * torch.square(q.scale)))
+    t2 = 0.5 * (math.log(2.0 * math.pi) + square(q.loc / q.scale)) + log(q.scale)
+    t3 = ((p.variance + square(p.mean) - 2.0 * q.loc * p.mean)
+          / (2.0 * square(q.scale)))
     return t1 + t2 + t3
 
 
@@ -512,7 +513,7 @@ def _kl_exponential_gumbel(p, q):
     scale_rate_prod = p.rate * q.scale
     loc_scale_ratio = q.loc / q.scale
     t1 = scale_rate_prod.log() - 1
-    t2 = torch.exp(loc_scale_ratio) * scale_rate_prod / (scale_rate_prod + 1)
+    t2 = exp(loc_scale_ratio) * scale_rate_prod / (scale_rate_prod + 1)
     t3 = scale_rate_prod.reciprocal()
     return t1 - loc_scale_ratio + t2 + t3
 
@@ -524,7 +525,7 @@ def _kl_gamma_gumbel(p, q):
     t1 = ((p.concentration - 1) * p.concentration.digamma() - p.concentration.lgamma()
           - p.concentration)
     t2 = beta_scale_prod.log() + p.concentration / beta_scale_prod
-    t3 = (torch.exp(loc_scale_ratio) * (1 + beta_scale_prod.reciprocal()).pow(-p.concentration)
+    t3 = (exp(loc_scale_ratio) * (1 + beta_scale_prod.reciprocal()).pow(-p.concentration)
           - loc_scale_ratio)
     return t1 + t2 + t3
 
@@ -571,7 +572,7 @@ def _kl_pareto_normal(p, q):
 @register_kl(Uniform, Beta)
 def _kl_uniform_beta(p, q):
     common_term = p.high - p.low
-    t1 = torch.log(common_term)
+    t1 = log(common_term)
     t2 = ((q.concentration1 - 1) * (_x_log_x(p.high) - _x_log_x(p.low) - common_term)
           / common_term)
     t3 = ((q.concentration0 - 1) * (_x_log_x(1 - p.high) - _x_log_x(1 - p.low) + common_term)
@@ -583,7 +584,7 @@ def _kl_uniform_beta(p, q):
 
 @register_kl(Uniform, ContinuousBernoulli)
 def _kl_uniform_continuous_bernoulli(p, q):
-    result = -p.entropy() - p.mean * q.logits - torch.log1p(-q.probs) - q._cont_bern_log_norm()
+    result = -p.entropy() - p.mean * q.logits - log1p(-q.probs) - q._cont_bern_log_norm()
     return _inf_where((p.high > 1) | (p.low < 0), result)
 
 

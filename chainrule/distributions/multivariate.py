@@ -6,8 +6,14 @@ import math
 import numbers
 import warnings
 
-import chainrule as torch
-
+from .. import linalg
+from .._creation import arange, full_like, ones_like, randn, tensor, zeros
+from ..autograd.grad_mode import no_grad
+from ..ops.elementwise import clamp, digamma, lgamma, sqrt, where
+from ..ops.linalg import diag_embed
+from ..ops.reduction import sum as _sum
+from ..ops.shape import broadcast_tensors, cat
+from ..tensor import Size
 from . import constraints
 from ._gamma import standard_gamma
 from .continuous import xlogy
@@ -28,7 +34,7 @@ __all__ = ["Dirichlet", "MultivariateNormal", "LowRankMultivariateNormal", "LKJC
 
 
 def _broadcast_shape(*shapes):
-    return torch.broadcast_tensors(*(torch.zeros(*s) for s in shapes))[0].shape
+    return broadcast_tensors(*(zeros(*s) for s in shapes))[0].shape
 
 
 def _keep_matrix(dist, batch_shape, scale_tril, covariance_matrix, precision_matrix) -> None:
@@ -44,8 +50,8 @@ def _scale_tril_of(scale_tril, covariance_matrix, precision_matrix):
     if scale_tril is not None:
         return scale_tril
     if covariance_matrix is not None:
-        return torch.linalg.cholesky(covariance_matrix)
-    return torch.linalg.cholesky(torch.linalg.inv(precision_matrix))
+        return linalg.cholesky(covariance_matrix)
+    return linalg.cholesky(linalg.inv(precision_matrix))
 
 
 class Dirichlet(ExponentialFamily):
@@ -77,8 +83,8 @@ class Dirichlet(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         c = self.concentration
-        return (xlogy(c - 1.0, value).sum(-1) + torch.lgamma(c.sum(-1))
-                - torch.lgamma(c).sum(-1))
+        return (xlogy(c - 1.0, value).sum(-1) + lgamma(c.sum(-1))
+                - lgamma(c).sum(-1))
 
     @property
     def mean(self):
@@ -92,7 +98,7 @@ class Dirichlet(ExponentialFamily):
         below = (self.concentration < 1).all(dim=-1, keepdim=True)
         corner = one_hot(self.concentration.argmax(-1), self.concentration.shape[-1],
                          mode.dtype)
-        return torch.where(below, corner, mode)
+        return where(below, corner, mode)
 
     @property
     def variance(self):
@@ -103,23 +109,23 @@ class Dirichlet(ExponentialFamily):
     def entropy(self):
         k = self.concentration.size(-1)
         a0 = self.concentration.sum(-1)
-        return (torch.lgamma(self.concentration).sum(-1) - torch.lgamma(a0)
-                - (k - a0) * torch.digamma(a0)
-                - ((self.concentration - 1.0) * torch.digamma(self.concentration)).sum(-1))
+        return (lgamma(self.concentration).sum(-1) - lgamma(a0)
+                - (k - a0) * digamma(a0)
+                - ((self.concentration - 1.0) * digamma(self.concentration)).sum(-1))
 
     @property
     def _natural_params(self):
         return (self.concentration,)
 
     def _log_normalizer(self, x):
-        return x.lgamma().sum(-1) - torch.lgamma(x.sum(-1))
+        return x.lgamma().sum(-1) - lgamma(x.sum(-1))
 
 
 def _batch_mahalanobis(bL, bx):
     """x^T (L L^T)^-1 x for a lower-triangular L, batched (broadcasting L against x)."""
     # only the lower triangle is read (a triangular solve's view of L): tril() keeps the upper
     # entries' gradient zero, as PyTorch's solve_triangular
-    y = (torch.linalg.inv(bL.tril()) @ bx.unsqueeze(-1)).squeeze(-1)
+    y = (linalg.inv(bL.tril()) @ bx.unsqueeze(-1)).squeeze(-1)
     return y.pow(2).sum(-1)
 
 
@@ -161,14 +167,14 @@ class MultivariateNormal(Distribution):
         n = loc.shape[-1]
         _keep_matrix(self, batch_shape, scale_tril, covariance_matrix, precision_matrix)
         self.loc = loc.expand(*batch_shape, -1)
-        super().__init__(batch_shape, torch.Size([n]), validate_args=validate_args)
+        super().__init__(batch_shape, Size([n]), validate_args=validate_args)
         self._unbroadcasted_scale_tril = _scale_tril_of(scale_tril, covariance_matrix,
                                                         precision_matrix)
 
     def expand(self, batch_shape, _instance=None):
         new = self._expand_params(MultivariateNormal, batch_shape, _instance,
                                   ("covariance_matrix", "scale_tril", "precision_matrix"), 2)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new.loc = self.loc.expand(*batch_shape, *self.event_shape)
         new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
         return new
@@ -186,8 +192,8 @@ class MultivariateNormal(Distribution):
     @lazy_property
     def precision_matrix(self):
         L = self._unbroadcasted_scale_tril
-        return torch.linalg.inv(L @ L.mT).expand(*self._batch_shape, *self._event_shape,
-                                                 *self._event_shape)
+        return linalg.inv(L @ L.mT).expand(*self._batch_shape, *self._event_shape,
+                                           *self._event_shape)
 
     @property
     def mean(self):
@@ -204,7 +210,7 @@ class MultivariateNormal(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        eps = torch.randn(*shape, dtype=self.loc.dtype)
+        eps = randn(*shape, dtype=self.loc.dtype)
         return self.loc + (self._unbroadcasted_scale_tril @ eps.unsqueeze(-1)).squeeze(-1)
 
     def _half_log_det(self):
@@ -254,7 +260,7 @@ class LowRankMultivariateNormal(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(LowRankMultivariateNormal, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new.loc = self.loc.expand(*batch_shape, *self.event_shape)
         new.cov_factor = self.cov_factor.expand(*batch_shape, *self.cov_factor.shape[-2:])
         new.cov_diag = self.cov_diag.expand(*batch_shape, *self.event_shape)
@@ -264,7 +270,7 @@ class LowRankMultivariateNormal(Distribution):
 
     def _covariance(self):
         W = self._unbroadcasted_cov_factor
-        return W @ W.mT + torch.diag_embed(self._unbroadcasted_cov_diag)
+        return W @ W.mT + diag_embed(self._unbroadcasted_cov_diag)
 
     @property
     def mean(self):
@@ -281,7 +287,7 @@ class LowRankMultivariateNormal(Distribution):
 
     @lazy_property
     def scale_tril(self):
-        return torch.linalg.cholesky(self._covariance()).expand(
+        return linalg.cholesky(self._covariance()).expand(
             *self._batch_shape, *self._event_shape, *self._event_shape)
 
     @lazy_property
@@ -291,14 +297,14 @@ class LowRankMultivariateNormal(Distribution):
 
     @lazy_property
     def precision_matrix(self):
-        return torch.linalg.inv(self._covariance()).expand(
+        return linalg.inv(self._covariance()).expand(
             *self._batch_shape, *self._event_shape, *self._event_shape)
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         W_shape = tuple(shape[:-1]) + tuple(self.cov_factor.shape[-1:])
-        eps_W = torch.randn(*W_shape, dtype=self.loc.dtype)
-        eps_D = torch.randn(*shape, dtype=self.loc.dtype)
+        eps_W = randn(*W_shape, dtype=self.loc.dtype)
+        eps_D = randn(*shape, dtype=self.loc.dtype)
         return (self.loc + (self._unbroadcasted_cov_factor @ eps_W.unsqueeze(-1)).squeeze(-1)
                 + self._unbroadcasted_cov_diag.sqrt() * eps_D)
 
@@ -306,14 +312,14 @@ class LowRankMultivariateNormal(Distribution):
         # the dense covariance: simple and exact for the small event sizes this is used with
         if self._validate_args:
             self._validate_sample(value)
-        L = torch.linalg.cholesky(self._covariance())
+        L = linalg.cholesky(self._covariance())
         diff = value - self.loc
         M = _batch_mahalanobis(L, diff)
         log_det = 2 * L.diagonal(dim1=-2, dim2=-1).log().sum(-1)
         return -0.5 * (self._event_shape[0] * math.log(2 * math.pi) + log_det + M)
 
     def entropy(self):
-        L = torch.linalg.cholesky(self._covariance())
+        L = linalg.cholesky(self._covariance())
         log_det = 2 * L.diagonal(dim1=-2, dim2=-1).log().sum(-1)
         H = 0.5 * (self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + log_det)
         return H if len(self._batch_shape) == 0 else H.expand(*self._batch_shape)
@@ -337,44 +343,44 @@ class LKJCholesky(Distribution):
         self.dim = dim
         (self.concentration,) = broadcast_all(concentration)
         batch_shape = self.concentration.size()
-        event_shape = torch.Size((dim, dim))
+        event_shape = Size((dim, dim))
         # the squared norm of row i's off-diagonal part is Beta(i/2, marginal - (i-1)/2)
         marginal_conc = self.concentration + 0.5 * (self.dim - 2)
-        offset = torch.arange(self.dim - 1, dtype=self.concentration.dtype)
-        offset = torch.cat([torch.zeros(1, dtype=offset.dtype), offset])
+        offset = arange(self.dim - 1, dtype=self.concentration.dtype)
+        offset = cat([zeros(1, dtype=offset.dtype), offset])
         self._beta = Beta(offset + 0.5, marginal_conc.unsqueeze(-1) - 0.5 * offset)
         super().__init__(batch_shape, event_shape, validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(LKJCholesky, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new.dim = self.dim
         new.concentration = self.concentration.expand(*batch_shape)
         new._beta = self._beta.expand((*batch_shape, self.dim))
         return self._init_expanded(new, batch_shape)
 
     def sample(self, sample_shape=()):
-        with torch.no_grad():
+        with no_grad():
             y = self._beta.sample(sample_shape).unsqueeze(-1)
-            u_normal = torch.randn(*self._extended_shape(sample_shape), dtype=y.dtype).tril(-1)
+            u_normal = randn(*self._extended_shape(sample_shape), dtype=y.dtype).tril(-1)
             norm = u_normal.norm(dim=-1, keepdim=True)
             # row 0 has no off-diagonal part: keep it zero instead of 0 / 0
-            u_hypersphere = u_normal / torch.where(norm == 0, torch.ones_like(norm), norm)
-            w = torch.sqrt(y) * u_hypersphere
+            u_hypersphere = u_normal / where(norm == 0, ones_like(norm), norm)
+            w = sqrt(y) * u_hypersphere
             tiny = float(finfo(w.dtype).tiny)
-            diag_elems = torch.clamp(1 - torch.sum(w**2, dim=-1), min=tiny).sqrt()
-            return w + torch.diag_embed(diag_elems)
+            diag_elems = clamp(1 - _sum(w**2, dim=-1), min=tiny).sqrt()
+            return w + diag_embed(diag_elems)
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
         diag_elems = value.diagonal(dim1=-1, dim2=-2)[..., 1:]
-        order = torch.arange(2, self.dim + 1, dtype=self.concentration.dtype)
+        order = arange(2, self.dim + 1, dtype=self.concentration.dtype)
         order = 2 * (self.concentration - 1).unsqueeze(-1) + self.dim - order
-        unnormalized_log_pdf = torch.sum(order * diag_elems.log(), dim=-1)
+        unnormalized_log_pdf = _sum(order * diag_elems.log(), dim=-1)
         dm1 = self.dim - 1
         alpha = self.concentration + 0.5 * dm1
-        denominator = torch.lgamma(alpha) * dm1
+        denominator = lgamma(alpha) * dm1
         numerator = mvlgamma(alpha - 0.5, dm1)
         pi_constant = 0.5 * dm1 * math.log(math.pi)
         return unnormalized_log_pdf - (pi_constant + numerator - denominator)
@@ -408,8 +414,8 @@ class Wishart(ExponentialFamily):
             raise ValueError("scale_tril must be at least two-dimensional, with optional "
                              "leading batch dimensions")
         if isinstance(df, numbers.Number):
-            batch_shape = torch.Size(param.shape[:-2])
-            self.df = torch.tensor(df, dtype=param.dtype)
+            batch_shape = Size(param.shape[:-2])
+            self.df = tensor(df, dtype=param.dtype)
         else:
             batch_shape = _broadcast_shape(param.shape[:-2], df.shape)
             self.df = df.expand(*batch_shape)
@@ -431,11 +437,11 @@ class Wishart(ExponentialFamily):
         from .continuous import Chi2
 
         p = self._event_shape[-1]
-        return Chi2(df.unsqueeze(-1) - torch.arange(p, dtype=df.dtype).expand(*batch_shape, p))
+        return Chi2(df.unsqueeze(-1) - arange(p, dtype=df.dtype).expand(*batch_shape, p))
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Wishart, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         cov_shape = (*batch_shape, *self.event_shape)
         new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril.expand(*cov_shape)
         new.df = self.df.expand(*batch_shape)
@@ -458,7 +464,7 @@ class Wishart(ExponentialFamily):
 
     @lazy_property
     def precision_matrix(self):
-        L_inv = torch.linalg.inv(self._unbroadcasted_scale_tril.tril())
+        L_inv = linalg.inv(self._unbroadcasted_scale_tril.tril())
         return (L_inv.mT @ L_inv).expand(*self._batch_shape, *self._event_shape)
 
     def _df_matrix(self):
@@ -471,7 +477,7 @@ class Wishart(ExponentialFamily):
     @property
     def mode(self):
         factor = self.df - self.covariance_matrix.shape[-1] - 1
-        factor = torch.where(factor <= 0, torch.full_like(factor, math.nan), factor)
+        factor = where(factor <= 0, full_like(factor, math.nan), factor)
         return factor.reshape(*self._batch_shape, 1, 1) * self.covariance_matrix
 
     @property
@@ -486,9 +492,9 @@ class Wishart(ExponentialFamily):
         p = self._event_shape[-1]
         eps = float(finfo(self.df.dtype).eps)
         diag = self._dist_chi2.rsample(sample_shape).sqrt().clamp(min=eps)
-        below = torch.randn(*sample_shape, *self._batch_shape, p * (p - 1) // 2,
-                            dtype=diag.dtype)
-        noise = torch.diag_embed(diag) + vec_to_tril_matrix(below, diag=-1)
+        below = randn(*sample_shape, *self._batch_shape, p * (p - 1) // 2,
+                      dtype=diag.dtype)
+        noise = diag_embed(diag) + vec_to_tril_matrix(below, diag=-1)
         chol = self._unbroadcasted_scale_tril @ noise
         return chol @ chol.mT
 
@@ -502,7 +508,7 @@ class Wishart(ExponentialFamily):
                 if not bool(singular.any()):
                     break
                 fresh = self._bartlett_sampling(tuple(sample_shape))
-                sample = torch.where(singular.unsqueeze(-1).unsqueeze(-1), fresh, sample)
+                sample = where(singular.unsqueeze(-1).unsqueeze(-1), fresh, sample)
                 singular = ~self.support.check(sample)
         return sample
 
@@ -514,10 +520,10 @@ class Wishart(ExponentialFamily):
             self._validate_sample(value)
         nu = self.df
         p = self._event_shape[-1]
-        L_inv = torch.linalg.inv(self._unbroadcasted_scale_tril.tril())
+        L_inv = linalg.inv(self._unbroadcasted_scale_tril.tril())
         trace = (L_inv.mT @ L_inv @ value).diagonal(dim1=-2, dim2=-1).sum(-1)
         return (-nu * (p * math.log(2) / 2 + self._half_log_det()) - mvlgamma(nu / 2, p)
-                + (nu - p - 1) / 2 * torch.linalg.slogdet(value)[1] - trace / 2)
+                + (nu - p - 1) / 2 * linalg.slogdet(value)[1] - trace / 2)
 
     def entropy(self):
         nu = self.df
@@ -532,5 +538,5 @@ class Wishart(ExponentialFamily):
 
     def _log_normalizer(self, x, y):
         p = self._event_shape[-1]
-        return ((y + (p + 1) / 2) * (-torch.linalg.slogdet(-2 * x)[1] + math.log(2) * p)
+        return ((y + (p + 1) / 2) * (-linalg.slogdet(-2 * x)[1] + math.log(2) * p)
                 + mvlgamma(y + (p + 1) / 2, p))

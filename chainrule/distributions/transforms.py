@@ -6,8 +6,13 @@ import math
 import numbers
 import weakref
 
-import chainrule as torch
-
+from .. import linalg
+from .._creation import eye, full_like, ones, tensor, zeros, zeros_like
+from ..ops.elementwise import abs as _abs
+from ..ops.elementwise import atanh, clamp, sigmoid, tanh
+from ..ops.reduction import cumsum
+from ..ops.shape import broadcast_tensors, cat, stack
+from ..tensor import Size, Tensor
 from . import constraints
 from .utils import (
     finfo,
@@ -264,7 +269,7 @@ class ComposeTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         if not self.parts:
-            return torch.zeros_like(x)
+            return zeros_like(x)
         xs = [x]
         for part in self.parts[:-1]:
             xs.append(part(xs[-1]))
@@ -363,8 +368,8 @@ class ReshapeTransform(Transform):
     bijective = True
 
     def __init__(self, in_shape, out_shape, cache_size: int = 0) -> None:
-        self.in_shape = torch.Size(in_shape)
-        self.out_shape = torch.Size(out_shape)
+        self.in_shape = Size(in_shape)
+        self.out_shape = Size(out_shape)
         if math.prod(self.in_shape) != math.prod(self.out_shape):
             raise ValueError("in_shape, out_shape have different numbers of elements")
         super().__init__(cache_size=cache_size)
@@ -408,7 +413,7 @@ def _replace_rightmost(shape, old, new):
     cut = len(shape) - len(old)
     if tuple(shape[cut:]) != tuple(old):
         raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {old}")
-    return torch.Size(tuple(shape[:cut]) + tuple(new))
+    return Size(tuple(shape[:cut]) + tuple(new))
 
 
 class _ParameterFree(Transform):
@@ -475,7 +480,7 @@ class PowerTransform(Transform):
         return (self.exponent * y / x).abs().log()
 
     def forward_shape(self, shape):
-        return torch.broadcast_tensors(torch.zeros(*shape), self.exponent)[0].shape
+        return broadcast_tensors(zeros(*shape), self.exponent)[0].shape
 
     def inverse_shape(self, shape):
         return self.forward_shape(shape)
@@ -497,7 +502,7 @@ class SigmoidTransform(_ParameterFree):
 
     def _call(self, x):
         info = finfo(x.dtype)
-        return torch.clamp(torch.sigmoid(x), min=float(info.tiny), max=1.0 - float(info.eps))
+        return clamp(sigmoid(x), min=float(info.tiny), max=1.0 - float(info.eps))
 
     def _inverse(self, y):
         info = finfo(y.dtype)
@@ -538,7 +543,7 @@ class TanhTransform(_ParameterFree):
         return x.tanh()
 
     def _inverse(self, y):
-        return torch.atanh(y)
+        return atanh(y)
 
     def log_abs_det_jacobian(self, x, y):
         # log(1 - tanh(x)^2) written stably (as PyTorch, from TensorFlow Probability)
@@ -617,9 +622,9 @@ class AffineTransform(Transform):
         shape = x.shape
         scale = self.scale
         if isinstance(scale, numbers.Real):
-            result = torch.full_like(x, math.log(abs(scale)))
+            result = full_like(x, math.log(abs(scale)))
         else:
-            result = torch.abs(scale).log()
+            result = _abs(scale).log()
         if self.event_dim:
             result_size = tuple(result.size()[:result.dim() - self.event_dim]) + (-1,)
             result = result.reshape(result_size).sum(-1)
@@ -627,15 +632,15 @@ class AffineTransform(Transform):
         return result.expand(shape)
 
     def forward_shape(self, shape):
-        return torch.broadcast_tensors(torch.zeros(*shape), _as_tensor(self.loc),
-                                       _as_tensor(self.scale))[0].shape
+        return broadcast_tensors(zeros(*shape), _as_tensor(self.loc),
+                                 _as_tensor(self.scale))[0].shape
 
     def inverse_shape(self, shape):
         return self.forward_shape(shape)
 
 
 def _as_tensor(v):
-    return v if isinstance(v, torch.Tensor) else torch.tensor(float(v))
+    return v if isinstance(v, Tensor) else tensor(float(v))
 
 
 class SoftmaxTransform(_ParameterFree):
@@ -671,21 +676,21 @@ class StickBreakingTransform(_ParameterFree):
     bijective = True
 
     def _call(self, x):
-        offset = x.shape[-1] + 1 - torch.ones(x.shape[-1], dtype=x.dtype).cumsum(-1)
-        z = torch.sigmoid(x - offset.log())
+        offset = x.shape[-1] + 1 - ones(x.shape[-1], dtype=x.dtype).cumsum(-1)
+        z = sigmoid(x - offset.log())
         z_cumprod = (1 - z).cumprod(-1)
         return pad_last(z, 0, 1, 1.0) * pad_last(z_cumprod, 1, 0, 1.0)
 
     def _inverse(self, y):
         y_crop = y[..., :-1]
-        offset = y.shape[-1] - torch.ones(y_crop.shape[-1], dtype=y.dtype).cumsum(-1)
+        offset = y.shape[-1] - ones(y_crop.shape[-1], dtype=y.dtype).cumsum(-1)
         sf = 1 - y_crop.cumsum(-1)
         # clamp to the smallest normal number so sf never reaches 0 (as PyTorch)
-        sf = torch.clamp(sf, min=float(finfo(y.dtype).tiny))
+        sf = clamp(sf, min=float(finfo(y.dtype).tiny))
         return y_crop.log() - sf.log() + offset.log()
 
     def log_abs_det_jacobian(self, x, y):
-        offset = x.shape[-1] + 1 - torch.ones(x.shape[-1], dtype=x.dtype).cumsum(-1)
+        offset = x.shape[-1] + 1 - ones(x.shape[-1], dtype=x.dtype).cumsum(-1)
         x = x - offset.log()
         # log |det J| = sum log(z (1-z) stick) with z = sigmoid(x)
         detj = (-x + logsigmoid(x) + y[..., :-1].log()).sum(-1)
@@ -694,12 +699,12 @@ class StickBreakingTransform(_ParameterFree):
     def forward_shape(self, shape):
         if len(shape) < 1:
             raise ValueError("Too few dimensions on input")
-        return torch.Size(tuple(shape[:-1]) + (shape[-1] + 1,))
+        return Size(tuple(shape[:-1]) + (shape[-1] + 1,))
 
     def inverse_shape(self, shape):
         if len(shape) < 1:
             raise ValueError("Too few dimensions on input")
-        return torch.Size(tuple(shape[:-1]) + (shape[-1] - 1,))
+        return Size(tuple(shape[:-1]) + (shape[-1] - 1,))
 
 
 class LowerCholeskyTransform(_ParameterFree):
@@ -756,7 +761,7 @@ class PositiveDefiniteTransform(_ParameterFree):
         return x @ x.mT
 
     def _inverse(self, y):
-        return LowerCholeskyTransform().inv(torch.linalg.cholesky(y))
+        return LowerCholeskyTransform().inv(linalg.cholesky(y))
 
 
 class CorrCholeskyTransform(_ParameterFree):
@@ -769,16 +774,16 @@ class CorrCholeskyTransform(_ParameterFree):
     bijective = True
 
     def _call(self, x):
-        x = torch.tanh(x)
+        x = tanh(x)
         eps = float(finfo(x.dtype).eps)
         x = x.clamp(min=-1 + eps, max=1 - eps)
         r = vec_to_tril_matrix(x, diag=-1)
         z1m_cumprod_sqrt = (1 - r**2).sqrt().cumprod(-1)
-        r = r + torch.eye(r.shape[-1], dtype=r.dtype)
+        r = r + eye(r.shape[-1], dtype=r.dtype)
         return r * pad_last(z1m_cumprod_sqrt[..., :-1], 1, 0, 1.0)
 
     def _inverse(self, y):
-        y_cumsum = 1 - torch.cumsum(y * y, dim=-1)
+        y_cumsum = 1 - cumsum(y * y, dim=-1)
         y_cumsum_shifted = pad_last(y_cumsum[..., :-1], 1, 0, 1.0)
         y_vec = tril_matrix_to_vec(y, diag=-1)
         y_cumsum_vec = tril_matrix_to_vec(y_cumsum_shifted, diag=-1)
@@ -800,7 +805,7 @@ class CorrCholeskyTransform(_ParameterFree):
         d = round((0.25 + 2 * n) ** 0.5 + 0.5)
         if d * (d - 1) // 2 != n:
             raise ValueError("Input is not a flattened lower-diagonal number")
-        return torch.Size(tuple(shape[:-1]) + (d, d))
+        return Size(tuple(shape[:-1]) + (d, d))
 
     def inverse_shape(self, shape):
         if len(shape) < 2:
@@ -808,7 +813,7 @@ class CorrCholeskyTransform(_ParameterFree):
         if shape[-2] != shape[-1]:
             raise ValueError("Input is not square")
         d = shape[-1]
-        return torch.Size(tuple(shape[:-2]) + (d * (d - 1) // 2,))
+        return Size(tuple(shape[:-2]) + (d * (d - 1) // 2,))
 
 
 def _check_dim(t, dim: int, size: int, what: str, name: str) -> None:
@@ -861,11 +866,11 @@ class CatTransform(Transform):
 
     def _call(self, x):
         _check_dim(x, self.dim, self.length, "length", "x")
-        return torch.cat([trans(xs) for trans, xs in self._pieces(x)], dim=self.dim)
+        return cat([trans(xs) for trans, xs in self._pieces(x)], dim=self.dim)
 
     def _inverse(self, y):
         _check_dim(y, self.dim, self.length, "length", "y")
-        return torch.cat([trans.inv(ys) for trans, ys in self._pieces(y)], dim=self.dim)
+        return cat([trans.inv(ys) for trans, ys in self._pieces(y)], dim=self.dim)
 
     def log_abs_det_jacobian(self, x, y):
         _check_dim(x, self.dim, self.length, "length", "x")
@@ -879,7 +884,7 @@ class CatTransform(Transform):
         dim = self.dim - x.dim() if self.dim >= 0 else self.dim
         dim = dim + self.event_dim
         if dim < 0:
-            return torch.cat(logdetjacs, dim=dim)
+            return cat(logdetjacs, dim=dim)
         total = logdetjacs[0]
         for term in logdetjacs[1:]:
             total = total + term
@@ -917,18 +922,18 @@ class StackTransform(Transform):
 
     def _call(self, x):
         _check_dim(x, self.dim, len(self.transforms), "len(transforms)", "x")
-        return torch.stack([t(xs) for xs, t in zip(self._slice(x), self.transforms)], self.dim)
+        return stack([t(xs) for xs, t in zip(self._slice(x), self.transforms)], self.dim)
 
     def _inverse(self, y):
         _check_dim(y, self.dim, len(self.transforms), "len(transforms)", "y")
-        return torch.stack([t.inv(ys) for ys, t in zip(self._slice(y), self.transforms)],
-                           self.dim)
+        return stack([t.inv(ys) for ys, t in zip(self._slice(y), self.transforms)],
+                     self.dim)
 
     def log_abs_det_jacobian(self, x, y):
         _check_dim(x, self.dim, len(self.transforms), "len(transforms)", "x")
         _check_dim(y, self.dim, len(self.transforms), "len(transforms)", "y")
-        return torch.stack([t.log_abs_det_jacobian(xs, ys) for xs, ys, t in
-                            zip(self._slice(x), self._slice(y), self.transforms)], self.dim)
+        return stack([t.log_abs_det_jacobian(xs, ys) for xs, ys, t in
+                zip(self._slice(x), self._slice(y), self.transforms)], self.dim)
 
     @property
     def bijective(self) -> bool:

@@ -6,10 +6,14 @@ from __future__ import annotations
 import numbers
 from functools import update_wrapper
 
-import chainrule as torch
-
-from .._backend import xp
-from .._creation import _random, _rng
+from .._backend import get_default_dtype, xp
+from .._creation import _random, _rng, arange, eye, full, tensor, zeros, zeros_like
+from ..autograd.grad_mode import enable_grad
+from ..ops.activation import softmax
+from ..ops.elementwise import digamma, lgamma, log, log1p, sigmoid
+from ..ops.reduction import logsumexp
+from ..ops.shape import broadcast_tensors, cat, stack
+from ..tensor import Tensor
 
 __all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
            "probs_to_logits", "tril_matrix_to_vec", "vec_to_tril_matrix", "euler_constant"]
@@ -25,18 +29,18 @@ def finfo(dtype):
 def broadcast_all(*values):
     """Tensors and numbers broadcast to one shape; numbers become tensors of the first tensor's
     dtype (the default dtype when all are numbers)."""
-    if not all(isinstance(v, (torch.Tensor, numbers.Number)) for v in values):
+    if not all(isinstance(v, (Tensor, numbers.Number)) for v in values):
         raise ValueError("Input arguments must all be instances of numbers.Number, "
                          "torch.Tensor or objects implementing __torch_function__.")
-    if not all(isinstance(v, torch.Tensor) for v in values):
-        dtype = torch.get_default_dtype()
+    if not all(isinstance(v, Tensor) for v in values):
+        dtype = get_default_dtype()
         for v in values:
-            if isinstance(v, torch.Tensor):
+            if isinstance(v, Tensor):
                 dtype = v.dtype
                 break
-        values = tuple(v if isinstance(v, torch.Tensor) else torch.tensor(v, dtype=dtype)
+        values = tuple(v if isinstance(v, Tensor) else tensor(v, dtype=dtype)
                        for v in values)
-    return torch.broadcast_tensors(*values)
+    return broadcast_tensors(*values)
 
 
 def clamp_probs(probs):
@@ -48,16 +52,16 @@ def clamp_probs(probs):
 def logits_to_probs(logits, is_binary: bool = False):
     """Probabilities from logits: sigmoid when binary, softmax over the last dim otherwise."""
     if is_binary:
-        return torch.sigmoid(logits)
-    return torch.softmax(logits, dim=-1)
+        return sigmoid(logits)
+    return softmax(logits, dim=-1)
 
 
 def probs_to_logits(probs, is_binary: bool = False):
     """Logits from probabilities (clamped away from 0 and 1)."""
     ps_clamped = clamp_probs(probs)
     if is_binary:
-        return torch.log(ps_clamped) - torch.log1p(-ps_clamped)
-    return torch.log(ps_clamped)
+        return log(ps_clamped) - log1p(-ps_clamped)
+    return log(ps_clamped)
 
 
 class lazy_property:
@@ -70,7 +74,7 @@ class lazy_property:
     def __get__(self, instance, obj_type=None):
         if instance is None:
             return _lazy_property_and_property(self.wrapped)
-        with torch.enable_grad():
+        with enable_grad():
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
@@ -85,7 +89,7 @@ def tril_matrix_to_vec(mat, diag: int = 0):
     """The lower-triangular entries of ``mat`` (from ``diag``) as a vector, row by row."""
     n = mat.shape[-1]
     rows, cols = xp.tril_indices(n, k=diag)
-    return mat[..., torch.tensor(rows), torch.tensor(cols)]
+    return mat[..., tensor(rows), tensor(cols)]
 
 
 def vec_to_tril_matrix(vec, diag: int = 0):
@@ -98,8 +102,8 @@ def vec_to_tril_matrix(vec, diag: int = 0):
                          "expressed as the lower triangular part of a square D x D matrix.")
     n = round(n)
     rows, cols = xp.tril_indices(n, k=diag)
-    flat = torch.zeros(*vec.shape[:-1], n * n, dtype=vec.dtype)
-    index = torch.tensor(rows * n + cols).expand(*vec.shape[:-1], len(rows))
+    flat = zeros(*vec.shape[:-1], n * n, dtype=vec.dtype)
+    index = tensor(rows * n + cols).expand(*vec.shape[:-1], len(rows))
     return flat.scatter(-1, index, vec).reshape(*vec.shape[:-1], n, n)
 
 
@@ -110,7 +114,7 @@ def draw(method: str, shape, dtype, *params):
     mt19937; the values are NumPy's sampler's, not PyTorch's), as a tensor of ``shape`` and
     ``dtype``; array parameters broadcast against ``shape``."""
     rng = _rng(None)
-    arrays = [p.detach().numpy().astype(xp.float64) if isinstance(p, torch.Tensor) else p
+    arrays = [p.detach().numpy().astype(xp.float64) if isinstance(p, Tensor) else p
               for p in params]
 
     def sample(full_shape):
@@ -125,7 +129,7 @@ def draw(method: str, shape, dtype, *params):
 
 def softplus(x):
     """log(1 + exp(x)), stable, with gradient sigmoid(x) everywhere."""
-    return torch.logsumexp(torch.stack([x, torch.zeros_like(x)], -1), -1)
+    return logsumexp(stack([x, zeros_like(x)], -1), -1)
 
 
 def logsigmoid(x):
@@ -140,28 +144,28 @@ def bce_with_logits(logits, target):
 
 def one_hot(index, num_classes: int, dtype):
     """One-hot vectors (last dim) for integer ``index``."""
-    return torch.eye(num_classes, dtype=dtype)[index]
+    return eye(num_classes, dtype=dtype)[index]
 
 
 def pad_last(x, before: int, after: int, value: float):
     """``x`` padded in its last dim with ``value``."""
     parts = []
     if before:
-        parts.append(torch.full((*x.shape[:-1], before), value, dtype=x.dtype))
+        parts.append(full((*x.shape[:-1], before), value, dtype=x.dtype))
     parts.append(x)
     if after:
-        parts.append(torch.full((*x.shape[:-1], after), value, dtype=x.dtype))
-    return torch.cat(parts, -1)
+        parts.append(full((*x.shape[:-1], after), value, dtype=x.dtype))
+    return cat(parts, -1)
 
 
 def mvlgamma(x, p: int):
     """The multivariate log-gamma function: p(p-1)/4 log(pi) + sum_j lgamma(x - j/2)."""
     import math
 
-    offsets = torch.arange(p, dtype=x.dtype) / 2
-    return p * (p - 1) / 4 * math.log(math.pi) + torch.lgamma(x.unsqueeze(-1) - offsets).sum(-1)
+    offsets = arange(p, dtype=x.dtype) / 2
+    return p * (p - 1) / 4 * math.log(math.pi) + lgamma(x.unsqueeze(-1) - offsets).sum(-1)
 
 
 def mvdigamma(x, p: int):
     """The derivative of ``mvlgamma`` in x: sum_j digamma(x - j/2)."""
-    return torch.digamma(x.unsqueeze(-1) - torch.arange(p, dtype=x.dtype) / 2).sum(-1)
+    return digamma(x.unsqueeze(-1) - arange(p, dtype=x.dtype) / 2).sum(-1)

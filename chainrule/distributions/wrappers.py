@@ -7,8 +7,13 @@ from __future__ import annotations
 import math
 import numbers
 
-import chainrule as torch
-
+from .._creation import as_tensor, full, full_like, ones_like, rand, tensor, zeros_like
+from ..autograd.grad_mode import no_grad
+from ..ops.activation import log_softmax
+from ..ops.elementwise import digamma, exp, lgamma, log, where
+from ..ops.indexing import gather
+from ..ops.reduction import logsumexp
+from ..tensor import Size, Tensor
 from . import constraints
 from .continuous import Cauchy, Exponential, Gamma, Normal, Uniform
 from .discrete import Categorical, _OverCategorical
@@ -59,7 +64,7 @@ class Independent(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Independent, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new.base_dist = self.base_dist.expand(
             tuple(batch_shape) + tuple(self.event_shape[:self.reinterpreted_batch_ndims]))
         new.reinterpreted_batch_ndims = self.reinterpreted_batch_ndims
@@ -156,7 +161,7 @@ class TransformedDistribution(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(TransformedDistribution, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         shape = tuple(batch_shape) + tuple(self.event_shape)
         for t in reversed(self.transforms):
             shape = tuple(t.inverse_shape(shape))
@@ -180,7 +185,7 @@ class TransformedDistribution(Distribution):
         return self.base_dist.has_rsample
 
     def sample(self, sample_shape=()):
-        with torch.no_grad():
+        with no_grad():
             x = self.base_dist.sample(sample_shape)
             for transform in self.transforms:
                 x = transform(x)
@@ -286,7 +291,7 @@ class _Folded(TransformedDistribution):
 
     @property
     def mode(self):
-        return torch.zeros_like(self.scale)
+        return zeros_like(self.scale)
 
     def log_prob(self, value):
         if self._validate_args:
@@ -295,7 +300,7 @@ class _Folded(TransformedDistribution):
 
     def _folded_log_prob(self, value):
         log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return torch.where(value >= 0, log_prob, torch.full_like(log_prob, -math.inf))
+        return where(value >= 0, log_prob, full_like(log_prob, -math.inf))
 
     def cdf(self, value):
         if self._validate_args:
@@ -342,7 +347,7 @@ class HalfCauchy(_Folded):
 
     @property
     def mean(self):
-        return torch.full(self._extended_shape(), math.inf, dtype=self.scale.dtype)
+        return full(self._extended_shape(), math.inf, dtype=self.scale.dtype)
 
     @property
     def variance(self):
@@ -352,7 +357,7 @@ class HalfCauchy(_Folded):
         if self._validate_args:
             self._validate_sample(value)
         # as PyTorch's HalfCauchy (not its HalfNormal): value in the parameters' dtype
-        return self._folded_log_prob(torch.as_tensor(value, dtype=self.scale.dtype))
+        return self._folded_log_prob(as_tensor(value, dtype=self.scale.dtype))
 
 
 class Gumbel(TransformedDistribution):
@@ -367,11 +372,11 @@ class Gumbel(TransformedDistribution):
         if isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number):
             base_dist = Uniform(float(info.tiny), 1 - float(info.eps), validate_args=validate_args)
         else:
-            base_dist = Uniform(torch.full_like(self.loc, float(info.tiny)),
-                                torch.full_like(self.loc, 1 - float(info.eps)),
+            base_dist = Uniform(full_like(self.loc, float(info.tiny)),
+                                full_like(self.loc, 1 - float(info.eps)),
                                 validate_args=validate_args)
         # -log(-log(U)) is a standard Gumbel variable for U uniform on (0, 1)
-        transforms = [ExpTransform().inv, AffineTransform(loc=0, scale=-torch.ones_like(
+        transforms = [ExpTransform().inv, AffineTransform(loc=0, scale=-ones_like(
             self.scale)), ExpTransform().inv, AffineTransform(loc=self.loc, scale=-self.scale)]
         super().__init__(base_dist, transforms, validate_args=validate_args)
 
@@ -427,7 +432,7 @@ class LogitRelaxedBernoulli(_BinaryProbsLogits, Distribution):
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         probs = clamp_probs(self.probs.expand(*shape))
-        uniforms = clamp_probs(torch.rand(*shape, dtype=probs.dtype))
+        uniforms = clamp_probs(rand(*shape, dtype=probs.dtype))
         return (uniforms.log() - (-uniforms).log1p() + probs.log()
                 - (-probs).log1p()) / self.temperature
 
@@ -495,7 +500,7 @@ class ExpRelaxedCategorical(_OverCategorical, Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        uniforms = clamp_probs(torch.rand(*shape, dtype=self.logits.dtype))
+        uniforms = clamp_probs(rand(*shape, dtype=self.logits.dtype))
         gumbels = -((-(uniforms.log())).log())
         scores = (self.logits + gumbels) / self.temperature
         return scores - scores.logsumexp(dim=-1, keepdim=True)
@@ -505,8 +510,8 @@ class ExpRelaxedCategorical(_OverCategorical, Distribution):
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        temperature = (self.temperature if isinstance(self.temperature, torch.Tensor)
-                       else torch.tensor(float(self.temperature), dtype=logits.dtype))
+        temperature = (self.temperature if isinstance(self.temperature, Tensor)
+                       else tensor(float(self.temperature), dtype=logits.dtype))
         log_scale = math.lgamma(K) - temperature.log() * -(K - 1)
         score = logits - value * temperature
         score = (score - score.logsumexp(dim=-1, keepdim=True)).sum(-1)
@@ -565,7 +570,7 @@ class MixtureSameFamily(Distribution):
         super().__init__(cdbs, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         batch_shape_comp = tuple(batch_shape) + (self._num_component,)
         new = self._get_checked_instance(MixtureSameFamily, _instance)
         new._component_distribution = self._component_distribution.expand(batch_shape_comp)
@@ -619,11 +624,11 @@ class MixtureSameFamily(Distribution):
             self._validate_sample(x)
         x = self._pad(x)
         log_prob_x = self.component_distribution.log_prob(x)
-        log_mix_prob = torch.log_softmax(self.mixture_distribution.logits, dim=-1)
-        return torch.logsumexp(log_prob_x + log_mix_prob, dim=-1)
+        log_mix_prob = log_softmax(self.mixture_distribution.logits, dim=-1)
+        return logsumexp(log_prob_x + log_mix_prob, dim=-1)
 
     def sample(self, sample_shape=()):
-        with torch.no_grad():
+        with no_grad():
             sample_len = len(sample_shape)
             batch_len = len(self.batch_shape)
             gather_dim = sample_len + batch_len
@@ -633,7 +638,7 @@ class MixtureSameFamily(Distribution):
             comp_samples = self.component_distribution.sample(sample_shape)
             mix_sample_r = mix_sample.reshape(*mix_shape, *([1] * (len(es) + 1)))
             mix_sample_r = mix_sample_r.repeat(*([1] * len(mix_shape)), 1, *es)
-            samples = torch.gather(comp_samples, gather_dim, mix_sample_r)
+            samples = gather(comp_samples, gather_dim, mix_sample_r)
             return samples.squeeze(gather_dim)
 
     def _pad(self, x):
@@ -694,7 +699,7 @@ class Weibull(TransformedDistribution):
     def __init__(self, scale, concentration, validate_args=None) -> None:
         self.scale, self.concentration = broadcast_all(scale, concentration)
         self.concentration_reciprocal = self.concentration.reciprocal()
-        base_dist = Exponential(torch.ones_like(self.scale), validate_args=validate_args)
+        base_dist = Exponential(ones_like(self.scale), validate_args=validate_args)
         transforms = [PowerTransform(exponent=self.concentration_reciprocal),
                       AffineTransform(loc=0, scale=self.scale)]
         super().__init__(base_dist, transforms, validate_args=validate_args)
@@ -713,7 +718,7 @@ class Weibull(TransformedDistribution):
 
     @property
     def mean(self):
-        return self.scale * torch.exp(torch.lgamma(1 + self.concentration_reciprocal))
+        return self.scale * exp(lgamma(1 + self.concentration_reciprocal))
 
     @property
     def mode(self):
@@ -722,20 +727,20 @@ class Weibull(TransformedDistribution):
 
     @property
     def variance(self):
-        return self.scale.pow(2) * (torch.exp(torch.lgamma(1 + 2 * self.concentration_reciprocal))
-                                    - torch.exp(2 * torch.lgamma(
+        return self.scale.pow(2) * (exp(lgamma(1 + 2 * self.concentration_reciprocal))
+                                    - exp(2 * lgamma(
                                         1 + self.concentration_reciprocal)))
 
     def entropy(self):
         return (euler_constant * (1 - self.concentration_reciprocal)
-                + torch.log(self.scale * self.concentration_reciprocal) + 1)
+                + log(self.scale * self.concentration_reciprocal) + 1)
 
 
 def _kumaraswamy_moments(a, b, n):
     """E[X^n] of Kumaraswamy(a, b) = b B(1 + n/a, b)."""
     arg1 = 1 + n / a
-    log_value = torch.lgamma(arg1) + torch.lgamma(b) - torch.lgamma(arg1 + b)
-    return b * torch.exp(log_value)
+    log_value = lgamma(arg1) + lgamma(b) - lgamma(arg1 + b)
+    return b * exp(log_value)
 
 
 class Kumaraswamy(TransformedDistribution):
@@ -748,8 +753,8 @@ class Kumaraswamy(TransformedDistribution):
 
     def __init__(self, concentration1, concentration0, validate_args=None) -> None:
         self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
-        base_dist = Uniform(torch.full_like(self.concentration0, 0),
-                            torch.full_like(self.concentration0, 1), validate_args=validate_args)
+        base_dist = Uniform(full_like(self.concentration0, 0),
+                            full_like(self.concentration0, 1), validate_args=validate_args)
         transforms = [PowerTransform(exponent=self.concentration0.reciprocal()),
                       AffineTransform(loc=1.0, scale=-1.0),
                       PowerTransform(exponent=self.concentration1.reciprocal())]
@@ -771,10 +776,10 @@ class Kumaraswamy(TransformedDistribution):
         # is a different, wrong expression (docs/differences.md)
         a, b = self.concentration1, self.concentration0
         undefined = (b < 1) | (a < 1) | ((a == 1) & (b == 1))
-        a_safe = torch.where(undefined, torch.full_like(a, 2.0), a)
-        b_safe = torch.where(undefined, torch.full_like(b, 2.0), b)
+        a_safe = where(undefined, full_like(a, 2.0), a)
+        b_safe = where(undefined, full_like(b, 2.0), b)
         mode = ((a_safe - 1) / (a_safe * b_safe - 1)) ** a_safe.reciprocal()
-        return torch.where(undefined, torch.full_like(mode, math.nan), mode)
+        return where(undefined, full_like(mode, math.nan), mode)
 
     @property
     def variance(self):
@@ -784,8 +789,8 @@ class Kumaraswamy(TransformedDistribution):
     def entropy(self):
         t1 = 1 - self.concentration1.reciprocal()
         t0 = 1 - self.concentration0.reciprocal()
-        H0 = torch.digamma(self.concentration0 + 1) + euler_constant
-        return t0 + t1 * H0 - torch.log(self.concentration1) - torch.log(self.concentration0)
+        H0 = digamma(self.concentration0 + 1) + euler_constant
+        return t0 + t1 * H0 - log(self.concentration1) - log(self.concentration0)
 
 
 class InverseGamma(TransformedDistribution):
@@ -815,7 +820,7 @@ class InverseGamma(TransformedDistribution):
     @property
     def mean(self):
         result = self.rate / (self.concentration - 1)
-        return torch.where(self.concentration > 1, result, torch.full_like(result, math.inf))
+        return where(self.concentration > 1, result, full_like(result, math.inf))
 
     @property
     def mode(self):
@@ -825,7 +830,7 @@ class InverseGamma(TransformedDistribution):
     def variance(self):
         result = self.rate.square() / ((self.concentration - 1).square()
                                        * (self.concentration - 2))
-        return torch.where(self.concentration > 2, result, torch.full_like(result, math.inf))
+        return where(self.concentration > 2, result, full_like(result, math.inf))
 
     def entropy(self):
         return (self.concentration + self.rate.log() + self.concentration.lgamma()
