@@ -24,6 +24,7 @@ import warnings
 from ._backend import xp
 from ._batched import BatchedTensor, batched, state
 from ._meta import MetaArray, standin
+from ._modes import RUN, Mode
 from .autograd.forward_ad import copy_tangents
 from .autograd.forward_ad import state as forward_state
 from .autograd.grad_mode import state as grad_state
@@ -34,7 +35,72 @@ __all__ = ["batched_apply", "batched_inplace", "elementwise", "batch_dims", "fal
            "pad_leading", "physical"]
 
 apply = None  # set by _dispatch (it calls into this module, and this module calls it back)
+apply_inplace = commit = None  # _dispatch's in-place path, which batched_inplace uses
+record = tangents = None  # _dispatch's recording and forward mode, which run on the wrappers
 ops: dict = {}  # ops the generic rules need (stack), registered by the op layer
+
+
+def vmap_call(op, inputs: tuple, params: dict):
+    """The vmap levels' part of an op call: with a batched input, batch at the innermost level,
+    then record on the wrappers (``RUN`` otherwise).
+
+    Dual levels opened outside this vmap level live on the batched values (the inner call sees
+    them); those opened inside live on the wrappers (the forward pass after it).
+    """
+    if not state.level:
+        return RUN  # vmap is running in another thread
+    level = find_level(inputs, params)
+    if not level:
+        return RUN
+    base = state.fw_base[level - 1]
+    top = forward_state.level
+    if top > base:
+        forward_state.level = base
+        try:
+            results = batched_apply(op, inputs, params, level)
+        finally:
+            forward_state.level = top
+    else:
+        results = batched_apply(op, inputs, params, level)
+    if op.view and type(inputs[0]) is BatchedTensor:
+        source = inputs[0]
+        if source._vc is None:
+            source._vc = [0]
+        results[0]._vc = source._vc
+        results[0]._requires_grad = source._requires_grad
+        # A view whatever the rule made of the values: writes into it go to the base.
+        root_view = source._extra.get("view") if source._extra else None
+        root, steps = root_view if root_view else (source, ())
+        results[0]._extra_dict()["view"] = (root, steps + ((op, params),))
+    if grad_state.enabled and op.differentiable and any(
+            isinstance(x, Tensor) and x._requires_grad for x in inputs):
+        record(op, inputs, params, results)
+    if top > base:
+        tangents(op, inputs, params, results, base + 1)
+    return results[0] if op.n_outputs == 1 else results
+
+
+def vmap_call_inplace(op, target, args: tuple, params: dict):
+    """The vmap levels' part of an in-place call (``RUN`` when nothing is batched)."""
+    if not state.level:
+        return RUN
+    level = find_level((target,) + args, params)
+    if not level:
+        return RUN
+    return batched_inplace(op, target, args, params, level, apply_inplace, commit)
+
+
+class _Vmap(Mode):
+    """The vmap levels: on the stack while some thread runs a vmapped function."""
+
+    order = 80
+    name = "vmap"
+    call = staticmethod(vmap_call)
+    call_inplace = staticmethod(vmap_call_inplace)
+
+
+VMAP = _Vmap()
+VMAP.seams["batched"] = VMAP
 
 
 def find_level(inputs, params) -> int:

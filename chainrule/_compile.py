@@ -1,14 +1,15 @@
 """``chainrule.compile``: run a function eagerly while recording the NumPy kernels it runs, then
 replay them as one generated straight-line function of arrays.
 
-Capture hooks into the seams every kernel passes (``_tooling.hooks.capture``): ``apply`` and
-``apply_inplace`` report each op's forward with the arrays it read and made, the engine its
-in-place gradient sums, AccumulateGrad and the ``.grad`` setter the gradients they store, the
-random factories their draws. A :class:`Capture` names every array: ``a<i>`` for the function's
-tensor arguments, ``e<i>`` for arrays that existed before the call (parameters, their ``.grad``,
-optimizer state), ``c<i>`` for constants, ``s<i>`` for kernel results. Anything it cannot replay
-faithfully (``.item()``, ``bool(tensor)``, ``.numpy()``, a result that escapes into Python state,
-an output that needs a graph) marks the capture as not replayable, with the reason.
+Capture is a mode of the stack (``_modes``; its seam ``capture``) that every kernel passes:
+``apply`` and ``apply_inplace`` report each op's forward with the arrays it read and made, the
+engine its in-place gradient sums, AccumulateGrad and the ``.grad`` setter the gradients they
+store, the random factories their draws. A :class:`Capture` names every array: ``a<i>`` for the
+function's tensor arguments, ``e<i>`` for arrays that existed before the call (parameters, their
+``.grad``, optimizer state), ``c<i>`` for constants, ``s<i>`` for kernel results. Anything it
+cannot replay faithfully (``.item()``, ``bool(tensor)``, ``.numpy()``, a result that escapes
+into Python state, an output that needs a graph) marks the capture as not replayable, with the
+reason.
 
 A capture becomes a :class:`Program` (Python source, printable with ``print(fn.code)``) only
 when two consecutive captures agree: same kernels, same constants, same arrays. Guards (shapes,
@@ -36,8 +37,8 @@ from typing import Any
 
 from ._backend import get_default_dtype, xp
 from ._batched import BatchedTensor
+from ._modes import Mode, pop, push, set_seam, stack
 from ._quiet import enter, leave
-from ._tooling import hooks
 from .autograd.grad_mode import state as grad_state
 from .autograd.graph import (
     FREED_MESSAGE,
@@ -60,6 +61,16 @@ _INLINE = (int, bool, str, type(None))
 
 class _Break(Exception):
     pass
+
+
+class _Capturing(Mode):
+    """chainrule.compile's capture on the stack: its seam holds the running ``Capture``."""
+
+    order = 60
+    name = "compile capture"
+
+
+CAPTURE = _Capturing()
 
 
 class Capture:
@@ -1010,7 +1021,7 @@ class CompiledFunction:
         return "\n".join(p.source for p in self._programs)
 
     def __call__(self, *args, **kwargs):
-        if hooks.capture is not None or self._eager_reason is not None:
+        if stack.capture is not None or self._eager_reason is not None:
             return self._fn(*args, **kwargs)  # inside another capture: part of it
         if _stance != "default":
             if _stance not in _STANCES:
@@ -1062,7 +1073,7 @@ class CompiledFunction:
         # One capture at a time in the process (the slot is global; other threads' ops are
         # not recorded); a compiled function called meanwhile runs eagerly.
         with _capturing:
-            if hooks.capture is not None:
+            if stack.capture is not None:
                 return self._fn(*args, **kwargs)
             return self._record(tensors, key, args, kwargs)
 
@@ -1097,12 +1108,14 @@ class CompiledFunction:
         cap = Capture(tensors)
         cap.function = self._fn
         self._captures += 1
-        hooks.capture = cap
+        set_seam(CAPTURE, "capture", cap)
+        push(CAPTURE)
         try:
             result = self._fn(*args, **kwargs)
             cap.capture_backward(result, tensors)
         finally:
-            hooks.capture = None
+            pop(CAPTURE)
+            set_seam(CAPTURE, "capture", None)
         entry.captures += 1
         program = cap.finish(result, tensors)
         self._why = cap.broken
@@ -1166,7 +1179,7 @@ def _sizes_erased(key):
 
 def is_compiling() -> bool:
     """True while chainrule.compile captures a call."""
-    return hooks.capture is not None
+    return stack.capture is not None
 
 
 def reset() -> None:

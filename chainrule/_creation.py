@@ -13,9 +13,9 @@ from ._backend import SCALAR_NAMES, as_dtype, astype, get_default_dtype, np_finf
 from ._batched import BatchedTensor, batched
 from ._batched import state as vmap_state
 from ._device import as_device, device, get_default_device, memory_of
+from ._modes import stack
 from ._quiet import quiet
 from ._shapes import _kept_order, size_tuple
-from ._tooling import hooks as tool_hooks
 from ._tooling import kernel
 from ._validation import arange_steps, dtype_argument, nested_data
 from ._validation import size as check_size
@@ -379,8 +379,8 @@ class Generator:
         """Seed the generator (an integer in [-2**63, 2**64); a negative one is read as its
         unsigned 64-bit pattern); returns it."""
         seed = _seed_value(seed)
-        if tool_hooks.capture is not None:  # inside a compiled function: replayed too
-            tool_hooks.capture.effect(_reseed, self, seed)
+        if stack.capture is not None:  # inside a compiled function: replayed too
+            stack.capture.effect(_reseed, self, seed)
         else:
             _reseed(self, seed)
         return self
@@ -532,8 +532,8 @@ def _generator(generator) -> Generator:
                            "either use the 'same' or 'different' randomness flags on vmap or "
                            "perform the randomness operation out of vmap")
     generator = generator or default_generator
-    if tool_hooks.capture is not None:
-        tool_hooks.capture.draw(generator)
+    if stack.capture is not None:
+        stack.capture.draw(generator)
     return generator
 
 

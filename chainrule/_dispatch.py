@@ -19,19 +19,16 @@ from ._backend import (
     xp,
 )
 from ._batched import BatchedTensor
-from ._batched import state as vmap_state
-from ._batching import batched_apply, batched_inplace, find_level
 from ._low_precision import forward_for
 from ._meta import MetaArray, NeedsValues, on_standins
+from ._modes import RUN, stack
 from ._quiet import quiet_run, run_busy, run_quiet
-from ._tooling import RUN, note_inplace
-from ._tooling import hooks as tool_hooks
+from ._tooling import note_inplace
 from .autograd import grad_mode
-from .autograd.anomaly_mode import note_forward
-from .autograd.forward_ad import copy_tangents, get_tangent, set_tangent
+from .autograd.forward_ad import DUAL, copy_tangents, get_tangent, set_tangent
 from .autograd.forward_ad import state as forward_state
 from .autograd.grad_mode import state
-from .autograd.graph import SavedInput, SavedOutput, accumulator_of, pack_saved, saved_hooks
+from .autograd.graph import SavedInput, SavedOutput, accumulator_of
 from .tensor import INFERENCE, INFERENCE_INPLACE, Tensor
 
 __all__ = ["apply", "apply_inplace"]
@@ -148,14 +145,8 @@ def _arrays(inputs: tuple) -> tuple[list, bool]:
 
 def apply(op, *inputs, **params):
     """Run ``op`` on tensors (and Python scalars); record a Node when gradients are needed."""
-    if tool_hooks.op is not None:  # the profiler: it wraps this call, which comes back here
-        result = tool_hooks.op(apply, op, inputs, params, "")
-        if result is not RUN:
-            return result
-    if vmap_state.level:
-        level = find_level(inputs, params)
-        if level:
-            return _apply_batched(op, inputs, params, level)
+    if stack.modes is not None:  # a mode is active: the levels of the stack see the call
+        return _apply_in_modes(op, inputs, params)
     arrays = []
     needs_grad = False
     dtype = None
@@ -182,17 +173,11 @@ def apply(op, *inputs, **params):
     if op.casts and (not same or dtype is None or (
             scalar and (scalar > _category(dtype) or dtype.kind in "iu"))
             or (op.float_out and dtype.kind not in "fcV")):
-        before = arrays
         arrays = _promote(op, arrays)
-        if tool_hooks.capture is not None:
-            tool_hooks.capture.promoted(before, arrays)
         dtype = _first_dtype(arrays)
     # bfloat16 and float8 (ml_dtypes' dtypes, numbered from 256): computed in float32
     forward = op.forward if dtype is None or dtype.num < USER_DTYPE_NUM else \
         forward_for(op, arrays, params, dtype)
-    capture = tool_hooks.capture  # chainrule.compile: one slot read for both seams
-    if capture is not None:
-        capture.before_op()
     try:
         try:  # in NumPy's error state "ignore": PyTorch's silent log(0) == -inf
             out = (quiet_run(forward, *arrays, **params) if params  # ** costs when empty
@@ -203,6 +188,89 @@ def apply(op, *inputs, **params):
         raise _shape_error(op, arrays, err) from None
     except NeedsValues:  # meta inputs, and a kernel that reads values
         out = on_standins(op, arrays, params)
+    if op.n_outputs == 1:
+        if type(out) is not _ndarray and type(out) is not MetaArray:
+            out = xp.asarray(out)
+        result = _wrap(out, None, 0)
+        if op.view:
+            _link_view(result, inputs[0], op, params)
+        if needs_grad and state.enabled and op.differentiable:  # the base level: recording
+            _record(op, inputs, params, (result,))
+        return result
+    results = tuple(_wrap(a if type(a) is _ndarray or type(a) is MetaArray else xp.asarray(a),
+                          None, 0) for a in out)
+    if needs_grad and state.enabled and op.differentiable:
+        _record(op, inputs, params, results)
+    return results
+
+
+def _apply_in_modes(op, inputs: tuple, params: dict):
+    """``apply`` with modes on the stack: each level, outermost first, sees the call."""
+    run_op = stack.op
+    if run_op is not None:  # op wrappers (the profiler): they wrap this call, which comes back
+        result = run_op(apply, op, inputs, params, "")
+        if result is not RUN:
+            return result
+    vmap = stack.batched
+    if vmap is not None:  # vmap levels: a batched input hands the op to the innermost level
+        result = vmap.call(op, inputs, params)
+        if result is not RUN:
+            return result
+    dispatch = stack.dispatch
+    results = (_kernel(op, inputs, params) if dispatch is None
+               else dispatch(op, inputs, params, _kernel))
+    if op.differentiable and state.enabled and any(
+            isinstance(x, Tensor) and x._requires_grad for x in inputs):
+        _record(op, inputs, params, results)
+    dual = stack.dual
+    if dual is not None:  # forward mode: the outputs' tangents, after recording (see apply)
+        dual(op, inputs, params, results)
+    return results[0] if op.n_outputs == 1 else results
+
+
+def _kernel(op, inputs: tuple, params: dict) -> tuple:
+    """The kernel level of an op call: promotion, the forward on arrays, the wrapped results
+    (views linked), reported to chainrule.compile's capture when one records."""
+    arrays = []
+    dtype = None
+    same = True
+    scalar = 0
+    for x in inputs:  # as in apply
+        if isinstance(x, Tensor):
+            a = x._data
+            arrays.append(a)
+            if dtype is None:
+                dtype = a.dtype
+            elif a.dtype != dtype:
+                same = False
+        else:
+            arrays.append(x)
+            if type(x) is float:
+                scalar = 2
+            elif x is not None and type(x) is not bool:
+                scalar = max(scalar, _scalar_category(x))
+    capture = stack.capture
+    if op.casts and (not same or dtype is None or (
+            scalar and (scalar > _category(dtype) or dtype.kind in "iu"))
+            or (op.float_out and dtype.kind not in "fcV")):
+        before = arrays
+        arrays = _promote(op, arrays)
+        if capture is not None:
+            capture.promoted(before, arrays)
+        dtype = _first_dtype(arrays)
+    forward = op.forward if dtype is None or dtype.num < USER_DTYPE_NUM else \
+        forward_for(op, arrays, params, dtype)
+    if capture is not None:
+        capture.before_op()
+    try:
+        try:
+            out = (quiet_run(forward, *arrays, **params) if params else quiet_run(forward, *arrays))
+        except RuntimeError as err:
+            out = run_busy(err, forward, *arrays, **params)
+    except ValueError as err:
+        raise _shape_error(op, arrays, err) from None
+    except NeedsValues:
+        out = on_standins(op, arrays, params)
     if capture is not None:  # chainrule.compile records the kernel
         out = capture.op(op if forward is op.forward else _Kernel(op.name, forward), arrays,
                          params, out, inputs)
@@ -212,53 +280,9 @@ def apply(op, *inputs, **params):
         result = _wrap(out, None, 0)
         if op.view:
             _link_view(result, inputs[0], op, params)
-        # Record first: a JVP rule reading ``out`` then records through it (reverse over forward).
-        if needs_grad and state.enabled and op.differentiable:
-            _record(op, inputs, params, (result,))
-        if forward_state.level:
-            _forward(op, inputs, params, (result,))
-        return result
-    results = tuple(_wrap(a if type(a) is _ndarray or type(a) is MetaArray else xp.asarray(a),
-                          None, 0) for a in out)
-    if needs_grad and state.enabled and op.differentiable:
-        _record(op, inputs, params, results)
-    if forward_state.level:
-        _forward(op, inputs, params, results)
-    return results
-
-
-def _apply_batched(op, inputs: tuple, params: dict, level: int):
-    """``apply`` under vmap: batch at the innermost level, then record on the wrappers.
-
-    Dual levels opened outside this vmap level live on the batched values (the inner call sees
-    them); those opened inside live on the wrappers (the forward pass after it).
-    """
-    base = vmap_state.fw_base[level - 1]
-    top = forward_state.level
-    if top > base:
-        forward_state.level = base
-        try:
-            results = batched_apply(op, inputs, params, level)
-        finally:
-            forward_state.level = top
-    else:
-        results = batched_apply(op, inputs, params, level)
-    if op.view and type(inputs[0]) is BatchedTensor:
-        source = inputs[0]
-        if source._vc is None:
-            source._vc = [0]
-        results[0]._vc = source._vc
-        results[0]._requires_grad = source._requires_grad
-        # A view whatever the rule made of the values: writes into it go to the base.
-        root_view = source._extra.get("view") if source._extra else None
-        root, steps = root_view if root_view else (source, ())
-        results[0]._extra_dict()["view"] = (root, steps + ((op, params),))
-    if state.enabled and op.differentiable and any(
-            isinstance(x, Tensor) and x._requires_grad for x in inputs):
-        _record(op, inputs, params, results)
-    if top > base:
-        _forward(op, inputs, params, results, base + 1)
-    return results[0] if op.n_outputs == 1 else results
+        return (result,)
+    return tuple(_wrap(a if type(a) is _ndarray or type(a) is MetaArray else xp.asarray(a),
+                       None, 0) for a in out)
 
 
 def _forward(op, inputs: tuple, params: dict, results: tuple, first: int = 1) -> None:
@@ -347,8 +371,9 @@ def _record(op, inputs: tuple, params: dict, results: tuple) -> None:
             meta.append(None)
         bit <<= 1
     node = op.node_class(params, tuple(edges), tuple(meta))
-    if tool_hooks.anomaly:
-        note_forward(node)
+    modes = stack.modes
+    if modes is not None and stack.traced is not None:  # anomaly mode: the forward traceback
+        stack.traced(node)
     plan = op.save_plans.get(mask)
     if plan is None:
         plan = op.save_plans[mask] = _save_plan(op, mask)
@@ -371,8 +396,8 @@ def _record(op, inputs: tuple, params: dict, results: tuple) -> None:
     if plan[1]:
         saved["out"] = (SavedOutput(results[0]) if len(results) == 1
                         else tuple(SavedOutput(r) for r in results))
-    if saved_hooks.stack:  # saved_tensors_hooks: store what the pack hook makes of them
-        pack_saved(node, results)
+    if modes is not None and stack.saved is not None:  # saved_tensors_hooks: the pack hook's
+        stack.saved(node, results)  # results are stored instead
 
 
 def _save_plan(op, mask: int) -> tuple[tuple, bool]:
@@ -433,7 +458,7 @@ def _refresh_views(root: Tensor, target: Tensor) -> None:
             replay = apply(step_op, replay, **step_params)
         view.grad_fn, view._output_nr = replay.grad_fn, replay._output_nr
         view._requires_grad = replay._requires_grad
-        if forward_state.level:
+        if stack.modes is not None and stack.dual is not None and forward_state.level:
             copy_tangents(replay, view)
 
 
@@ -469,18 +494,19 @@ def _check_inplace(target: Tensor, recording: bool) -> None:
         raise RuntimeError(_VIEW_OF_LEAF)
 
 
-def _write(target: Tensor, array, op) -> None:
+def _write(target: Tensor, array, op, capture=None) -> None:
+    """Write ``array`` into ``target``'s storage (``capture``: the stack's, when it records)."""
     if type(target) is BatchedTensor:
         raise RuntimeError(f"{op.name}_: writing into a batched tensor outside its vmap level")
     if _category(array.dtype) > _category(target._data.dtype):
         raise RuntimeError(
             f"{op.name}_: result type {array.dtype} can't be cast to the desired output type "
             f"{target._data.dtype}; use the out-of-place {op.name} or convert the tensor first")
-    if tool_hooks.capture is not None:
-        tool_hooks.capture.before_write(target._data, array)
+    if capture is not None:
+        capture.before_write(target._data, array)
     target._data[...] = array
-    if tool_hooks.capture is not None:
-        tool_hooks.capture.write(target._data, array)
+    if capture is not None:
+        capture.write(target._data, array)
 
 
 def bump_version(target: Tensor, name: str | None = None) -> None:
@@ -496,59 +522,83 @@ def bump_version(target: Tensor, name: str | None = None) -> None:
 
 def apply_inplace(op, target: Tensor, *args, **params) -> Tensor:
     """``target.op_(*args)``: write the result into target's storage and rebase its history."""
-    if tool_hooks.op is not None:
-        result = tool_hooks.op(apply_inplace, op, (target,) + args, params, "_")
-        if result is not RUN:
-            return result
-    if vmap_state.level:
-        level = find_level((target,) + args, params)
-        if level:
-            return batched_inplace(op, target, args, params, level, apply_inplace, commit)
+    if stack.modes is not None:  # a mode is active: the levels of the stack see the call
+        return _apply_inplace_in_modes(op, target, args, params)
     arrays, needs_grad = _arrays((target,) + args)
     recording = state.enabled and needs_grad
     _check_inplace(target, recording)
-    dual = forward_state.level and any(
+    if not recording:
+        return _write_inplace(op, target, args, arrays, params, None)
+    return _inplace_recorded(op, target, args, params, False)
+
+
+def _apply_inplace_in_modes(op, target: Tensor, args: tuple, params: dict) -> Tensor:
+    run_op = stack.op
+    if run_op is not None:
+        result = run_op(apply_inplace, op, (target,) + args, params, "_")
+        if result is not RUN:
+            return result
+    vmap = stack.batched
+    if vmap is not None:
+        result = vmap.call_inplace(op, target, args, params)
+        if result is not RUN:
+            return result
+    arrays, needs_grad = _arrays((target,) + args)
+    recording = state.enabled and needs_grad
+    _check_inplace(target, recording)
+    dual = stack.dual is not None and forward_state.level and any(
         isinstance(x, Tensor) and get_tangent(x) is not None for x in (target,) + args)
     if not recording and not dual:
-        if op.casts:
-            before = arrays
-            arrays = [arrays[0]] + _promote(op, arrays)[1:]
-            if tool_hooks.capture is not None:
-                tool_hooks.capture.promoted(before, arrays)
-        if type(op.forward) is _ufunc and not params and target._data.flags.writeable:
-            try:  # straight into the target's storage: no temporary, no copy
-                if tool_hooks.capture is not None:
-                    tool_hooks.capture.before_write(target._data, *arrays)
-                run_quiet(op.forward, *arrays, out=target._data)
-                if tool_hooks.capture is not None:
-                    tool_hooks.capture.inplace(op.forward, arrays, target._data)
-            except TypeError:  # NumPy refuses to cast the result to the target's dtype
-                out = run_quiet(op.forward, *arrays)
-                _write(target, out, op)  # raises PyTorch's error
-            except ValueError as err:
-                if "non-broadcastable output" not in str(err):
-                    raise _shape_error(op, arrays, err) from None
-                shape = xp.broadcast_shapes(*[a.shape for a in arrays if type(a) is _ndarray])
-                raise RuntimeError(
-                    f"{op.name}_: output with shape {list(target._data.shape)} doesn't match the "
-                    f"broadcast shape {list(shape)}") from None
-            bump_version(target, op.name + "_")
-            return target
-        try:
-            out = run_quiet(op.forward, *arrays, **params)
+        return _write_inplace(op, target, args, arrays, params, stack.capture)
+    return _inplace_recorded(op, target, args, params, dual)
+
+
+def _write_inplace(op, target: Tensor, args: tuple, arrays: list, params: dict,
+                   capture) -> Tensor:
+    """An in-place op nothing records: the kernel writes into the target's storage."""
+    if op.casts:
+        before = arrays
+        arrays = [arrays[0]] + _promote(op, arrays)[1:]
+        if capture is not None:
+            capture.promoted(before, arrays)
+    if type(op.forward) is _ufunc and not params and target._data.flags.writeable:
+        try:  # straight into the target's storage: no temporary, no copy
+            if capture is not None:
+                capture.before_write(target._data, *arrays)
+            run_quiet(op.forward, *arrays, out=target._data)
+            if capture is not None:
+                capture.inplace(op.forward, arrays, target._data)
+        except TypeError:  # NumPy refuses to cast the result to the target's dtype
+            out = run_quiet(op.forward, *arrays)
+            _write(target, out, op, capture)  # raises PyTorch's error
         except ValueError as err:
-            raise _shape_error(op, arrays, err) from None
-        except NeedsValues:
-            out = on_standins(op, arrays, params)
-        if tool_hooks.capture is not None:
-            out = tool_hooks.capture.op(op, arrays, params, out, (target,) + args)
-        if out.shape != target._data.shape:
+            if "non-broadcastable output" not in str(err):
+                raise _shape_error(op, arrays, err) from None
+            shape = xp.broadcast_shapes(*[a.shape for a in arrays if type(a) is _ndarray])
             raise RuntimeError(
                 f"{op.name}_: output with shape {list(target._data.shape)} doesn't match the "
-                f"broadcast shape {list(out.shape)}")
-        _write(target, out if type(out) is MetaArray else xp.asarray(out), op)
+                f"broadcast shape {list(shape)}") from None
         bump_version(target, op.name + "_")
         return target
+    try:
+        out = run_quiet(op.forward, *arrays, **params)
+    except ValueError as err:
+        raise _shape_error(op, arrays, err) from None
+    except NeedsValues:
+        out = on_standins(op, arrays, params)
+    if capture is not None:
+        out = capture.op(op, arrays, params, out, (target,) + args)
+    if out.shape != target._data.shape:
+        raise RuntimeError(
+            f"{op.name}_: output with shape {list(target._data.shape)} doesn't match the "
+            f"broadcast shape {list(out.shape)}")
+    _write(target, out if type(out) is MetaArray else xp.asarray(out), op, capture)
+    bump_version(target, op.name + "_")
+    return target
+
+
+def _inplace_recorded(op, target: Tensor, args: tuple, params: dict, dual) -> Tensor:
+    """An in-place op that is recorded (or has tangents): the out-of-place op, then ``commit``."""
     source = target
     if any(0 in reads for reads in op.reads):
         # The rule reads the old value, which the write below overwrites: save a copy.
@@ -576,6 +626,9 @@ def _same_storage(view: BatchedTensor, root: BatchedTensor) -> bool:
 
 def commit(target: Tensor, new: Tensor, op) -> None:
     """Make ``target`` hold ``new``'s values and history, through its base if it is a view."""
+    modes = stack.modes
+    capture = stack.capture if modes is not None else None
+    dual = modes is not None and stack.dual is not None and forward_state.level
     view = target._extra.get("view") if target._extra else None
     if type(target) is BatchedTensor and view is not None and not new._requires_grad \
             and _same_storage(target, view[0]):
@@ -584,12 +637,12 @@ def commit(target: Tensor, new: Tensor, op) -> None:
         # The values go into the batched storage; the history moves to the wrapper.
         apply_inplace(_batching.ops["copy"], target._value, new._value)
     elif view is None:
-        _write(target, new._data, op)
+        _write(target, new._data, op, capture)
     if view is None:
         bump_version(target, op.name + "_")
         target.grad_fn, target._output_nr = new.grad_fn, new._output_nr
         target._requires_grad = new._requires_grad
-        if forward_state.level:
+        if dual:
             copy_tangents(new, target)
         _save_target(new, target)
         _refresh_views(target, target)
@@ -599,11 +652,11 @@ def commit(target: Tensor, new: Tensor, op) -> None:
     if type(root) is BatchedTensor:
         apply_inplace(_batching.ops["copy"], root._value, new_root._value)
     else:
-        _write(root, new_root._data, op)
+        _write(root, new_root._data, op, capture)
     bump_version(root, op.name + "_")
     root.grad_fn, root._output_nr = new_root.grad_fn, new_root._output_nr
     root._requires_grad = new_root._requires_grad
-    if forward_state.level:  # before the replay, which takes the root's tangent
+    if dual:  # before the replay, which takes the root's tangent
         copy_tangents(new_root, root)
     replay = root
     for step_op, step_params in steps:
@@ -612,7 +665,7 @@ def commit(target: Tensor, new: Tensor, op) -> None:
     target._requires_grad = replay._requires_grad
     if type(target) is BatchedTensor:
         target._value = replay._value  # a rule may have copied rather than viewed the base
-    if forward_state.level:
+    if dual:
         copy_tangents(replay, target)
     _save_target(new, target)
     _refresh_views(root, target)
@@ -626,4 +679,15 @@ def _save_target(new: Tensor, target: Tensor) -> None:
         node.saved["out"] = SavedOutput(target)
 
 
+def _tangents(op, inputs: tuple, params: dict, results: tuple) -> None:
+    """Forward mode's seam: the outputs' tangents, when this thread has a dual level open."""
+    if forward_state.level:
+        _forward(op, inputs, params, results)
+
+
+DUAL.seams["dual"] = _tangents
 _batching.apply = apply
+_batching.apply_inplace = apply_inplace
+_batching.commit = commit
+_batching.record = _record
+_batching.tangents = _forward

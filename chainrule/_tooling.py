@@ -1,11 +1,10 @@
-"""The slots the debugging tools install into, so the hot path pays one flag check per tool.
+"""Two modes of the stack (``_modes``) the debugging tools share, and their helpers.
 
-``_dispatch.apply`` checks ``hooks.op`` (set while the profiler records), recording checks
-``hooks.anomaly`` (anomaly mode) and the engine checks ``hooks.node`` (set while the profiler,
-anomaly mode or a gradient report watches backward) and then runs each node through the
-installed wrappers. ``hooks.capture`` holds chainrule.compile's recorder while it captures a
-call: the seams every kernel passes report to it, and ``kernel(fn, ...)`` runs array code
-outside an op so that it is recorded too. The tools live above (``chainrule.profiler``,
+The op wrappers (the profiler's record per op) are the ``op`` seam: while one is installed,
+``apply`` hands each call to ``run_op``. The node wrappers (the profiler, anomaly mode, a
+gradient report) are the ``node`` seam: the engine runs each node through ``run_node``.
+``kernel(fn, ...)`` runs array code outside an op so that chainrule.compile's capture (the
+``capture`` seam) records it too. The tools live above (``chainrule.profiler``,
 ``autograd.anomaly_mode``, ``autograd.graph.gradient_report``, ``chainrule._compile``) and
 install themselves here; nothing below imports them.
 
@@ -30,42 +29,46 @@ import threading
 from collections.abc import Callable
 
 from ._meta import NeedsValues, call_on_standins
+from ._modes import RUN, Mode, pop, push, stack
 
-__all__ = ["hooks", "RUN", "kernel", "add_op_wrapper", "remove_op_wrapper", "run_op",
+__all__ = ["RUN", "kernel", "add_op_wrapper", "remove_op_wrapper", "run_op",
            "add_node_wrapper", "remove_node_wrapper", "run_node", "user_frames", "user_location",
            "user_stacklevel", "describe_location", "notes_of", "note_inplace"]
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
-class _Hooks:
-    # Slots, set on the instance: reading them is a few ns (a class attribute read through an
-    # instance costs several times more, on every op).
-    __slots__ = ("op", "node", "anomaly", "capture")
+class _OpWrappers(Mode):
+    """Op wrappers (the profiler's record per op): each op call runs inside them."""
 
-    def __init__(self) -> None:
-        self.op: Callable | None = None  # run_op while some tool wraps every op call
-        self.node: Callable | None = None  # run_node while some tool watches the engine
-        self.anomaly = False  # anomaly mode: nodes record the forward traceback that made them
-        self.capture = None  # chainrule.compile's Capture while it records a call's kernels
+    order = 90
+    name = "op wrappers"
+
+
+class _NodeWrappers(Mode):
+    """Node wrappers (the profiler, anomaly mode, a gradient report): each node the engine runs
+    runs inside them."""
+
+    order = 10
+    name = "node wrappers"
 
 
 class _Local(threading.local):
     inside = False  # this thread is inside a wrapped op: its inner calls run plainly
 
 
-hooks = _Hooks()
 _local = _Local()
 _op_wrappers: list = []
 _node_wrappers: list = []
 _installing = threading.Lock()  # tools in several threads install and remove wrappers at once
-RUN = object()  # run_op's answer to a call from inside a wrapped op: run it as usual
+OP_WRAPPERS = _OpWrappers()
+NODE_WRAPPERS = _NodeWrappers()
 
 
 def kernel(fn: Callable, *args, **kwargs):
     """``fn(*args, **kwargs)`` on arrays outside an op (a random draw, a mask), recorded while
     chainrule.compile captures so that a replay runs it again."""
-    capture = hooks.capture
+    capture = stack.capture
     if capture is None:
         try:
             return fn(*args, **kwargs)
@@ -79,14 +82,15 @@ def add_op_wrapper(wrapper: Callable) -> None:
     op; ``suffix`` is ``"_"`` for the in-place form."""
     with _installing:
         _op_wrappers.append(wrapper)
-        hooks.op = run_op
+        if len(_op_wrappers) == 1:
+            push(OP_WRAPPERS)
 
 
 def remove_op_wrapper(wrapper: Callable) -> None:
     with _installing:
         _op_wrappers.remove(wrapper)
         if not _op_wrappers:
-            hooks.op = None
+            pop(OP_WRAPPERS)
 
 
 def run_op(fn: Callable, op, inputs: tuple, params: dict, suffix: str):
@@ -107,19 +111,23 @@ def _call(fn: Callable, op, inputs: tuple, params: dict):
     return fn(op, *inputs, **params)  # re-enters apply, which gets RUN and runs the op
 
 
+OP_WRAPPERS.seams["op"] = run_op
+
+
 def add_node_wrapper(wrapper: Callable) -> None:
     """Have the engine run each node as ``wrapper(node, call, *args)``, where ``call(*args)``
     runs the node (its ``apply(grads)``, or an AccumulateGrad's ``accumulate(grad, ...)``)."""
     with _installing:
         _node_wrappers.append(wrapper)
-        hooks.node = run_node
+        if len(_node_wrappers) == 1:
+            push(NODE_WRAPPERS)
 
 
 def remove_node_wrapper(wrapper: Callable) -> None:
     with _installing:
         _node_wrappers.remove(wrapper)
         if not _node_wrappers:
-            hooks.node = None
+            pop(NODE_WRAPPERS)
 
 
 def run_node(node, fn: Callable, *args):
@@ -132,6 +140,9 @@ def run_node(node, fn: Callable, *args):
         return call(*args)
     finally:
         _local.inside = inside
+
+
+NODE_WRAPPERS.seams["node"] = run_node
 
 
 def user_frames(depth: int = 1):

@@ -25,9 +25,9 @@ from ._backend import (
 from ._backend import dtype as _dtype
 from ._device import CPU, META, as_device, device, memory_of
 from ._meta import MetaArray
+from ._modes import stack as _stack
 from ._quiet import quiet
 from ._shapes import is_laid_out, normalize_dim, suggested_format
-from ._tooling import hooks as _hooks
 from ._validation import check_grad, dtype_argument, dtype_name, int_sizes, nested_data
 from ._validation import size as check_size
 
@@ -217,8 +217,8 @@ class Tensor:
     @grad.setter
     def grad(self, value) -> None:
         check_grad(self, value, Tensor)
-        if _hooks.capture is not None:
-            _hooks.capture.set_grad(self, value)
+        if _stack.capture is not None:
+            _stack.capture.set_grad(self, value)
         self._grad = value
 
     @property
@@ -1078,5 +1078,5 @@ def _as_class(cls, t: Tensor) -> Tensor:
 def _graph_break(what: str) -> None:
     """A tensor's value left the kernels (chainrule.compile cannot replay what Python did
     with it)."""
-    if _hooks.capture is not None:
-        _hooks.capture.graph_break(what)
+    if _stack.capture is not None:
+        _stack.capture.graph_break(what)

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import chainrule as cr
-from chainrule import _tooling
+from chainrule import _modes
 
 BOTH = pytest.mark.parametrize("m", [torch, cr], ids=["torch", "chainrule"])
 ANOMALY_ON = "Anomaly Detection has been enabled. This mode will increase the runtime and " \
@@ -21,7 +21,7 @@ def _anomaly_off():
     yield
     for m in (torch, cr):
         m.autograd.set_detect_anomaly(False)
-    assert _tooling.hooks.node is None and not _tooling.hooks.anomaly
+    assert _modes.stack.node is None and _modes.stack.traced is None
 
 
 def _messages(record) -> list[tuple[type, str]]:

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import chainrule as cr
-from chainrule import _tooling
+from chainrule import _modes
 from chainrule.autograd.graph import GradientReport, gradient_report
 
 
@@ -64,7 +64,7 @@ def test_norms_equal_the_hooks_and_torch():
         assert leaves[f"AccumulateGrad ({name})"] == pytest.approx(norm(p.grad), rel=1e-5)
         assert norm(dict(model.named_parameters())[name].grad) == pytest.approx(norm(p.grad),
                                                                                 rel=1e-5)
-    assert _tooling.hooks.node is None
+    assert _modes.stack.node is None
 
 
 def test_table_and_shapes():

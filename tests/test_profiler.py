@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import chainrule as cr
-from chainrule import _tooling
+from chainrule import _modes
 
 BOTH = pytest.mark.parametrize("m", [torch, cr], ids=["torch", "chainrule"])
 
@@ -17,7 +17,7 @@ BOTH = pytest.mark.parametrize("m", [torch, cr], ids=["torch", "chainrule"])
 @pytest.fixture(autouse=True)
 def _tools_off():
     yield
-    assert _tooling.hooks.op is None and _tooling.hooks.node is None
+    assert _modes.stack.op is None and _modes.stack.node is None
 
 
 def program(m):

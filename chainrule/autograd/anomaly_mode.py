@@ -15,6 +15,7 @@ import warnings
 from .. import _tooling
 from .._backend import xp
 from .._batched import BatchedTensor
+from .._modes import Mode, pop, push
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled", "set_anomaly_enabled"]
@@ -38,6 +39,17 @@ def is_anomaly_enabled() -> bool:
     return state.enabled
 
 
+class _Anomaly(Mode):
+    """Anomaly mode on the stack: each node recorded keeps the forward traceback (the
+    ``traced`` seam); its node wrapper checks backward's results."""
+
+    order = 50
+    name = "anomaly"
+
+
+ANOMALY = _Anomaly()
+
+
 def is_anomaly_check_nan_enabled() -> bool:
     """True if anomaly detection raises on NaN gradients."""
     return state.check_nan
@@ -48,9 +60,11 @@ def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
     enabled = bool(enabled)
     if enabled and not state.enabled:
         _tooling.add_node_wrapper(_check)
+        push(ANOMALY)
     elif not enabled and state.enabled:
         _tooling.remove_node_wrapper(_check)
-    state.enabled = _tooling.hooks.anomaly = enabled
+        pop(ANOMALY)
+    state.enabled = enabled
     state.check_nan = bool(check_nan)
 
 
@@ -154,3 +168,6 @@ def _check(node, call, *args):
         raise
     finally:
         _running.node = prev
+
+
+ANOMALY.seams["traced"] = note_forward

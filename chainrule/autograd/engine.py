@@ -11,8 +11,8 @@ from heapq import heappop, heappush
 from sys import getrefcount
 
 from .._backend import xp
+from .._modes import stack
 from .._quiet import enter, leave
-from .._tooling import hooks as tool_hooks
 from .forward_ad import state as forward_state
 from .grad_mode import state
 from .graph import AccumulateGrad, GraphTask, call_post_hooks, graph_tasks, run_tensor_hooks
@@ -28,16 +28,16 @@ def _reach(root_nodes: list, target_nodes: set) -> set:
         if root in visited:
             continue
         visited.add(root)
-        stack = [(root, iter(root.next_edges))]
-        while stack:
-            node, edges = stack[-1]
+        todo = [(root, iter(root.next_edges))]
+        while todo:
+            node, edges = todo[-1]
             for edge in edges:
                 if edge is not None and edge[0] not in visited:
                     visited.add(edge[0])
-                    stack.append((edge[0], iter(edge[0].next_edges)))
+                    todo.append((edge[0], iter(edge[0].next_edges)))
                     break
             else:
-                stack.pop()
+                todo.pop()
                 order.append(node)
     reach = set()
     for node in order:
@@ -49,7 +49,9 @@ def _reach(root_nodes: list, target_nodes: set) -> set:
 def _add_into(buffer, grad) -> bool:
     """Add ``grad`` into ``buffer`` in place if nothing else can see the buffer's array."""
     data = buffer._data
-    if type(grad) is not type(buffer) or forward_state.level:
+    modes = stack.modes
+    if type(grad) is not type(buffer) or (
+            modes is not None and stack.dual is not None and forward_state.level):
         return False  # a BatchedTensor's values are not in its _data; a tangent would go stale
     # 3 references: the buffer list, this frame and getrefcount's argument; the same for the
     # array: the tensor's slot, this frame and the argument (a view of it would hold one more).
@@ -57,8 +59,8 @@ def _add_into(buffer, grad) -> bool:
             or data.shape != grad._data.shape or data.dtype != grad._data.dtype
             or not data.flags.writeable):
         return False
-    if tool_hooks.capture is not None:
-        tool_hooks.capture.call(xp.add, (data, grad._data), {"out": data}, out=data)
+    if modes is not None and stack.capture is not None:  # chainrule.compile records the sum
+        stack.capture.call(xp.add, (data, grad._data), {"out": data}, out=data)
     else:
         data += grad._data
     return True
@@ -116,8 +118,8 @@ def execute(roots: list, root_grads: list, targets: list | None, retain_graph: b
             if type(node) is AccumulateGrad:
                 if accumulate and grads[0] is not None:
                     key = _owner(grads[0])
-                    if tool_hooks.node is not None:
-                        tool_hooks.node(node, node.accumulate, grads[0], create_graph,
+                    if stack.node is not None:
+                        stack.node(node, node.accumulate, grads[0], create_graph,
                                         key not in stored)
                     else:
                         node.accumulate(grads[0], create_graph, key not in stored)
@@ -127,8 +129,8 @@ def execute(roots: list, root_grads: list, targets: list | None, retain_graph: b
                 continue
             if prune and not any(e is not None and e[0] in reach for e in node.next_edges):
                 continue
-            if tool_hooks.node is not None:  # the profiler, anomaly mode, a gradient report
-                outs = tool_hooks.node(node, node.apply, grads)
+            if stack.node is not None:  # the profiler, anomaly mode, a gradient report
+                outs = stack.node(node, node.apply, grads)
             else:
                 outs = node.apply(grads)
             if node._hooks:

@@ -11,6 +11,7 @@ import weakref
 from typing import NamedTuple
 
 from .._batched import BatchedTensor, batched
+from .._modes import Mode, pop, push
 
 __all__ = ["dual_level", "make_dual", "unpack_dual", "enter_dual_level", "exit_dual_level",
            "UnpackedDualTensor"]
@@ -23,6 +24,17 @@ class _State(threading.local):  # per thread (PyTorch's are process-wide: docs/d
 
 
 state = _State()
+
+
+class _Dual(Mode):
+    """Forward mode on the stack while some thread has a dual level open; its seam (``dual``,
+    dispatch's ``_forward``) computes each output's tangent from the op's JVP rule."""
+
+    order = 30
+    name = "forward AD"
+
+
+DUAL = _Dual()
 
 _NESTED = "Nested forward mode AD is not supported at the moment"
 
@@ -37,6 +49,7 @@ def enter_dual_level() -> int:
 def _enter() -> int:
     state.level += 1
     state.duals = state.duals + [weakref.WeakValueDictionary()]
+    push(DUAL)
     return state.level - 1
 
 
@@ -52,6 +65,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
                 tangents.pop(key, None)
     state.duals = state.duals[:-1]
     state.level -= 1
+    pop(DUAL)
 
 
 class dual_level:

@@ -6,8 +6,7 @@ import functools
 import warnings
 from typing import Any
 
-from .._tooling import hooks as tool_hooks
-from .anomaly_mode import note_forward
+from .._modes import stack
 from .forward_ad import get_tangent, set_tangent
 from .forward_ad import state as forward_state
 from .grad_mode import no_grad, state
@@ -214,8 +213,8 @@ class Function(metaclass=FunctionMeta):
             ctx.seq = next_seq()  # newer than the leaves' AccumulateGrad nodes just made
             ctx.meta = tuple((a._data.shape, a._data.dtype) if n else None
                              for a, n in zip(args, needs))
-            if tool_hooks.anomaly:
-                note_forward(ctx)
+            if stack.traced is not None:  # anomaly mode
+                stack.traced(ctx)
         outputs = _wrap_outputs(ctx, args, outputs, record)
         _save(ctx, outputs)
         if tangents is not None:

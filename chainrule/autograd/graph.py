@@ -14,9 +14,10 @@ from typing import NamedTuple
 from .._backend import xp
 from .._batched import BatchedTensor, batched
 from .._dtypes import channels_last, contiguous_format
+from .._modes import Mode, pop, push
+from .._modes import stack as mode_stack
 from .._shapes import non_overlapping_and_dense
 from .._tooling import describe_location, notes_of
-from .._tooling import hooks as tool_hooks
 from ..tensor import Tensor, is_inference_counter, type_desc
 from ._gradient_report import GradientReport, GradientStep, gradient_report
 from .forward_ad import set_tangent
@@ -194,9 +195,10 @@ class SavedOutput:
             out.grad_fn, out._output_nr, out._requires_grad = node, self.output_nr, True
         else:
             out = Tensor._wrap(self.array, node, self.output_nr)
-        if self.tangent is not None and forward_state.level:
+        if self.tangent is not None and mode_stack.dual is not None:  # forward mode
+            top = forward_state.level
             for level, tangent in self.tangent.items():
-                if level <= forward_state.level:
+                if level <= top:
                     set_tangent(out, tangent, level)
         return out
 
@@ -601,9 +603,9 @@ class AccumulateGrad(Node):
             elif create_graph or old.requires_grad or type(grad) is BatchedTensor \
                     or type(old) is BatchedTensor:
                 tensor.grad = old + grad
-            elif tool_hooks.capture is not None:
-                tool_hooks.capture.grad_used.add(tool_hooks.capture.tensor_name(tensor))
-                tool_hooks.capture.call(xp.add, (old._data, grad._data), {"out": old._data},
+            elif mode_stack.capture is not None:
+                mode_stack.capture.grad_used.add(mode_stack.capture.tensor_name(tensor))
+                mode_stack.capture.call(xp.add, (old._data, grad._data), {"out": old._data},
                                         out=old._data)
             else:
                 old._data += grad._data
@@ -714,6 +716,17 @@ class _SavedHooks(threading.local):
 saved_hooks = _SavedHooks()
 
 
+class _SavedTensorsHooks(Mode):
+    """saved_tensors_hooks on the stack while some thread is inside one: a node's saved values
+    go through the innermost pack hook (the ``saved`` seam)."""
+
+    order = 40
+    name = "saved tensor hooks"
+
+
+SAVED_HOOKS = _SavedTensorsHooks()
+
+
 class SavedPacked:
     """A saved tensor as a pack hook returned it, and what unpacking needs to rebuild it."""
 
@@ -738,9 +751,10 @@ class SavedPacked:
         elif self.leaf is not None:  # a leaf: its gradient still goes to the original's .grad
             out._requires_grad = True
             out._extra_dict()["acc"] = self.leaf
-        if self.tangent is not None and forward_state.level:
+        if self.tangent is not None and mode_stack.dual is not None:  # forward mode
+            top = forward_state.level
             for level, tangent in self.tangent.items():
-                if level <= forward_state.level:
+                if level <= top:
                     set_tangent(out, tangent, level)
         return out
 
@@ -797,6 +811,12 @@ def pack_saved(node: OpNode, results: tuple) -> None:
         saved["out"] = _pack(results[0], pack_hook, unpack_hook, True)
 
 
+def _pack_recorded(node, results: tuple) -> None:
+    if saved_hooks.stack:  # this thread is inside saved_tensors_hooks
+        pack_saved(node, results)
+
+
+SAVED_HOOKS.seams["saved"] = _pack_recorded
 _FREED = object()
 
 
@@ -887,7 +907,7 @@ class SavedTensor:
 def _make_saved_tensor(tensor, is_output: bool = False) -> SavedTensor:
     """Save ``tensor`` as an op would (through the active pack hook), outside any node."""
     handle = SavedTensor(None, None)
-    if saved_hooks.stack:
+    if mode_stack.saved is not None and saved_hooks.stack:
         handle._value = pack_tensor(tensor, is_output)
     else:
         handle._value = SavedOutput(tensor) if is_output else SavedInput(tensor)
@@ -906,9 +926,11 @@ class saved_tensors_hooks:
         if saved_hooks.disabled is not None:
             raise RuntimeError(saved_hooks.disabled)
         saved_hooks.stack = saved_hooks.stack + ((self.pack_hook, self.unpack_hook),)
+        push(SAVED_HOOKS)
 
     def __exit__(self, *exc) -> None:
         saved_hooks.stack = saved_hooks.stack[:-1]
+        pop(SAVED_HOOKS)
 
 
 class save_on_cpu(saved_tensors_hooks):
@@ -1158,7 +1180,7 @@ def region_activation_memory_budget(budget: float):
         raise TypeError(f"{name}: expects a float, got {type(budget).__name__}")
     if not 0.0 <= budget <= 1.0:
         raise ValueError(f"{name}: must be in [0, 1], got {budget}")
-    if tool_hooks.capture is None:
+    if mode_stack.capture is None:
         raise RuntimeError(f"{name} can only be used inside a torch.compile region; it has no "
                            "effect in eager mode.")
     return contextlib.nullcontext()

@@ -11,7 +11,9 @@ from collections.abc import Callable
 from .. import _batching
 from .._batched import BatchedTensor, batched
 from .._batched import state as vmap_state
+from .._batching import VMAP
 from .._creation import default_generator
+from .._modes import pop, push
 from ..autograd.forward_ad import state as forward_state
 from ..tensor import Tensor
 from ._pytree import broadcast_prefix, tree_flatten, tree_map, tree_unflatten
@@ -115,9 +117,11 @@ def _run(func, size: int, dims: list, flat: list, spec, out_dims, randomness: st
     vmap_state.sizes = vmap_state.sizes + [size]
     vmap_state.randomness = vmap_state.randomness + [randomness]
     vmap_state.fw_base = vmap_state.fw_base + [forward_state.level]
+    push(VMAP)
     try:
         out = func(*tree_unflatten(inputs, spec), **kwargs)
     finally:
+        pop(VMAP)
         vmap_state.level = level - 1
         vmap_state.sizes = vmap_state.sizes[:-1]
         vmap_state.randomness = vmap_state.randomness[:-1]

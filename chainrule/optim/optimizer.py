@@ -16,7 +16,7 @@ from typing import Any, TypeAlias
 
 from .._backend import float32
 from .._creation import tensor, zeros_like
-from .._tooling import hooks as _hooks
+from .._modes import stack as _stack
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.graph import RemovableHandle
 from ..ops.elementwise import where
@@ -69,9 +69,9 @@ def _step(step: Callable) -> Callable:
 
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
-        if _hooks.capture is not None:  # chainrule.compile: a scheduler's new lr recaptures
+        if _stack.capture is not None:  # chainrule.compile: a scheduler's new lr recaptures
             for group in self.param_groups:
-                _hooks.capture.watch(group)
+                _stack.capture.watch(group)
         with no_grad():
             return step(self, *args, **kwargs)
 
@@ -413,7 +413,7 @@ def _count(step_t: Tensor):
     captures it stays a (float64) tensor: the scalars made from it are then kernels that a
     replay computes again, not constants of one step."""
     step_t.add_(1)
-    return step_t.double() if _hooks.capture is not None else step_t.item()
+    return step_t.double() if _stack.capture is not None else step_t.item()
 
 
 def _check_functional(state_steps: list | None = None, grad_scale=None, found_inf=None,

@@ -16,7 +16,7 @@ from ..._backend import dtype as _dtype_cls
 from ..._device import as_device
 from ..._device import device as _device_cls
 from ..._dtypes import memory_format as _memory_format_cls
-from ..._tooling import hooks as _hooks
+from ..._modes import stack as _stack
 from ...autograd.grad_mode import no_grad
 from ...autograd.graph import RemovableHandle
 from ...tensor import Tensor
@@ -226,8 +226,8 @@ class Module:
     __call__ = _wrapped_call_impl
 
     def _call_impl(self, *args, **kwargs):
-        if _hooks.capture is not None:  # chainrule.compile guards the training flag
-            _hooks.capture.module(self)
+        if _stack.capture is not None:  # chainrule.compile guards the training flag
+            _stack.capture.module(self)
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
                 or self._backward_pre_hooks or _global_forward_pre_hooks
                 or _global_forward_hooks or _global_backward_hooks
