@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .._meta import MetaArray
-from .._tooling import hooks as tool_hooks
+from .._modes import stack as tool_hooks
 from ..autograd.forward_ad import get_tangent
 from ..autograd.forward_ad import state as forward_state
 from ..autograd.function import Function
