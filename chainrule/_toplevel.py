@@ -8,7 +8,6 @@ from __future__ import annotations
 import inspect
 import math
 import os
-import sys
 import types
 
 from . import _torch_nn
@@ -178,6 +177,13 @@ def from_file(filename: str, shared: bool | None = None, size: int = 0, *, dtype
     return out.requires_grad_() if requires_grad else out
 
 
+def _device_module(name: str) -> types.ModuleType | None:
+    """``torch.<name>`` for a device type chainrule has a module for (cpu, cuda), else None."""
+    from . import cpu, cuda
+
+    return {"cpu": cpu, "cuda": cuda}.get(name)
+
+
 def get_device_module(device=None):
     """The module of a device type (``torch.cuda`` for ``'cuda'``); for None, the current
     accelerator's, or ``torch.cpu`` when there is none (as here)."""
@@ -187,8 +193,8 @@ def get_device_module(device=None):
         name = "cpu"  # a CPU build has no accelerator
     else:
         raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or None")
-    module = getattr(sys.modules[__package__], name, None)
-    if not isinstance(module, types.ModuleType):
+    module = _device_module(name)
+    if module is None:
         raise RuntimeError(f"Device '{name}' does not have a corresponding module registered as "
                            f"'torch.{name}'.")
     return module

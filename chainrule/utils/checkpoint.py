@@ -24,17 +24,20 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-import chainrule
-from chainrule.autograd.graph import (
+from .. import autograd
+from .._creation import default_generator
+from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..autograd.graph import (
     SavedTensor,
     _current_graph_task_id,
     _is_checkpoint_valid,
     _make_saved_tensor,
     saved_tensors_hooks,
 )
+from ..tensor import Tensor
 
 # chainrule's own files (by the package's path: a user's checkout may be named chainrule too)
-_PACKAGE = os.path.dirname(os.path.abspath(chainrule.__file__)) + os.sep
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
            "check_backward_validity", "detach_variable", "get_device_states",
@@ -108,7 +111,11 @@ def set_device_states(devices, states, *, device_type=None) -> None:
         device_type = DefaultDeviceType.get_device_type()
     if device_type == "meta":
         return
-    module = getattr(chainrule, device_type)
+    from .._toplevel import _device_module
+
+    module = _device_module(device_type)
+    if module is None:
+        raise AttributeError(f"module 'chainrule' has no attribute '{device_type}'")
     for device, state in zip(devices, states):
         with module.device(device):
             module.set_rng_state(state)
@@ -168,7 +175,7 @@ def detach_variable(inputs: tuple) -> tuple:
                            f"{type(inputs).__name__}")
     out = []
     for inp in inputs:
-        if isinstance(inp, chainrule.Tensor):
+        if isinstance(inp, Tensor):
             x = inp.detach()
             x.requires_grad = inp.requires_grad
             inp = x
@@ -177,7 +184,7 @@ def detach_variable(inputs: tuple) -> tuple:
 
 
 def check_backward_validity(inputs) -> None:
-    if not any(inp.requires_grad for inp in inputs if isinstance(inp, chainrule.Tensor)):
+    if not any(inp.requires_grad for inp in inputs if isinstance(inp, Tensor)):
         warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
                       stacklevel=2)
 
@@ -188,7 +195,7 @@ def _rng_state(state):
     if state is None:
         yield
         return
-    generator = chainrule.default_generator
+    generator = default_generator
     outer = generator.get_state()
     generator.set_state(state)
     try:
@@ -200,19 +207,19 @@ def _rng_state(state):
 # ---- reentrant: a custom Function ------------------------------------------------------------
 
 
-class CheckpointFunction(chainrule.autograd.Function):
+class CheckpointFunction(autograd.Function):
     """The reentrant checkpoint: forward under no_grad, backward recomputes and backpropagates."""
 
     @staticmethod
     def forward(ctx, run_function, preserve_rng_state, *args):
         check_backward_validity(args)
         ctx.run_function = run_function
-        ctx.rng_state = chainrule.default_generator.get_state() if preserve_rng_state else None
+        ctx.rng_state = default_generator.get_state() if preserve_rng_state else None
         # Non-tensor inputs stay in ctx; tensors are saved, to be filled in during backward.
-        ctx.inputs = [None if isinstance(a, chainrule.Tensor) else a for a in args]
-        ctx.tensor_indices = [i for i, a in enumerate(args) if isinstance(a, chainrule.Tensor)]
+        ctx.inputs = [None if isinstance(a, Tensor) else a for a in args]
+        ctx.tensor_indices = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.save_for_backward(*[args[i] for i in ctx.tensor_indices])
-        with chainrule.no_grad():
+        with no_grad():
             return run_function(*args)
 
     @staticmethod
@@ -228,20 +235,20 @@ class CheckpointFunction(chainrule.autograd.Function):
             inputs[i] = tensor
         with _rng_state(ctx.rng_state):
             detached_inputs = detach_variable(tuple(inputs))
-            with chainrule.enable_grad():
+            with enable_grad():
                 outputs = ctx.run_function(*detached_inputs)
-        if isinstance(outputs, chainrule.Tensor):
+        if isinstance(outputs, Tensor):
             outputs = (outputs,)
         outputs_with_grad, args_with_grad = [], []
         for out, grad in zip(outputs, args):
-            if isinstance(out, chainrule.Tensor) and out.requires_grad:
+            if isinstance(out, Tensor) and out.requires_grad:
                 outputs_with_grad.append(out)
                 args_with_grad.append(grad)
         if not outputs_with_grad:
             raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not "
                                "necessary")
-        chainrule.autograd.backward(outputs_with_grad, args_with_grad)
-        grads = tuple(inp.grad if isinstance(inp, chainrule.Tensor) else None
+        autograd.backward(outputs_with_grad, args_with_grad)
+        grads = tuple(inp.grad if isinstance(inp, Tensor) else None
                       for inp in detached_inputs)
         return (None, None) + grads
 
@@ -304,7 +311,7 @@ class _CheckpointFrame:
 
     def save_inputs(self, *args) -> None:
         # Saved as an op saves them: through an enclosing checkpoint's hooks when nested.
-        self.saved_args = [_make_saved_tensor(a) if isinstance(a, chainrule.Tensor) else a
+        self.saved_args = [_make_saved_tensor(a) if isinstance(a, Tensor) else a
                            for a in args]
 
     def get_inputs(self) -> list:
@@ -403,7 +410,7 @@ class _checkpoint_hook(saved_tensors_hooks):
             if not frame.is_recomputed[gid]:
                 args = frame.get_inputs()
                 try:
-                    with _recomputation_hook(weakref.ref(frame), gid), chainrule.enable_grad():
+                    with _recomputation_hook(weakref.ref(frame), gid), enable_grad():
                         frame.recompute_fn(*args)
                 except _StopRecomputationError:
                     pass
@@ -437,9 +444,9 @@ def _checkpoint_without_reentrant(function, preserve_rng_state: bool, context_fn
                          f"{list(_allowed_determinism_checks_to_fns.keys())}, but got "
                          f"{determinism_check}")
     forward_context, recompute_context = context_fn()
-    if not chainrule.is_grad_enabled():  # nothing is saved: no need to checkpoint
+    if not is_grad_enabled():  # nothing is saved: no need to checkpoint
         return function(*args, **kwargs)
-    rng_state = chainrule.default_generator.get_state() if preserve_rng_state else None
+    rng_state = default_generator.get_state() if preserve_rng_state else None
 
     def recompute_fn(*inputs) -> None:
         with _rng_state(rng_state), recompute_context:
@@ -514,7 +521,9 @@ def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool |
 
         return forward
 
-    if isinstance(functions, chainrule.nn.Sequential):
+    from ..nn.modules.container import Sequential
+
+    if isinstance(functions, Sequential):
         functions = list(functions.children())
     segment_size = len(functions) // segments
     end = -1  # the last chunk runs as it is: its activations are needed right away

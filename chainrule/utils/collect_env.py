@@ -14,6 +14,8 @@ import subprocess
 import sys
 from collections import namedtuple
 
+from ..torch_version import __version__
+
 __all__ = ["SystemEnv", "get_env_info", "get_pretty_env_info", "main", "run",
            "run_and_read_all", "run_and_parse_first_match", "get_pip_packages"]
 
@@ -286,9 +288,9 @@ def is_xnnpack_available() -> str:
 
 def get_intel_gpu_detected(run_lambda) -> str:
     """The XPU devices ("N/A": chainrule has none)."""
-    import chainrule
+    from .._toplevel import _device_module
 
-    xpu = getattr(chainrule, "xpu", None)
+    xpu = _device_module("xpu")
     if xpu is None or xpu.device_count() == 0:
         return "N/A"
     return "\n".join(f"* [{i}] {xpu.get_device_properties(i)}"
@@ -354,11 +356,9 @@ def get_intel_gpu_onboard(run_lambda) -> str:
 
 def get_env_info() -> SystemEnv:
     """The environment as a SystemEnv."""
-    import chainrule
-
     pip_version, pip_list = get_pip_packages(run)
     return SystemEnv(
-        torch_version=f"chainrule {chainrule.__version__}", is_debug_build="False",
+        torch_version=f"chainrule {__version__}", is_debug_build="False",
         cuda_compiled_version="N/A", gcc_version=get_gcc_version(run),
         clang_version=get_clang_version(run), cmake_version=get_cmake_version(run),
         os=get_os(run), libc_version=get_libc_version(),

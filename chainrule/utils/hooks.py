@@ -6,9 +6,10 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 
-import chainrule
-
+from .. import autograd
+from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import RemovableHandle
+from ..tensor import Tensor
 
 __all__ = ["RemovableHandle", "unserializable_hook", "warn_if_has_hooks", "BackwardHook"]
 
@@ -38,7 +39,7 @@ def warn_if_has_hooks(tensor) -> None:
                           stacklevel=2)
 
 
-class BackwardHookFunction(chainrule.autograd.Function):
+class BackwardHookFunction(autograd.Function):
     """Identity on its tensors: its node is where a module's gradients are caught."""
 
     @staticmethod
@@ -96,9 +97,9 @@ class BackwardHook:
         grad_fn.register_hook(hook)
 
     def _apply_on_tensors(self, fn: Callable, args: tuple):
-        indices = [i for i, arg in enumerate(args) if isinstance(arg, chainrule.Tensor)]
+        indices = [i for i, arg in enumerate(args) if isinstance(arg, Tensor)]
         tensors = [args[i] for i in indices]
-        if not (any(t.requires_grad for t in tensors) and chainrule.is_grad_enabled()):
+        if not (any(t.requires_grad for t in tensors) and is_grad_enabled()):
             return args, None
         new_tensors = BackwardHookFunction.apply(*tensors)
         if len(new_tensors) == 0:

@@ -8,7 +8,9 @@ from collections.abc import Sequence
 
 import numpy as np  # user samples arrive as NumPy arrays and scalars whatever chainrule's backend
 
-import chainrule
+from ..._backend import float64
+from ..._creation import from_numpy, tensor
+from ...tensor import Tensor
 
 __all__ = ["default_collate", "default_convert"]
 
@@ -28,7 +30,7 @@ def _stack(tensors: list):
         if t.shape != shape:
             raise RuntimeError("stack expects each tensor to be equal size, but got "
                                f"{list(shape)} at entry 0 and {list(t.shape)} at entry {i}")
-    return chainrule.from_numpy(np.stack([t.detach().numpy() for t in tensors]))
+    return from_numpy(np.stack([t.detach().numpy() for t in tensors]))
 
 
 def _rebuild(template, values: list):
@@ -59,18 +61,18 @@ def default_collate(batch: Sequence):
     """Merge a list of samples into a batch: tensors, arrays and numbers are stacked along a
     new first dim; dicts, tuples and lists are collated field by field; strings stay a list."""
     elem = batch[0]
-    if isinstance(elem, chainrule.Tensor):
+    if isinstance(elem, Tensor):
         return _stack(batch)
     if isinstance(elem, np.ndarray):
         if _is_text_array(elem):
             raise TypeError(_COLLATE_ERROR.format(elem.dtype))
-        return _stack([chainrule.from_numpy(b) for b in batch])
+        return _stack([from_numpy(b) for b in batch])
     if isinstance(elem, (np.bool_, np.number)):
-        return chainrule.from_numpy(np.array(batch))
+        return from_numpy(np.array(batch))
     if isinstance(elem, float):
-        return chainrule.tensor(batch, dtype=chainrule.float64)
+        return tensor(batch, dtype=float64)
     if isinstance(elem, int):  # bool included: a batch of bools is a bool tensor
-        return chainrule.tensor(batch)
+        return tensor(batch)
     if isinstance(elem, (str, bytes)):
         return batch
     if isinstance(elem, collections.abc.Mapping):
@@ -88,12 +90,12 @@ def default_collate(batch: Sequence):
 def default_convert(data):
     """NumPy arrays and scalars inside ``data`` become tensors; the rest is left as it is
     (the collate_fn when automatic batching is off, ``batch_size=None``)."""
-    if isinstance(data, chainrule.Tensor):
+    if isinstance(data, Tensor):
         return data
     if isinstance(data, np.ndarray):
-        return data if _is_text_array(data) else chainrule.from_numpy(data)
+        return data if _is_text_array(data) else from_numpy(data)
     if isinstance(data, (np.bool_, np.number)):
-        return chainrule.from_numpy(np.asarray(data))
+        return from_numpy(np.asarray(data))
     if isinstance(data, collections.abc.Mapping):
         return _rebuild_mapping(data, {k: default_convert(data[k]) for k in data})
     if isinstance(data, tuple) and hasattr(data, "_fields"):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-import chainrule
-
+from ..._backend import int64
+from ..._creation import empty
 from ._collate import default_collate, default_convert
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler, _chunks
@@ -28,7 +28,7 @@ def get_worker_info():
 def _seed_draw(generator) -> int:
     """A seed drawn as PyTorch draws one: ``random_()`` of an int64 (the default generator's
     unless one is given)."""
-    return chainrule.empty((), dtype=chainrule.int64).random_(generator=generator).item()
+    return empty((), dtype=int64).random_(generator=generator).item()
 
 
 # ---- the loader -----------------------------------------------------------------------------

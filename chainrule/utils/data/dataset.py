@@ -8,7 +8,7 @@ import math
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 
-import chainrule
+from ..._creation import randperm
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
            "ChainDataset", "Subset", "random_split"]
@@ -182,6 +182,6 @@ def random_split(dataset: Dataset, lengths: Sequence[int | float],
     if sum(lengths) != n:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset! "
                          f"(lengths sum to {sum(lengths)}, the dataset has {n} samples)")
-    order = chainrule.randperm(n, generator=generator).tolist()
+    order = randperm(n, generator=generator).tolist()
     ends = itertools.accumulate(lengths)
     return [Subset(dataset, order[end - size:end]) for size, end in zip(lengths, ends)]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator, Sequence
 
-import chainrule
+from ..._backend import float64, int64
+from ..._creation import Generator, as_tensor, empty, multinomial, randint, randperm
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler"]
@@ -37,8 +38,8 @@ class SequentialSampler(Sampler):
 def _fresh_generator():
     """A generator seeded from the default one, as PyTorch seeds it, so ``manual_seed`` makes
     shuffling repeatable (and PyTorch's)."""
-    seed = chainrule.empty((), dtype=chainrule.int64).random_().item()
-    return chainrule.Generator().manual_seed(seed)
+    seed = empty((), dtype=int64).random_().item()
+    return Generator().manual_seed(seed)
 
 
 class RandomSampler(Sampler):
@@ -65,11 +66,11 @@ class RandomSampler(Sampler):
         n = len(self.data_source)
         generator = self.generator if self.generator is not None else _fresh_generator()
         if self.replacement:
-            yield from chainrule.randint(0, n, (self.num_samples,), generator=generator).tolist()
+            yield from randint(0, n, (self.num_samples,), generator=generator).tolist()
             return
         for _ in range(self.num_samples // n):
-            yield from chainrule.randperm(n, generator=generator).tolist()
-        yield from chainrule.randperm(n, generator=generator).tolist()[:self.num_samples % n]
+            yield from randperm(n, generator=generator).tolist()
+        yield from randperm(n, generator=generator).tolist()[:self.num_samples % n]
 
     def __len__(self) -> int:
         return self.num_samples
@@ -83,7 +84,7 @@ class SubsetRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        for i in chainrule.randperm(len(self.indices), generator=self.generator).tolist():
+        for i in randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
     def __len__(self) -> int:
@@ -102,7 +103,7 @@ class WeightedRandomSampler(Sampler):
         if not isinstance(replacement, bool):
             raise ValueError("replacement should be a boolean value, but got "
                              f"replacement={replacement}")
-        weights = chainrule.as_tensor(weights, dtype=chainrule.float64)
+        weights = as_tensor(weights, dtype=float64)
         if weights.ndim != 1:
             raise ValueError("weights should be a 1d sequence but given weights have shape "
                              f"{tuple(weights.shape)}")
@@ -112,8 +113,8 @@ class WeightedRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        yield from chainrule.multinomial(self.weights, self.num_samples, self.replacement,
-                                         generator=self.generator).tolist()
+        yield from multinomial(self.weights, self.num_samples, self.replacement,
+                               generator=self.generator).tolist()
 
     def __len__(self) -> int:
         return self.num_samples

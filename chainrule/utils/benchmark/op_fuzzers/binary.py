@@ -3,7 +3,7 @@ one a fifth of the time (broadcasting). As in PyTorch, ``y`` takes x's steps."""
 
 from __future__ import annotations
 
-from .... import float32
+from ...._backend import float32
 from ..utils.fuzzer import FuzzedParameter, FuzzedTensor, Fuzzer, ParameterAlias
 from ._dims import STEPS, dim_sizes
 from .unary import _MAX_DIM_SIZE, _MIN_DIM_SIZE, _POW_TWO_SIZES

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from .... import float64
+from ...._backend import float64
 from ..utils.fuzzer import FuzzedParameter, FuzzedTensor, Fuzzer
 from ._dims import STEPS, dim_sizes
 

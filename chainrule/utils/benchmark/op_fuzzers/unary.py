@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from .... import float32
+from ...._backend import float32
 from ..utils.fuzzer import FuzzedParameter, FuzzedTensor, Fuzzer, ParameterAlias  # noqa: F401
 from ._dims import STEPS, dim_sizes
 

@@ -10,8 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from .... import bool as _bool
-from .... import float32, manual_seed, rand, randint
+from ...._backend import bool_ as _bool
+from ...._backend import float32
+from ...._creation import manual_seed, rand, randint
 from ...._dtypes import finfo, iinfo
 
 __all__ = ["Fuzzer", "FuzzedParameter", "ParameterAlias", "FuzzedTensor"]

@@ -9,7 +9,9 @@ import copy
 import re
 from collections.abc import Callable
 
-from ...._backend import xp
+from ...._backend import float64, xp
+from ...._creation import as_tensor, tensor
+from ....ops.shape import stack
 from ....tensor import Tensor
 from .._collate import default_collate, default_convert
 
@@ -69,15 +71,11 @@ def collate(batch, *, collate_fn_map: dict | None = None):
 
 def collate_tensor_fn(batch, *, collate_fn_map: dict | None = None) -> Tensor:
     """Tensors stacked along a new first dim."""
-    from .... import stack
-
     return stack(batch, 0)
 
 
 def collate_numpy_array_fn(batch, *, collate_fn_map: dict | None = None):
     """Arrays (not of strings or objects) as tensors, then collated."""
-    from .... import as_tensor
-
     elem = batch[0]
     if np_str_obj_array_pattern.search(elem.dtype.str) is not None:
         raise TypeError(default_collate_err_msg_format.format(elem.dtype))
@@ -86,22 +84,16 @@ def collate_numpy_array_fn(batch, *, collate_fn_map: dict | None = None):
 
 def collate_numpy_scalar_fn(batch, *, collate_fn_map: dict | None = None) -> Tensor:
     """NumPy scalars as one tensor."""
-    from .... import as_tensor
-
     return as_tensor(batch)
 
 
 def collate_float_fn(batch, *, collate_fn_map: dict | None = None) -> Tensor:
     """Python floats as a float64 tensor."""
-    from .... import float64, tensor
-
     return tensor(batch, dtype=float64)
 
 
 def collate_int_fn(batch, *, collate_fn_map: dict | None = None) -> Tensor:
     """Python ints as an int64 tensor."""
-    from .... import tensor
-
     return tensor(batch)
 
 
