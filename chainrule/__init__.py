@@ -160,6 +160,7 @@ from .futures import Future  # noqa: E402
 from . import _dynamo, _inductor, _logging, jit, testing  # noqa: E402, I001  (torch.jit, ...)
 from . import accelerator, amp, cpu, futures, hub, onnx, overrides, types  # noqa: E402  (torch.amp)
 from . import library  # noqa: E402  (torch.library, and torch.ops.aten)
+from . import fx  # noqa: E402,F401  (torch.fx)
 
 globals().update(_deprecated.wrap_functions(globals()))  # torch.add(input, alpha, other), ...
 # CPU autocast: the functions and methods it lists, wrapped once (chainrule/_autocast.py)

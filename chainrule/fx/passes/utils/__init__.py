@@ -1,0 +1,1 @@
+"""``torch.fx.passes.utils``: helpers of the graph passes (the subgraph matcher)."""
