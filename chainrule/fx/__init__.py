@@ -2,6 +2,7 @@
 graph, and run it again as a GraphModule (generated Python code)."""
 
 from . import (  # noqa: F401  (torch.fx's submodules are its attributes)
+    config,
     graph,
     graph_module,
     immutable_collections,

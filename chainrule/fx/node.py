@@ -60,7 +60,7 @@ def map_arg(a: Any, fn: Callable[[Node], Any]) -> Any:
 # ---- names of callables, as code and as printed ---------------------------------------------
 
 _public: dict[int, str] | None = None
-_NAMESPACES = ("", "nn.functional", "linalg", "special", "fft", "fx")
+_NAMESPACES = ("", "nn.functional", "linalg", "special", "fft", "fx._symbolic_trace", "fx")
 
 
 def _public_paths() -> dict[int, str]:
