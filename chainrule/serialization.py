@@ -33,6 +33,8 @@ from collections import OrderedDict
 
 from ._backend import as_dtype, dtype, xp
 from ._creation import from_numpy
+from ._legacy import CPU_TYPES
+from .storage import LEGACY_STORAGES, TypedStorage, UntypedStorage
 from .tensor import Tensor
 
 __all__ = ["save", "load", "SEP", "LoadEndianness", "SourceChangeWarning", "StorageType",
@@ -516,33 +518,39 @@ def default_restore_location(storage, location: str):
                        f"(tagged with {location})")
 
 
+def _torch_classes() -> dict:
+    """The storage and legacy tensor classes of the torch namespace, by name."""
+    return {**LEGACY_STORAGES, **CPU_TYPES, "Storage": LEGACY_STORAGES["FloatStorage"],
+            "TypedStorage": TypedStorage, "UntypedStorage": UntypedStorage, "Tensor": Tensor}
+
+
 def normalize_storage_type(storage_type):
     """torch's storage class of that name."""
-    import chainrule
-
-    return getattr(chainrule, storage_type.__name__)
+    found = _torch_classes().get(storage_type.__name__)
+    if found is None:
+        raise AttributeError(f"module 'chainrule' has no attribute '{storage_type.__name__}'")
+    return found
 
 
 def storage_to_tensor_type(storage):
     """The legacy tensor class of a legacy storage (``FloatStorage`` -> ``FloatTensor``)."""
-    import chainrule
-
     kind = type(storage)
-    module = chainrule if kind.__module__ == "torch" else sys.modules.get(
-        "chainrule" + kind.__module__[len("torch"):], None)
     name = kind.__name__.replace("Storage", "Tensor")
-    if module is None or not hasattr(module, name):
+    if kind.__module__ == "torch":
+        found = _torch_classes().get(name)
+    else:
+        module = sys.modules.get("chainrule" + kind.__module__[len("torch"):], None)
+        found = getattr(module, name, None)
+    if found is None:
         raise AttributeError(f"module '{kind.__module__}' has no attribute '{name}'")
-    return getattr(module, name)
+    return found
 
 
 class StorageType:
     """The storage type a pickle names (``StorageType("FloatStorage").dtype``)."""
 
     def __init__(self, name: str) -> None:
-        import chainrule
-
-        kind = getattr(chainrule, name, None) if name.endswith("Storage") else None
+        kind = _torch_classes().get(name) if name.endswith("Storage") else None
         if kind is None or not hasattr(kind, "dtype"):
             raise KeyError(f'pickle storage type "{name}" is not recognized')
         self._dtype = kind.dtype

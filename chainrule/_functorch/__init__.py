@@ -10,9 +10,11 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .. import __version__, empty_like, stack
 from .. import func as _func
+from .._creation import empty_like
 from ..nn import Module, Parameter
+from ..ops.shape import stack
+from ..torch_version import __version__
 
 __all__ = [
     "FunctionalModule", "FunctionalModuleWithBuffers", "combine_state_for_ensemble",

@@ -9,8 +9,7 @@ import sys
 
 
 def _prefix_regex() -> list[str]:
-    import chainrule
-
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     raw = (site.getsitepackages() + sys.path + [site.getuserbase()]
-           + [site.getusersitepackages()] + [os.path.dirname(os.path.dirname(chainrule.__file__))])
+           + [site.getusersitepackages()] + [os.path.dirname(package)])
     return [p + os.sep for p in sorted({os.path.abspath(p) for p in raw}, reverse=True)]

@@ -12,9 +12,14 @@ from typing import Any
 
 import numpy as np
 
-from .. import Size, Tensor, as_tensor, dtype, isclose, no_grad, promote_types, strided, tensor
-from .. import int64 as _int64
-from .. import max as _max
+from .._backend import dtype
+from .._backend import int64 as _int64
+from .._creation import as_tensor, tensor
+from .._dtypes import promote_types, strided
+from ..autograd.grad_mode import no_grad
+from ..ops.elementwise import isclose
+from ..ops.reduction import max as _max
+from ..tensor import Size, Tensor
 
 __all__ = ["assert_close", "assert_allclose", "default_tolerances"]
 

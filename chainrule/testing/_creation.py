@@ -6,11 +6,14 @@ import collections.abc
 import math
 import warnings
 
-from .. import Tensor, empty, finfo, iinfo, randint, view_as_real
-from .. import bool as _bool
-from .. import dtype as _dtype
-from .. import float32 as _float32
-from .. import int64 as _int64
+from .._backend import bool_ as _bool
+from .._backend import dtype as _dtype
+from .._backend import float32 as _float32
+from .._backend import int64 as _int64
+from .._creation import empty, randint
+from .._dtypes import finfo, iinfo
+from ..ops.complex import view_as_real
+from ..tensor import Tensor
 
 __all__ = ["make_tensor"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from .. import get_rng_state, manual_seed, set_rng_state
+from .._creation import get_rng_state, manual_seed, set_rng_state
 
 __all__ = ["freeze_rng_state", "wrapper_set_seed"]
 
