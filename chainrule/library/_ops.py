@@ -16,6 +16,10 @@ from ..ops._registry import NAMESPACES
 
 __all__ = ["OpOverload", "OpOverloadPacket", "namespace"]
 
+# Set while a dispatch mode is active (utils._python_dispatch): a handler's ``func(*args)``
+# goes on to the modes below it.
+redispatch: Callable | None = None
+
 
 class OpOverload:
     """One overload of an operator (``aten.add.Tensor``), callable."""
@@ -42,6 +46,10 @@ class OpOverload:
         return self._overloadpacket._qualified_op_name
 
     def __call__(self, *args, **kwargs):
+        if redispatch is not None:
+            result = redispatch(self, args, kwargs)
+            if result is not NotImplemented:
+                return result
         if self._impl is None:
             raise NotImplementedError(f"{self} has no chainrule implementation")
         return self._impl(*args, **kwargs)
@@ -160,12 +168,14 @@ _ATEN_OVERLOADS: dict[str, tuple[str, ...]] = {
                                                           "Scalar"),
     "sum": ("default", "dim_IntList"), "mean": ("default", "dim"), "transpose": ("int",),
     "select": ("int",), "slice": ("Tensor",), "clamp": ("default", "Tensor"),
+    "clamp_min": ("default", "Tensor"), "clamp_max": ("default", "Tensor"),
     "where": ("self",), "eq": ("Tensor", "Scalar"), "ne": ("Tensor", "Scalar"),
     "lt": ("Tensor", "Scalar"), "le": ("Tensor", "Scalar"), "gt": ("Tensor", "Scalar"),
     "ge": ("Tensor", "Scalar"), "max": ("default", "dim"), "min": ("default", "dim"),
     "masked_fill": ("Scalar", "Tensor"), "std": ("correction",), "var": ("correction",),
     "split": ("Tensor",), "unbind": ("int",), "squeeze": ("default", "dim", "dims"),
-    "unsqueeze": ("default",), "remainder": ("Tensor", "Scalar"), "fmod": ("Tensor", "Scalar"),
+    "unsqueeze": ("default",), "remainder": ("Tensor", "Scalar", "Scalar_Tensor"),
+    "fmod": ("Tensor", "Scalar"),
     "gather": ("default",), "scatter": ("src", "value"), "scatter_add": ("default",),
     "index_select": ("default",), "index": ("Tensor",), "index_put": ("default",),
     "sort": ("default", "stable"), "cumsum": ("default",), "bitwise_and": ("Tensor",),
@@ -173,7 +183,11 @@ _ATEN_OVERLOADS: dict[str, tuple[str, ...]] = {
     "logical_and": ("default",), "prod": ("default", "dim_int"), "lerp": ("Scalar", "Tensor"),
     "var_mean": ("correction",), "std_mean": ("correction",), "round": ("default", "decimals"),
     "repeat": ("default",), "roll": ("default",), "flip": ("default",),
-    "convolution_backward": ("default",),
+    "convolution_backward": ("default",), "xlogy": ("Tensor",), "fill": ("Scalar", "Tensor"),
+    "scatter_reduce": ("two",), "index_fill": ("int_Scalar", "int_Tensor"),
+    "bitwise_left_shift": ("Tensor",), "bitwise_right_shift": ("Tensor",),
+    "median": ("default", "dim"), "isin": ("Tensor_Tensor",), "frexp": ("Tensor",),
+    "histogram": ("bins_tensor", "bin_ct"),
 }
 ATEN_NAMES = frozenset(_ATEN_OVERLOADS) | frozenset((
     "mm", "bmm", "addmm", "baddbmm", "mv", "dot", "vdot", "convolution", "linear", "matmul",
@@ -185,7 +199,7 @@ ATEN_NAMES = frozenset(_ATEN_OVERLOADS) | frozenset((
     "triu", "cat", "stack", "einsum", "_softmax", "_log_softmax", "amax", "amin", "argmax",
     "argmin", "any", "all", "logsumexp", "embedding", "native_layer_norm",
     "native_batch_norm", "native_group_norm", "constant_pad_nd", "_to_copy", "copy", "fill",
-    "topk", "kthvalue", "nonzero", "unique", "masked_select", "cumprod", "trace", "diag_embed",
+    "topk", "kthvalue", "nonzero", "masked_select", "cumprod", "trace", "diag_embed",
     "hardtanh", "leaky_relu", "elu", "celu", "softplus", "hardsigmoid", "hardswish",
     "log_sigmoid_forward", "mse_loss", "nll_loss_forward", "binary_cross_entropy",
     "avg_pool2d", "avg_pool3d", "max_pool2d_with_indices", "max_pool3d_with_indices",
@@ -199,5 +213,22 @@ ATEN_NAMES = frozenset(_ATEN_OVERLOADS) | frozenset((
     "gcd", "lcm", "igamma", "igammac", "mvlgamma", "sinc", "logcumsumexp", "frexp", "lu_unpack",
     "linalg_inv", "linalg_det", "linalg_slogdet", "linalg_solve", "linalg_cholesky",
     "linalg_eigh", "linalg_eig", "linalg_svd", "linalg_qr", "linalg_pinv", "linalg_matrix_exp",
-    "linalg_solve_triangular", "linalg_cross", "geqrf", "rot90",
+    "linalg_solve_triangular", "linalg_cross", "geqrf", "rot90", "isreal", "tanh_backward",
+    "sigmoid_backward", "gelu_backward", "mse_loss_backward", "embedding_dense_backward",
+    "clamp_min", "clamp_max", "isposinf", "isneginf", "argsort", "diagonal_copy", "isin",
+    "linalg_lu_factor_ex", "linalg_ldl_factor_ex", "linalg_ldl_solve", "_unique2", "histogram",
+    "max_pool2d_with_indices_backward", "avg_pool2d_backward", "nll_loss2d_forward",
+    "bitwise_left_shift", "bitwise_right_shift", "special_entr", "special_erfcx",
+    "special_log_ndtr", "special_ndtri", "special_i0e", "special_i1", "special_i1e",
+    "special_xlog1py", "special_zeta", "special_bessel_j0", "special_bessel_j1",
+    "special_bessel_y0", "special_bessel_y1", "special_modified_bessel_i0",
+    "special_modified_bessel_i1", "special_modified_bessel_k0", "special_modified_bessel_k1",
+    "special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k1", "special_airy_ai",
+    "special_spherical_bessel_j0", "special_chebyshev_polynomial_t",
+    "special_chebyshev_polynomial_u", "special_chebyshev_polynomial_v",
+    "special_chebyshev_polynomial_w", "special_shifted_chebyshev_polynomial_t",
+    "special_shifted_chebyshev_polynomial_u", "special_shifted_chebyshev_polynomial_v",
+    "special_shifted_chebyshev_polynomial_w", "special_hermite_polynomial_h",
+    "special_hermite_polynomial_he", "special_laguerre_polynomial_l",
+    "special_legendre_polynomial_p",
 ))

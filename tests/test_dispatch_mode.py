@@ -1,0 +1,109 @@
+"""TorchDispatchMode: a mode sees the kernel calls of forward and backward, named as PyTorch's
+aten operators; nested modes, func(*args) going on to the modes below, the aten names real."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch as ref
+from torch.utils._python_dispatch import TorchDispatchMode as RefMode
+
+import chainrule as torch
+from chainrule.library._ops import ATEN_NAMES
+from chainrule.ops import REGISTRY
+from chainrule.utils._python_dispatch import TorchDispatchMode, aten_call
+
+
+def _logger(base):
+    class Log(base):
+        def __init__(self, tag: str = "", calls: list | None = None) -> None:
+            super().__init__()
+            self.calls = [] if calls is None else calls
+            self.tag = tag
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.calls.append(self.tag + str(func))
+            return func(*args, **(kwargs or {}))
+
+    return Log
+
+
+def _mlp(lib):
+    lib.manual_seed(0)
+    return lib.nn.Sequential(lib.nn.Linear(4, 3), lib.nn.ReLU(), lib.nn.Linear(3, 2))
+
+
+def _counted(calls: list, names: set) -> list:
+    return [c for c in calls if c in names]
+
+
+def test_matmul_family_calls_match_torch_in_order():
+    names = {"aten.addmm.default", "aten.mm.default", "aten.bmm.default",
+             "aten.convolution.default", "aten.convolution_backward.default"}
+    seen = []
+    for lib, base in ((ref, RefMode), (torch, TorchDispatchMode)):
+        x = lib.tensor(np.ones((5, 4), np.float32))
+        model = _mlp(lib)
+        conv = lib.nn.Conv2d(2, 3, 3)
+        with _logger(base)() as log:
+            model(x).sum().backward()
+            conv(lib.ones(1, 2, 5, 5)).sum().backward()
+            (lib.ones(2, 3, 4, requires_grad=True) @ lib.ones(2, 4, 5)).sum().backward()
+        seen.append(_counted(log.calls, names))
+    assert seen[0] == seen[1]
+
+
+def test_results_are_the_ops_results():
+    model = _mlp(torch)
+    x = torch.ones(5, 4)
+    with _logger(TorchDispatchMode)():
+        y = model(x)
+        y.sum().backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    assert torch.equal(model(x), y)
+    model(x).sum().backward()
+    assert all(torch.equal(p.grad, g) for p, g in zip(model.parameters(), grads))
+
+
+def test_nested_modes_see_each_call_innermost_first():
+    calls: list = []
+    Log = _logger(TorchDispatchMode)
+    with Log("outer:", calls), Log("inner:", calls):
+        torch.ones(2, 2).mm(torch.ones(2, 2))
+    assert calls == ["inner:aten.mm.default", "outer:aten.mm.default"]
+
+
+def test_a_mode_can_replace_results():
+    class Zeros(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            return out * 0 if func is torch.ops.aten.mm.default else out
+
+    with Zeros():
+        y = torch.ones(2, 2).mm(torch.ones(2, 2))
+    assert y.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+
+
+def test_func_objects_are_torchs_names():
+    func = torch.ops.aten.add.Tensor
+    assert func is torch.ops.aten.add.Tensor and str(func) == "aten.add.Tensor"
+    assert func.overloadpacket is torch.ops.aten.add and func.name() == "aten::add"
+    assert repr(torch.ops.aten.mm) == repr(ref.ops.aten.mm)
+
+
+def test_every_aten_name_is_torchs():
+    """Each record's aten name exists in torch (or the record is named chainrule.<name>)."""
+    missing = []
+    for name in sorted(ATEN_NAMES):
+        packet = getattr(ref.ops.aten, name, None)
+        if packet is None:
+            missing.append(name)
+    assert missing == []
+    t = torch.ones(2, 2)
+    for name, op in REGISTRY.items():
+        if op.name in ("linear", "matmul", "vm", "convolution"):
+            continue
+        func, _, _ = aten_call(op, "", (t,) * len(op.inputs), {})
+        if func.namespace == "aten":
+            packet = getattr(ref.ops.aten, func.overloadpacket._name)
+            assert func._overloadname in packet.overloads(), (name, str(func))
