@@ -101,9 +101,47 @@ def test_every_aten_name_is_torchs():
     assert missing == []
     t = torch.ones(2, 2)
     for name, op in REGISTRY.items():
-        if op.name in ("linear", "matmul", "vm", "convolution"):
+        if op.name in ("linear", "matmul", "vm", "convolution", "einsum"):
             continue
-        func, _, _ = aten_call(op, "", (t,) * len(op.inputs), {})
+        func, _, _ = aten_call(op, (t,) * len(op.inputs), {})
         if func.namespace == "aten":
             packet = getattr(ref.ops.aten, func.overloadpacket._name)
             assert func._overloadname in packet.overloads(), (name, str(func))
+
+
+def test_ops_a_handler_calls_are_seen_by_the_modes_below_it():
+    logs = []
+    for lib, base in ((ref, RefMode), (torch, TorchDispatchMode)):
+        calls: list = []
+        Log = _logger(base)
+
+        class Adding(base):
+            def __init__(self, calls: list, mm) -> None:
+                super().__init__()
+                self.calls, self.mm = calls, mm
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                self.calls.append("adding:" + str(func))
+                out = func(*args, **(kwargs or {}))
+                return out.add(1.0) if func is self.mm else out
+
+        with Log("outer:", calls), Adding(calls, lib.ops.aten.mm.default):
+            y = lib.ones(2, 2).mm(lib.ones(2, 2))
+        logs.append(calls)
+        assert y.tolist() == [[3.0, 3.0], [3.0, 3.0]]
+    assert [c for c in logs[1] if "ones" not in c and "fill" not in c] == \
+        [c for c in logs[0] if "ones" not in c and "fill" not in c]
+
+
+def test_custom_ops_are_seen_as_their_own_operator():
+    seen = []
+    for lib, base in ((ref, RefMode), (torch, TorchDispatchMode)):
+        def double(x):
+            return x * 2
+        double.__annotations__ = {"x": lib.Tensor, "return": lib.Tensor}
+        op = lib.library.custom_op("crdispatch::double", mutates_args=())(double)
+        with _logger(base)() as log:
+            y = op(lib.ones(3))
+        assert y.tolist() == [2.0, 2.0, 2.0]
+        seen.append([c for c in log.calls if c.startswith("crdispatch")])
+    assert seen[0] == seen[1] == ["crdispatch.double.default"]

@@ -69,6 +69,19 @@ def _matrix_by_batch(lib):
     (_input((2, 3), lib, True) @ _input((4, 3, 2), lib)).sum().backward()
 
 
+def _einsums(lib):
+    out = lib.einsum("bij,bjk->bik", _input((2, 3, 4), lib, True), _input((2, 4, 5), lib)).sum()
+    out = out + lib.einsum("bhqd,bhkd->bhqk", _input((2, 3, 5, 4), lib, True),
+                           _input((2, 3, 6, 4), lib, True)).sum()
+    out = out + lib.einsum("i,i->", _input((3,), lib), _input((3,), lib)).sum()
+    out = out + lib.einsum("ij,ij->ij", _input((3, 4), lib, True), _input((3, 4), lib)).sum()
+    out = out + lib.einsum("aij,bjk->abik", _input((2, 3, 4), lib), _input((6, 4, 5), lib,
+                                                                           True)).sum()
+    out = out + lib.einsum("...ij,...jk->...ik", _input((2, 3, 4), lib, True),
+                           _input((2, 4, 5), lib)).sum()
+    out.backward()
+
+
 CASES = {
     "mlp": lambda lib: _mlp(lib)(_input((5, 8), lib)).sum().backward(),
     "mlp_3d": lambda lib: _mlp(lib)(_input((2, 5, 8), lib)).sum().backward(),
@@ -78,6 +91,7 @@ CASES = {
     "conv_transpose": lambda lib: _transposed(lib)(_input((2, 2, 5), lib, True)).sum().backward(),
     "attention": _attention,
     "products": _products,
+    "einsum": _einsums,
 }
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .._meta import MetaArray
-from .._modes import stack as tool_hooks
+from .._modes import stack as modes_stack
 from ..autograd.forward_ad import get_tangent
 from ..autograd.forward_ad import state as forward_state
 from ..autograd.function import Function
@@ -247,12 +247,12 @@ class CustomOpDef:
                 kwargs[p.name] = values[p.name]
             else:
                 args.append(values[p.name])
-        capture, tool_hooks.capture = tool_hooks.capture, None  # compile records this one kernel
+        capture, modes_stack.capture = modes_stack.capture, None  # compile records this one kernel
         try:
             with no_grad():
                 out = fn(*args, **kwargs)
         finally:
-            tool_hooks.capture = capture
+            modes_stack.capture = capture
         return _unwrap(out, self._n_outputs)
 
     def _call_mutating(self, bound: inspect.BoundArguments):

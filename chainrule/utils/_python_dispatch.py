@@ -1,19 +1,20 @@
 """``torch.utils._python_dispatch``: ``TorchDispatchMode``, a mode that sees every kernel call of
 forward and backward, named as PyTorch's ``aten`` operators.
 
-A chainrule op record is one kernel: the mode sees each record's call (through the op seam of
-``_tooling``, the one the profiler uses; the engine's node seam shows backward), named by
-``aten_call``: ``mm`` is ``aten.mm.default``, ``add`` ``aten.add.Tensor``, and the records that
-stand for several of PyTorch's kernels are named as PyTorch's decomposition of them (``linear``
-is ``aten.addmm`` or ``aten.mm`` on the folded input, ``matmul`` ``aten.mm`` when PyTorch folds
-the batch into rows, else ``aten.bmm``), with their arguments in aten's layout (views of the
-same arrays). A convolution's backward node is one ``aten.convolution_backward.default`` call, as
-PyTorch's kernel; the ops its rules run are part of it. A record with no aten counterpart is
-named ``chainrule.<record>.default``. docs/design.md has the table.
+Dispatch modes are one level of the mode stack (``_modes``: the ``dispatch`` seam, below
+autograd). A chainrule op record is one kernel: the level sees each record's kernel call, in the
+forward and in the backward's rules, named by ``aten_call``: ``mm`` is ``aten.mm.default``,
+``add`` ``aten.add.Tensor``; the records that stand for several of PyTorch's kernels are named as
+PyTorch's decomposition of them (``linear`` is ``aten.addmm`` or ``aten.mm`` on the folded input,
+``matmul`` ``aten.mm`` where PyTorch folds the batch into rows, else ``aten.bmm``), their
+arguments in aten's layout (views of the same arrays). A convolution's backward node is one
+``aten.convolution_backward.default`` call, as PyTorch's kernel (through the engine's ``node``
+seam); the ops its rules run are part of it. A record with no aten counterpart is named
+``chainrule.<record>.default``. docs/design.md has the table.
 
 Inside ``__torch_dispatch__``, ``func(*args, **kwargs)`` runs the call through the modes below
 (then the kernel); with other arguments it runs aten's operator of that name on them. Ops the
-handler itself calls run without modes.
+handler itself calls are seen by the modes below it only, as PyTorch's.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import functools
 import math
 import threading
 
-from .. import _tooling
+from .. import _modes, _tooling
 from ..library import _ops
 from ..library._ops import ATEN_NAMES, OpOverload, namespace
 from ..tensor import Tensor
@@ -36,8 +37,16 @@ __all__ = ["TorchDispatchMode", "BaseTorchDispatchMode", "aten_call",
 class _State(threading.local):
     def __init__(self) -> None:
         self.stack: list = []  # the modes, innermost last
+        self.limit: int | None = None  # inside a handler: the modes below it see calls
         self.pending: list = []  # (func, continuation) of the handlers running
         self.fused = 0  # inside a node shown as one call: its ops are part of it
+
+
+class _DispatchModes(_modes.Mode):
+    """The level of the mode stack below autograd where dispatch modes see kernel calls."""
+
+    order = 70
+    name = "dispatch modes"
 
 
 _state = _State()
@@ -85,7 +94,7 @@ def _push_mode(mode: TorchDispatchMode) -> None:
     with _lock:
         _users += 1
         if _users == 1:
-            _tooling.add_op_wrapper(_on_op)
+            _modes.push(DISPATCH_MODES)
             _tooling.add_node_wrapper(_on_node)
             _ops.redispatch = _redispatch
 
@@ -96,7 +105,7 @@ def _pop_mode() -> TorchDispatchMode:
     with _lock:
         _users -= 1
         if _users == 0:
-            _tooling.remove_op_wrapper(_on_op)
+            _modes.pop(DISPATCH_MODES)
             _tooling.remove_node_wrapper(_on_node)
             _ops.redispatch = None
     return mode
@@ -138,15 +147,25 @@ def is_traceable_wrapper_subclass_type(t: type) -> bool:
 
 # ---- running a call through the modes ----------------------------------------------------------
 
+def _visible() -> int:
+    return len(_state.stack) if _state.limit is None else _state.limit
+
+
 def _dispatch(index: int, func, args: tuple, kwargs: dict, run):
     if index < 0:
-        return run(args, kwargs)
+        limit, _state.limit = _state.limit, 0  # the kernel's own inner ops: no modes
+        try:
+            return run(args, kwargs)
+        finally:
+            _state.limit = limit
     mode = _state.stack[index]
     types = tuple(dict.fromkeys(type(a) for a in _flat(args) if isinstance(a, Tensor)))
     _state.pending.append((func, functools.partial(_dispatch, index - 1, func, run=run)))
+    limit, _state.limit = _state.limit, index  # ops the handler calls: the modes below it
     try:
         return mode.__torch_dispatch__(func, types, args, kwargs)
     finally:
+        _state.limit = limit
         _state.pending.pop()
 
 
@@ -167,36 +186,34 @@ def _flat(args) -> list:
     return out
 
 
-def _params_of(call) -> dict:
-    """The params of the op call ``run_op`` wrapped (the innermost partial holds them)."""
-    while isinstance(call, functools.partial):
-        if call.func is _tooling._call:
-            return call.args[3]
-        call = call.args[-1]
-    return {}
-
-
-def _on_op(op, suffix: str, inputs: tuple, call):
-    if _state.fused or not _state.stack:
-        return call()
-    params = _params_of(call)
-    func, args, kwargs = aten_call(op, suffix, inputs, params)
+def _on_kernel(op, inputs: tuple, params: dict, kernel) -> tuple:
+    """The ``dispatch`` seam: the kernel call of ``op`` through this thread's modes."""
+    visible = _visible()
+    if _state.fused or not visible:
+        return kernel(op, inputs, params)
+    func, args, kwargs = aten_call(op, inputs, params)
+    single = op.n_outputs == 1
 
     def run(new_args, new_kwargs):
-        if new_args is args and new_kwargs is kwargs or (
-                len(new_args) == len(args) and all(a is b for a, b in zip(new_args, args))
-                and new_kwargs == kwargs):
-            return call()
+        if new_args is args or (len(new_args) == len(args) and all(
+                a is b for a, b in zip(new_args, args)) and new_kwargs == kwargs):
+            results = kernel(op, inputs, params)
+            return results[0] if single else results
         if func._impl is None:
             raise NotImplementedError(f"{func} has no chainrule implementation")
         return func._impl(*new_args, **new_kwargs)
 
-    return _dispatch(len(_state.stack) - 1, func, args, kwargs, run)
+    out = _dispatch(visible - 1, func, args, kwargs, run)
+    return (out,) if single else tuple(out)
+
+
+DISPATCH_MODES = _DispatchModes()
+DISPATCH_MODES.seams["dispatch"] = _on_kernel
 
 
 def _on_node(node, call, *args):
     op = getattr(node, "op", None)
-    if op is None or op.name != "convolution" or not _state.stack or _state.fused:
+    if op is None or op.name != "convolution" or not _visible() or _state.fused:
         return call(*args)
     func, dargs = _convolution_backward(node, args[0][0])
 
@@ -207,7 +224,7 @@ def _on_node(node, call, *args):
         finally:
             _state.fused -= 1
 
-    return _dispatch(len(_state.stack) - 1, func, dargs, {}, run)
+    return _dispatch(_visible() - 1, func, dargs, {}, run)
 
 
 # ---- aten names ----------------------------------------------------------------------------
@@ -315,7 +332,7 @@ def _matmul_call(a: Tensor, b: Tensor):
     return _overload("bmm"), _batched(a, b)
 
 
-def aten_call(op, suffix: str, inputs: tuple, params: dict):
+def aten_call(op, inputs: tuple, params: dict):
     """(func, args, kwargs): the aten operator a call of the record ``op`` is, and its
     arguments in aten's layout."""
     name = op.name
@@ -340,13 +357,15 @@ def aten_call(op, suffix: str, inputs: tuple, params: dict):
         p = params
         return _overload("convolution"), (x, w, bias, p["stride"], p["padding"], p["dilation"],
                                           p["transposed"], p.get("output_size"), p["groups"]), {}
+    if name == "einsum":  # aten.einsum(equation, tensors)
+        return _overload("einsum"), (params["equation"], list(inputs)), {}
+    if "::" in name:  # a custom op: its own operator (torch.ops.<namespace>.<name>.default)
+        ns, _, short = name.partition("::")
+        return namespace(ns).packet(short).overload("default"), inputs, dict(params)
     if name in _OVERLOAD:
         aten, overload = _OVERLOAD[name]
     else:
         aten, overload = name, "default"
-    if suffix and aten in ATEN_NAMES:
-        aten = aten + "_"
-        return namespace("aten").packet(aten).overload(overload), inputs, dict(params)
     return _overload(aten, overload), inputs, dict(params)
 
 

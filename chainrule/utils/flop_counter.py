@@ -141,6 +141,49 @@ def sdpa_backward_flop_count(grad_out_shape, query_shape, key_shape, value_shape
             + bmm_flop((bh, d_q, s_q), (bh, s_q, s_k)))
 
 
+def einsum_bmm_shapes(equation: str, a_shape, b_shape):
+    """The shapes of the bmm PyTorch's einsum runs for two operands ((b, m, k), (b, k, n)), or
+    None when nothing is summed over both (a product, no bmm). Subscripts of one operand only
+    that the output drops are summed before the bmm."""
+    lhs, out = equation.replace(" ", "").split("->")
+    left, right = lhs.split(",")
+    if "." in equation:  # '...': the leading dims, lettered
+        left, right, out = _ellipsis(left, a_shape), _ellipsis(right, b_shape), \
+            _ellipsis(out, None, max(len(a_shape) - len(left) + 3, len(b_shape) - len(right) + 3))
+    sizes = dict(zip(left, a_shape))
+    sizes.update(zip(right, b_shape))
+    both = [c for c in dict.fromkeys(left) if c in right]
+    summed = [c for c in both if c not in out]
+    if not summed:
+        return None
+    batch = math.prod(sizes[c] for c in both if c in out)
+    k = math.prod(sizes[c] for c in summed)
+    m = math.prod(sizes[c] for c in dict.fromkeys(left) if c not in right and c in out)
+    n = math.prod(sizes[c] for c in dict.fromkeys(right) if c not in left and c in out)
+    return (batch, m, k), (batch, k, n)
+
+
+def _ellipsis(term: str, shape, ndim: int | None = None) -> str:
+    if "..." not in term:
+        return term
+    count = (len(shape) - len(term) + 3) if shape is not None else ndim
+    letters = "".join(chr(0x3b1 + i) for i in range(count))  # Greek: not the user's letters
+    return term.replace("...", letters[len(letters) - count:] if count else "")
+
+
+@register_flop_formula(aten.einsum)
+def einsum_flop(equation: str, shapes, out_shape=None, **kwargs) -> int:
+    """FLOPs of an einsum of two operands: the bmm PyTorch's einsum runs (counted as
+    ``aten.bmm``, as PyTorch's einsum decomposes)."""
+    if len(shapes) != 2:
+        return 0
+    found = einsum_bmm_shapes(equation, *shapes)
+    return 0 if found is None else bmm_flop(*found)
+
+
+_COUNTED_AS = {aten.einsum: aten.bmm}  # operators PyTorch decomposes before counting
+
+
 def get_suffix_str(number: int) -> str:
     """The unit the table shows a total in: "", K, M, B or T (a number with more digits than a
     unit's three keeps the smaller unit: 1001M, not 1.001B)."""
@@ -268,6 +311,10 @@ class FlopCounterMode:
         formula = self.flop_registry.get(packet)
         if formula is not None:
             flops = formula(*args, **kwargs, out_val=out)
+            if packet in _COUNTED_AS:
+                if not flops:
+                    return out
+                packet = _COUNTED_AS[packet]
             for parent in set(self.mod_tracker.parents):
                 self.flop_counts[parent][packet] += flops
         return out
