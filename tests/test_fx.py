@@ -589,3 +589,52 @@ def test_shape_prop_on_the_meta_device():
     assert _tensor_meta(gm.graph) == _tensor_meta(gm_ref.graph)
     out = gm(torch.empty(5, 4, device="meta"))
     assert out["e"].device.type == "meta" and tuple(out["e"].shape) == (5, 3)
+
+
+def test_torch_function_protocol_records_calls():
+    """Proxy.__torch_function__ as dispatch calls it: a function of the torch namespace is a
+    call_function node, a Tensor method a call_method node."""
+    def record(lib):
+        graph = lib.fx.Graph()
+        tracer = lib.fx.proxy.GraphAppendingTracer(graph)
+        x = lib.fx.Proxy(graph.placeholder("x"), tracer)
+        y = lib.fx.Proxy(graph.placeholder("y"), tracer)
+        tf = lib.fx.Proxy.__torch_function__
+        r = tf(lib.relu, (lib.fx.Proxy,), (x,), {})
+        c = tf(lib.cat, (lib.fx.Proxy,), ([r, y],), {"dim": 0})
+        s = tf(lib.Tensor.add, (lib.fx.Proxy,), (c, c), {"alpha": 2})
+        m = tf(lib.nn.functional.softmax, (lib.fx.Proxy,), (s,), {"dim": -1})
+        graph.output(m.node)
+        return graph
+
+    graph, graph_ref = record(torch), record(ref)
+    assert nodes(graph) == nodes(graph_ref)
+    gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+    gm_ref = ref.fx.GraphModule(ref.nn.Module(), graph_ref)
+    # the code names chainrule's functions by their public paths, as PyTorch's
+    assert gm.code == gm_ref.code
+    x, x_ref = _inputs((3,))
+    y, y_ref = _inputs((3,), seed=1)
+    assert_same_values(gm(x, y), gm_ref(x_ref, y_ref))
+
+
+def test_varargs_and_keyword_only_parameters():
+    def f(x, *args, k=2, **kw):
+        return x + args * k, kw
+
+    gm, gm_ref = torch.fx.symbolic_trace(f), ref.fx.symbolic_trace(f)
+    assert nodes(gm.graph) == nodes(gm_ref.graph)
+    assert gm.code == gm_ref.code
+
+    def module(lib):
+        class Scaled(lib.nn.Module):
+            def forward(self, x, *, scale=3):
+                return x * scale
+
+        return Scaled()
+
+    gm, gm_ref = torch.fx.symbolic_trace(module(torch)), ref.fx.symbolic_trace(module(ref))
+    assert nodes(gm.graph) == nodes(gm_ref.graph)
+    assert gm.code == gm_ref.code
+    x, x_ref = _inputs((3,))
+    assert_same_values(gm(x, 2.0), gm_ref(x_ref, 2.0))

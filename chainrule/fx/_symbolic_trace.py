@@ -7,7 +7,7 @@ import functools
 import inspect
 import math
 from collections.abc import Callable
-from types import ModuleType
+from types import FunctionType, ModuleType
 from typing import Any
 
 from ..nn import Module, Parameter, Sequential
@@ -133,6 +133,18 @@ class _Patcher:
                 setattr(owner, name, value)
             else:
                 delattr(owner, name)
+
+
+_HAS_VARSTUFF = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+
+def _patch_function(fn: Callable, nargs: int) -> Callable:
+    """``fn`` with its keyword-only, ``*args`` and ``**kwargs`` parameters made positional, so
+    the proxies standing for them are passed as they are."""
+    code = fn.__code__
+    code = code.replace(co_flags=code.co_flags & ~_HAS_VARSTUFF, co_argcount=nargs,
+                        co_posonlyargcount=0, co_kwonlyargcount=0)
+    return FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
 
 
 class Tracer(TracerBase):
@@ -281,29 +293,16 @@ class Tracer(TracerBase):
             return self.create_proxy("placeholder", name, default, {},
                                      type_expr=fn.__annotations__.get(name))
 
-        positional = [placeholder(n) for n in arg_names[:code.co_argcount - skip]]
-        keyword_only = {n: placeholder(n) for n in arg_names[code.co_argcount - skip:]}
-        args.extend(positional)
-        varargs = varkw = None
+        args.extend(placeholder(n) for n in arg_names)
+        if not code.co_kwonlyargcount and not code.co_flags & _HAS_VARSTUFF:
+            return root_fn, args
         at = total_args
         if code.co_flags & inspect.CO_VARARGS:
-            varargs = placeholder("*" + names[at])
+            args.append(placeholder("*" + names[at]))
             at += 1
         if code.co_flags & inspect.CO_VARKEYWORDS:
-            varkw = placeholder("**" + names[at])
-        if not keyword_only and varargs is None and varkw is None:
-            return root_fn, args
-
-        def flat_call(*flat: Any) -> Any:
-            call_args = list(flat[:len(args)])
-            if varargs is not None:
-                call_args.extend(varargs)
-            kwargs = dict(keyword_only)
-            if varkw is not None:
-                kwargs.update(varkw)
-            return root_fn(*call_args, **kwargs)
-
-        return flat_call, args
+            args.append(placeholder("**" + names[at]))
+        return _patch_function(root_fn, len(args)), args
 
     def _concrete_placeholder(self, name: str, value: Any, sig: inspect.Signature) -> Any:
         param = sig.parameters[name]
