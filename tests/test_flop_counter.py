@@ -197,3 +197,24 @@ def test_nothing_counted_prints_global_zero():
         assert c.get_total_flops() == 0
     with _tabulate_for_torch() as real:
         _same_table(c.get_table(), RefCounter(display=False).get_table(), exact=not real)
+
+
+TRANSFORMED = {
+    "vmap_mm": lambda lib: lib.func.vmap(lib.mm, in_dims=(0, None))(lib.ones(4, 3, 5),
+                                                                    lib.ones(5, 2)),
+    "grad": lambda lib: lib.func.grad(lambda w: (lib.ones(3, 5) @ w).sum())(lib.ones(5, 2)),
+    "vmap_grad": lambda lib: lib.func.vmap(lib.func.grad(lambda w: (lib.ones(3, 5) @ w).sum()))(
+        lib.ones(4, 5, 2)),
+    "jacrev": lambda lib: lib.func.jacrev(lambda w: lib.ones(3, 5) @ w)(lib.ones(5, 2)),
+}
+
+
+@pytest.mark.parametrize("case", list(TRANSFORMED))
+def test_counts_under_transforms_total_torchs(case):
+    """Under torch.func transforms the kernels are the batching rules' (PyTorch's batched mm is
+    a bmm where chainrule's rule folds the batch into one mm): the totals agree."""
+    with RefCounter(display=False) as expected:
+        TRANSFORMED[case](ref)
+    with FlopCounterMode(display=False) as counted:
+        TRANSFORMED[case](torch)
+    assert counted.get_total_flops() == expected.get_total_flops() > 0

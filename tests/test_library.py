@@ -230,3 +230,17 @@ def test_two_outputs_and_keyword_defaults():
         op = lib.library.custom_op(name, mutates_args=())(two)
         outs.append([t.tolist() for t in op(lib.ones(2), lib.ones(2) * 3, alpha=4.0)])
     assert outs[0] == outs[1]
+
+
+def test_profiler_records_the_op_under_its_name():
+    names, name = [], "crtest::prof_double"
+    for lib in (ref, torch):
+
+        def double(x):
+            return x * 2
+        double.__annotations__ = {"x": lib.Tensor, "return": lib.Tensor}
+        op = lib.library.custom_op(name, mutates_args=())(double)
+        with lib.profiler.profile() as prof:
+            op(lib.ones(3))
+        names.append({e.key for e in prof.key_averages()})
+    assert "crtest::prof_double" in names[0] & names[1]

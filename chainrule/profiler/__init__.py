@@ -483,7 +483,8 @@ class _Profiler:
     def _op(self, op, suffix: str, inputs: tuple, call):
         if not self._recording or threading.get_ident() != self._tid:
             return call()
-        i = self._begin("aten::" + op.name + suffix, "cpu_op",
+        # a custom op carries its own namespace (mylib::op)
+        i = self._begin(("" if "::" in op.name else "aten::") + op.name + suffix, "cpu_op",
                         _shapes(inputs) if self.record_shapes else None)
         result = None
         try:

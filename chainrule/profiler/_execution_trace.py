@@ -327,7 +327,8 @@ class ExecutionTraceObserver:
         if not depth and isinstance(result, Tensor) and result.grad_fn is not None and all(
                 not isinstance(t, Tensor) or t.grad_fn is not result.grad_fn for t in inputs):
             seq_id = getattr(result.grad_fn, "seq", -1)  # the node this op recorded
-        self._close(self._node(node_id, f"aten::{op.name}{suffix}", parent, arguments, outputs,
+        name = op.name if "::" in op.name else "aten::" + op.name  # custom ops: mylib::op
+        self._close(self._node(node_id, name + suffix, parent, arguments, outputs,
                                rf_id, 0, seq_id, _FUNCTION, self._threads[threading.get_ident()],
                                0))
         return result
