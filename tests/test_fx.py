@@ -638,3 +638,115 @@ def test_varargs_and_keyword_only_parameters():
     assert gm.code == gm_ref.code
     x, x_ref = _inputs((3,))
     assert_same_values(gm(x, 2.0), gm_ref(x_ref, 2.0))
+
+
+def make_resnet(lib):
+    nn = lib.nn
+
+    class BasicBlock(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(cout)
+            self.relu = nn.ReLU(inplace=True)
+            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(cout)
+            self.downsample = None
+            if stride != 1 or cin != cout:
+                self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                                nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            identity = x
+            out = self.relu(self.bn1(self.conv1(x)))
+            out = self.bn2(self.conv2(out))
+            if self.downsample is not None:
+                identity = self.downsample(x)
+            out += identity
+            return self.relu(out)
+
+    class ResNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 4, 3, 1, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(4)
+            self.relu = nn.ReLU(inplace=True)
+            self.maxpool = nn.MaxPool2d(2)
+            self.layer1 = nn.Sequential(BasicBlock(4, 4, 1), BasicBlock(4, 4, 1))
+            self.layer2 = nn.Sequential(BasicBlock(4, 8, 2))
+            self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+            self.fc = nn.Linear(8, 5)
+
+        def forward(self, x):
+            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+            x = self.layer2(self.layer1(x))
+            return self.fc(self.avgpool(x).flatten(1))
+
+    lib.manual_seed(0)
+    return ResNet().eval()
+
+
+def _module_path_tracer(lib):
+    class ModulePathTracer(lib.fx.Tracer):
+        """Records the module each node was traced in (a custom Tracer overriding
+        call_module and create_proxy)."""
+
+        def __init__(self):
+            super().__init__()
+            self.current = ""
+            self.origin = {}
+
+        def call_module(self, m, forward, args, kwargs):
+            old = self.current
+            try:
+                self.current = self.path_of_module(m)
+                return super().call_module(m, forward, args, kwargs)
+            finally:
+                self.current = old
+
+        def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None):
+            proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr)
+            self.origin[proxy.node.name] = self.current
+            return proxy
+
+    return ModulePathTracer()
+
+
+def test_resnet_traced_with_a_module_path_tracer():
+    ours, theirs = make_resnet(torch), make_resnet(ref)
+    share_weights(ours, theirs)
+    tracer, tracer_ref = _module_path_tracer(torch), _module_path_tracer(ref)
+    graph, graph_ref = tracer.trace(ours), tracer_ref.trace(theirs)
+    assert nodes(graph) == nodes(graph_ref)
+    assert tracer.origin == tracer_ref.origin
+    assert tracer.origin["add"] == "layer1.0" and tracer.origin["layer2_0_downsample_0"] == \
+        "layer2.0.downsample.0"
+    gm = torch.fx.GraphModule(ours, graph, "ResNet")
+    gm_ref = ref.fx.GraphModule(theirs, graph_ref, "ResNet")
+    assert gm.code == gm_ref.code
+    assert str(gm) == str(gm_ref)
+    meta = {n.name: n.meta.get("nn_module_stack") for n in graph.nodes}
+    meta_ref = {n.name: n.meta.get("nn_module_stack") for n in graph_ref.nodes}
+    assert {k: None if v is None else list(v) for k, v in meta.items()} == \
+        {k: None if v is None else list(v) for k, v in meta_ref.items()}
+    x, x_ref = _inputs((2, 3, 8, 8))
+    assert_same_values(gm(x), gm_ref(x_ref), rtol=1e-4, atol=1e-5)
+    assert_same_values(gm(x), ours(x), rtol=1e-6, atol=1e-6)
+    # feature extraction: the graph cut after layer1, outputs of two stages
+    cut = copy.deepcopy(gm)
+    stages = [n for n in cut.graph.nodes if n.name in ("maxpool", "layer1_1_relu_1")]
+    output = next(n for n in cut.graph.nodes if n.op == "output")
+    output.args = (dict(zip(("stem", "layer1"), stages)),)
+    cut.graph.eliminate_dead_code()
+    cut.delete_all_unused_submodules()
+    cut.recompile()
+    cut_ref = copy.deepcopy(gm_ref)
+    stages_ref = [n for n in cut_ref.graph.nodes if n.name in ("maxpool", "layer1_1_relu_1")]
+    output_ref = next(n for n in cut_ref.graph.nodes if n.op == "output")
+    output_ref.args = (dict(zip(("stem", "layer1"), stages_ref)),)
+    cut_ref.graph.eliminate_dead_code()
+    cut_ref.delete_all_unused_submodules()
+    cut_ref.recompile()
+    assert cut.code == cut_ref.code
+    assert [n for n, _ in cut.named_modules()] == [n for n, _ in cut_ref.named_modules()]
+    assert_same_values(cut(x), cut_ref(x_ref), rtol=1e-4, atol=1e-5)

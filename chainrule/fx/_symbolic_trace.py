@@ -166,6 +166,7 @@ class Tracer(TracerBase):
         self.scope = Scope("", None)
         self.module_stack: dict[str, tuple[str, Any]] = {}
         self.node_name_to_scope: dict[str, tuple[str, type]] = {}
+        self.num_calls: dict[str, int] = {}
 
     # ---- what becomes a node ----------------------------------------------------------------
 
@@ -224,7 +225,11 @@ class Tracer(TracerBase):
         traced through."""
         module_qualified_name = self.path_of_module(m)
         with ScopeContextManager(self.scope, Scope(module_qualified_name, type(m))) as scope:
-            self.module_stack[scope.module_path] = (module_qualified_name, scope.module_type)
+            # a module called again gets its own key: path@<n>
+            calls = self.num_calls.get(module_qualified_name, 0)
+            key = f"{scope.module_path}@{calls}" if calls else scope.module_path
+            self.module_stack[key] = (module_qualified_name, scope.module_type)
+            self.num_calls[module_qualified_name] = calls + 1
             try:
                 if not self.is_leaf_module(m, module_qualified_name):
                     return forward(*args, **kwargs)
