@@ -12,13 +12,20 @@ import traceback
 
 def _environment() -> None:
     env = os.environ
-    rank = env.get("OMPI_COMM_WORLD_RANK", env.get("PMI_RANK", "0"))
-    size = env.get("OMPI_COMM_WORLD_SIZE", env.get("PMI_SIZE", "1"))
-    env.update(RANK=rank, WORLD_SIZE=size,
-               LOCAL_RANK=env.get("OMPI_COMM_WORLD_LOCAL_RANK", rank),
-               LOCAL_WORLD_SIZE=env.get("OMPI_COMM_WORLD_LOCAL_SIZE", size),
-               GROUP_RANK="0", GROUP_WORLD_SIZE="1", ROLE_RANK=rank, ROLE_WORLD_SIZE=size,
-               ROLE_NAME="default")
+    rank = int(env.get("OMPI_COMM_WORLD_RANK", env.get("PMI_RANK", "0")))
+    size = int(env.get("OMPI_COMM_WORLD_SIZE", env.get("PMI_SIZE", "1")))
+    per_node = env.get("CHAINRULE_RUN_NPROC_PER_NODE")  # the launcher numbers node by node
+    if per_node is not None:
+        local_size = int(per_node)
+        local_rank, node = rank % local_size, rank // local_size
+    else:  # started by mpirun directly
+        local_rank = int(env.get("OMPI_COMM_WORLD_LOCAL_RANK", rank))
+        local_size = int(env.get("OMPI_COMM_WORLD_LOCAL_SIZE", size))
+        node = rank // max(local_size, 1)
+    env.update(RANK=str(rank), WORLD_SIZE=str(size), LOCAL_RANK=str(local_rank),
+               LOCAL_WORLD_SIZE=str(local_size), GROUP_RANK=str(node),
+               GROUP_WORLD_SIZE=str(-(-size // max(local_size, 1))), ROLE_RANK=str(rank),
+               ROLE_WORLD_SIZE=str(size), ROLE_NAME="default")
 
 
 def _fail(message: str) -> None:
@@ -27,8 +34,11 @@ def _fail(message: str) -> None:
     sys.stderr.flush()
     errors = os.environ.get("CHAINRULE_RUN_ERRORS")
     if errors:
-        with open(os.path.join(errors, f"{os.environ['RANK']}.txt"), "w") as f:
-            f.write(message)
+        try:  # the launcher's directory is on node 0: another node's rank has only stderr
+            with open(os.path.join(errors, f"{os.environ['RANK']}.txt"), "w") as f:
+                f.write(message)
+        except OSError:
+            pass
     mpi = sys.modules.get("mpi4py.MPI")
     if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
         mpi.COMM_WORLD.Abort(1)  # ends every rank now
