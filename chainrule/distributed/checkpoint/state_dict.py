@@ -23,9 +23,9 @@ from .. import distributed_c10d as dist
 from ..fsdp._fully_shard import _shards_of
 
 __all__ = ["FQNS_T", "PrimitiveType", "ValueType", "DictValueType", "ListDictValueType",
-           "OptimizerStateType", "StateDictOptions", "get_model_state_dict", "get_optimizer_state_dict",
-           "get_state_dict", "set_model_state_dict", "set_optimizer_state_dict",
-           "set_state_dict"]
+           "OptimizerStateType", "StateDictOptions", "get_model_state_dict",
+           "get_optimizer_state_dict", "get_state_dict", "set_model_state_dict",
+           "set_optimizer_state_dict", "set_state_dict"]
 
 FQNS_T = set[str]
 PrimitiveType = Tensor | int | float | str
