@@ -25,7 +25,15 @@ from ._backend import (
     set_default_dtype,
     uint8,
 )
-from ._backend import bool_ as bool  # noqa: A001  (PyTorch's name)
+from ._backend import bool_ as bool  # noqa: A001  (PyTorch's names)
+from ._backend import complex64 as cfloat
+from ._backend import complex128 as cdouble
+from ._backend import float16 as half
+from ._backend import float32 as float  # noqa: A001
+from ._backend import float64 as double
+from ._backend import int16 as short
+from ._backend import int32 as int  # noqa: A001
+from ._backend import int64 as long
 from ._creation import (
     Generator,
     arange,
@@ -79,10 +87,6 @@ from .storage import TypedStorage, UntypedStorage
 from .tensor import Size, Tensor
 from .torch_version import __version__  # the PyTorch release followed, with chainrule's own
 
-half, float, double = float16, float32, float64  # noqa: A001
-short, int, long = int16, int32, int64  # noqa: A001
-cfloat, cdouble = complex64, complex128
-
 # torch.<name>(..., out=t) for the names PyTorch gives out= (methods stay as they are)
 globals().update({_name: _out.with_out(_name, _fn) if _name in _out.TORCH else _fn
                   for _name, _fn in _FUNCTIONS.items()})
@@ -91,25 +95,7 @@ globals().update(_TYPED_STORAGES)  # torch.FloatStorage, ...
 Storage = _TYPED_STORAGES["FloatStorage"]
 
 
-def is_tensor(obj) -> bool:
-    """True if obj is a chainrule Tensor."""
-    return isinstance(obj, Tensor)
-
-
-def is_floating_point(input: Tensor) -> bool:
-    """True if input has a floating point dtype."""
-    if not isinstance(input, Tensor):
-        raise TypeError("is_floating_point(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
-    return input.is_floating_point()
-
-
-def numel(input: Tensor) -> int:
-    """Number of elements of input."""
-    return input.numel()
-
-
-from . import (  # noqa: E402, I001  (they use the op functions above; order matters)
+from . import (  # noqa: E402, I001  (after the op functions: a later import wins a name)
     _deprecated,
     backends,
     compiler,
@@ -156,7 +142,7 @@ from .cuda import AcceleratorError, OutOfMemoryError  # noqa: E402
 from .func import vmap  # noqa: E402
 from .functional import *  # noqa: E402, F403  (torch.einsum is torch.functional.einsum, ...)
 from .futures import Future  # noqa: E402
-# The facades read the namespace above as it is complete (torch.testing, torch.jit, ...).
+# The facades (torch.testing, torch.jit, ...); no module of the package reads this namespace.
 from . import _dynamo, _inductor, _logging, jit, testing  # noqa: E402, I001  (torch.jit, ...)
 from . import accelerator, amp, cpu, futures, hub, onnx, overrides, types  # noqa: E402  (torch.amp)
 from . import library  # noqa: E402  (torch.library, and torch.ops.aten)

@@ -34,7 +34,26 @@ _METHODS = (
 
 __all__ = ["e", "pi", "inf", "nan", "newaxis", *_METHODS, "dropout_", "alpha_dropout_",
            "feature_dropout_", "feature_alpha_dropout_", "celu_", "selu_", "rrelu_",
-           "threshold_", "embedding_renorm_", "from_file", "get_device_module"]
+           "threshold_", "embedding_renorm_", "from_file", "get_device_module", "is_tensor",
+           "is_floating_point", "numel"]
+
+
+def is_tensor(obj) -> bool:
+    """True if obj is a chainrule Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input: Tensor) -> bool:
+    """True if input has a floating point dtype."""
+    if not isinstance(input, Tensor):
+        raise TypeError("is_floating_point(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input.is_floating_point()
+
+
+def numel(input: Tensor) -> int:
+    """Number of elements of input."""
+    return input.numel()
 
 
 def _check_input(input, name: str) -> None:
