@@ -321,6 +321,8 @@ class CodeGen:
         if wrapped_fns:
             wrap_name = add_global("wrap", _root_module().fx.wrap)
             wrap_stmts = "\n".join(f'{wrap_name}("{name}")' for name in wrapped_fns)
+        if self._body_transformer is not None:
+            body = self._body_transformer(body)
         for name, value in self.additional_globals():
             add_global(name, value)
         prologue = self.gen_fn_def(free_vars, return_annotation[0])
