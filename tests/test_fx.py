@@ -750,3 +750,23 @@ def test_resnet_traced_with_a_module_path_tracer():
     assert cut.code == cut_ref.code
     assert [n for n, _ in cut.named_modules()] == [n for n, _ in cut_ref.named_modules()]
     assert_same_values(cut(x), cut_ref(x_ref), rtol=1e-4, atol=1e-5)
+
+
+def test_annotations_are_printed_as_torchs():
+    from typing import Optional
+
+    def module(lib):
+        class Annotated(lib.nn.Module):
+            def forward(self, x: lib.Tensor, k: int = 2,
+                        m: Optional[lib.Tensor] = None,  # noqa: UP045  (typing's form)
+                        n: lib.Tensor | None = None,
+                        sizes: list[int] = None) -> lib.Tensor:  # noqa: RUF013
+                return x * k
+
+        return Annotated()
+
+    gm, gm_ref = torch.fx.symbolic_trace(module(torch)), ref.fx.symbolic_trace(module(ref))
+    assert gm.code == gm_ref.code
+    assert str(gm.graph) == str(gm_ref.graph)
+    x, x_ref = _inputs((3,))
+    assert_same_values(gm(x), gm_ref(x_ref))

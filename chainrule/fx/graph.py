@@ -9,6 +9,8 @@ import keyword
 import math
 import re
 import sys
+import types
+import typing
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -52,6 +54,11 @@ _DTYPE_ABBRS = {
     "float8_e5m2fnuz": "f8e5m2fnuz", "complex32": "c32", "complex64": "c64",
     "complex128": "c128", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
     "bool": "b8", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64"}
+
+
+# typing's aliases stand for the builtin origins of pre-PEP 585 generics (typing.List[int])
+_TYPING_ORIGINS = {list: typing.List, dict: typing.Dict, set: typing.Set,  # noqa: UP006
+                   frozenset: typing.FrozenSet, tuple: typing.Tuple}  # noqa: UP006
 
 
 def _snake_case(s: str) -> str:
@@ -211,11 +218,18 @@ class CodeGen:
             return name
 
         def type_repr(o: Any) -> str:
-            if isinstance(o, type) and (o.__module__ == "builtins" or _is_from_torch(o)):
-                return _type_repr(o)
-            if isinstance(o, type):
-                return add_global(_type_repr(o), o)
-            return repr(o)
+            if o == ():
+                return "()"
+            if isinstance(o, types.UnionType):  # X | None
+                return "|".join(type_repr(a) for a in o.__args__)
+            origin = getattr(o, "__origin__", None)
+            if origin is not None:
+                if isinstance(o, typing._GenericAlias):  # typing.List[int]: List, not list
+                    origin = _TYPING_ORIGINS.get(origin, origin)
+                name = add_global(_type_repr(origin), origin)
+                args = getattr(o, "__args__", None)
+                return f"{name}[{','.join(type_repr(a) for a in args)}]" if args else name
+            return add_global(_type_repr(o), o)
 
         # the last node reading each value: that value is deleted after it (eager's memory)
         last_use: dict[Node, Node] = {}
@@ -637,7 +651,7 @@ class Graph:
     def __str__(self) -> str:
         placeholder_names: list[str] = []
         return_typename = [""]
-        lines = [node.format_node(placeholder_names, return_typename) for node in self.nodes]
+        lines = [node.format_node(placeholder_names) for node in self.nodes]
         text = f"graph({', '.join(placeholder_names)}){return_typename[0]}:"
         for line in lines:
             if line:
