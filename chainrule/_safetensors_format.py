@@ -193,12 +193,15 @@ def _read_at_most(file, n: int) -> bytes:
     return b"".join(chunks)
 
 
-def _read(file, name: str) -> tuple[bytes, dict]:
+def _read(file, name: str, head: bytes | None = None) -> tuple[bytes, dict]:
     """The file's bytes and its checked header; what the header claims is checked against the
     file's size before it is read, and nothing is read past what the header describes."""
+    if head is None:
+        head = _read_at_most(file, 8)
     position = _position(file)
+    if position is not None:  # from the file's start, before its first bytes were read
+        position = (position[0] - len(head), position[1] + len(head))
     total = position[1] if position else None
-    head = _read_at_most(file, 8)
     if len(head) < 8:
         raise _corrupt(name, f"it has {len(head)} bytes, fewer than the 8-byte header size")
     size = int.from_bytes(head, "little")
@@ -285,10 +288,11 @@ def encode(obj) -> bytes:
     return st.save(arrays, metadata={_META_KEY: meta})
 
 
-def decode(f, name: str):
-    """The object in the safetensors file ``f`` (a binary file object named ``name``)."""
+def decode(f, name: str, head: bytes | None = None):
+    """The object in the safetensors file ``f`` (a binary file object named ``name``), whose
+    first bytes ``head`` may have been read already."""
     st = _safetensors_numpy()
-    data, header = _read(f, name)
+    data, header = _read(f, name, head)
     try:
         arrays = _arrays(st, data, header)
     except Exception as e:  # safetensors raises its own error type for bad offsets and sizes

@@ -1,13 +1,15 @@
 """``torch.serialization``: ``save`` and ``load``, and PyTorch's registries and settings.
 
-The file formats are in their own modules: ``_safetensors_format`` (tensors and plain data as
-safetensors, never pickle).
+The file formats are in their own modules: ``_pickle_format`` (PyTorch's zip checkpoints, the
+default, and reading its format of before 1.6, through an unpickler that runs no code) and
+``_safetensors_format`` (tensors and plain data as safetensors, for ``.safetensors`` paths).
 """
 
 from __future__ import annotations
 
 import contextlib
 import enum
+import io
 import mmap as _mmap
 import os
 import secrets
@@ -17,7 +19,7 @@ import sys
 import tempfile
 import warnings
 
-from . import _safetensors_format
+from . import _pickle_format, _safetensors_format
 from ._legacy import CPU_TYPES
 from ._safetensors_format import _CHUNK, SEP  # noqa: F401  (kept where tests and users read them)
 from .storage import LEGACY_STORAGES, TypedStorage, UntypedStorage
@@ -74,34 +76,143 @@ def _atomic_write(given: str, data: bytes) -> None:
 
 def save(obj, f, pickle_module=None, pickle_protocol=None,
          _use_new_zipfile_serialization: bool = True,
-         _disable_byteorder_record: bool = False) -> None:
-    """Save a tensor or a (nested) state dict to ``f`` (a path or a binary file object).
+         _disable_byteorder_record: bool = False, *, format: str | None = None) -> None:
+    """Save an object to ``f`` (a path or a binary file object) in PyTorch's zip format.
 
-    Writing to a path is atomic. ``pickle_module`` and ``pickle_protocol`` are accepted for
-    PyTorch compatibility and ignored: nothing is pickled.
+    ``torch.load(f, weights_only=True)`` reads the file. Tensors, parameters, storages, dtypes,
+    devices and containers of plain values are stored; a path ending in ``.safetensors`` or
+    ``format="safetensors"`` writes safetensors instead. Writing to a path is atomic.
+    ``pickle_module`` and ``pickle_protocol`` are accepted for PyTorch compatibility: the pickle
+    is written by chainrule, at protocol 2, as ``torch.save`` writes it.
     """
-    data = _safetensors_format.encode(obj)
+    if format is None:
+        suffix = "" if hasattr(f, "write") else os.fspath(f)
+        format = "safetensors" if str(suffix).endswith(".safetensors") else "pytorch"
+    if format not in ("pytorch", "safetensors"):
+        raise ValueError(f"chainrule.save: format must be 'pytorch' or 'safetensors', not "
+                         f"{format!r}")
+    if not _use_new_zipfile_serialization and format == "pytorch":
+        raise RuntimeError("chainrule.save writes PyTorch's zip format only: "
+                           "_use_new_zipfile_serialization=False (the format of PyTorch before "
+                           "1.6) is not written")
+    if format == "safetensors":
+        data = _safetensors_format.encode(obj)
+    else:
+        name = "archive" if hasattr(f, "write") else os.path.splitext(
+            os.path.basename(os.fspath(f)))[0]
+        data = _pickle_format.write_archive(obj, name)
     if hasattr(f, "write"):
         _write(f, data)
     else:
         _atomic_write(os.fspath(f), data)
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None):
-    """Load an object saved by ``save`` (or any safetensors file, as a dict of tensors).
+def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None = None,
+         mmap: bool | None = None, **pickle_load_args):
+    """Load an object saved with ``torch.save`` or ``chainrule.save`` from a file.
 
-    ``f`` is a path or a binary file object. Tensors are loaded to the CPU: ``map_location`` may
-    be None, "cpu", a device, a dict or a callable, and is otherwise ignored. ``weights_only``,
-    ``mmap`` and ``pickle_module`` are accepted for PyTorch compatibility and ignored: the format
-    holds only tensors and JSON, so loading never runs code.
+    ``f`` is a path or a binary file object holding PyTorch's zip format, its format of before
+    1.6, or safetensors. Loading never runs code from the file: only tensors, storages, dtypes
+    and plain containers are built, and the classes given to ``add_safe_globals``, whatever
+    ``weights_only`` says. ``map_location`` (a device, a string, a dict or a callable) places
+    the storages; ``mmap=True`` maps a zip checkpoint's storages from the file.
     """
-    _check_map_location(map_location)
-    _safetensors_format._safetensors_numpy()
+    if weights_only and pickle_module is not None:  # PyTorch's words
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is "
+                           "specified")
+    if mmap and hasattr(f, "read"):
+        raise ValueError("f must be a file path in order to use the mmap argument")
     if hasattr(f, "read"):
-        return _safetensors_format.decode(f, str(getattr(f, "name", "<file object>")))
+        return _load_file(f, str(getattr(f, "name", "<file object>")), map_location, None)
     name = os.fspath(f)
+    if isinstance(name, bytes):
+        name = os.fsdecode(name)
     with open(name, "rb") as file:
-        return _safetensors_format.decode(file, name)
+        return _load_file(file, name, map_location, name if mmap else None)
+
+
+class _Prefixed(io.RawIOBase):
+    """A stream whose first bytes were read already: those bytes, then the rest of it."""
+
+    def __init__(self, head: bytes, rest) -> None:
+        self.head, self.rest = head, rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self.head:
+            n = min(len(buffer), len(self.head))
+            buffer[:n] = self.head[:n]
+            self.head = self.head[n:]
+            return n
+        data = self.rest.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
+def _seekable(file) -> bool:
+    try:
+        return file.seekable() and (not hasattr(file, "fileno") or stat.S_ISREG(
+            os.fstat(file.fileno()).st_mode))
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return hasattr(file, "seek") and hasattr(file, "tell") and not hasattr(file, "fileno")
+
+
+def _load_file(file, name: str, map_location, mmap_path: str | None):
+    """The object in ``file`` in whichever format its first bytes say."""
+    seekable = _seekable(file)
+    start = file.tell() if seekable else 0
+    head = _safetensors_format._read_at_most(file, 8)
+    if not (_pickle_format.is_zip(head) or _pickle_format.is_legacy(head)):
+        _check_map_location(map_location)
+        _safetensors_format._safetensors_numpy()
+        return _safetensors_format.decode(file, name, head)
+    restore = _restorer(map_location)
+    if not seekable:  # a stream: its bytes, then read as a file
+        file = io.BytesIO(head + file.read())
+        start = 0
+    else:
+        file.seek(start)
+    if _pickle_format.is_legacy(head):
+        if mmap_path is not None:
+            raise RuntimeError("mmap can only be used with files saved with "
+                               "`torch.save(_use_new_zipfile_serialization=True), please "
+                               "torch.save your checkpoint with this option in order to use "
+                               "mmap.")
+        return _pickle_format.load_legacy(file.read(), name, restore, _user_safe_globals())
+    endianness = get_default_load_endianness()
+    byteorder = {LoadEndianness.LITTLE: "little", LoadEndianness.BIG: "big"}.get(endianness)
+    return _pickle_format.load_zip(file, name, restore, _user_safe_globals(), mmap_path,
+                                   get_default_mmap_options(), byteorder)
+
+
+def _restorer(map_location):
+    """PyTorch's ``map_location`` as a function (storage, location) -> restored storage."""
+    if map_location is None:
+        return default_restore_location
+    if isinstance(map_location, dict):
+        return lambda storage, location: default_restore_location(
+            storage, map_location.get(location, location))
+    if isinstance(map_location, (str, bytes)) or type(map_location).__name__ == "device":
+        target = map_location.decode() if isinstance(map_location, bytes) else str(map_location)
+        return lambda storage, location: default_restore_location(storage, target)
+    if not callable(map_location):
+        raise TypeError(f"map_location must be a str, a device, a dict or a callable, not "
+                        f"{type(map_location).__name__}")
+
+    def restore(storage, location):
+        result = map_location(storage, location)
+        if result is None:
+            return default_restore_location(storage, location)
+        if isinstance(result, TypedStorage):
+            return result._untyped_storage
+        if not isinstance(result, UntypedStorage):
+            raise RuntimeError(f"map_location returned a {type(result).__name__}, not a "
+                               "storage")
+        return result
+
+    return restore
 
 
 def _check_map_location(map_location) -> None:
@@ -114,8 +225,9 @@ def _check_map_location(map_location) -> None:
 
 
 # ---- PyTorch's registries and settings of torch.serialization -------------------------------
-# chainrule's files are safetensors, never pickle: the settings below are kept and read back as
-# PyTorch's are (torch.utils.serialization.config), and change nothing in what save/load do.
+# The settings are kept as PyTorch's are (torch.utils.serialization.config): load reads the
+# endianness, the mmap flags and the safe globals; the crc32 option changes nothing (save always
+# writes each record's crc32).
 
 
 class SourceChangeWarning(Warning):
@@ -347,10 +459,27 @@ def get_safe_globals() -> list:
 
 
 def add_safe_globals(safe_globals: list) -> None:
-    """Mark ``safe_globals`` (callables, or (callable, name) pairs) safe for ``weights_only``
-    loading (chainrule's load runs no code whatever the set holds)."""
+    """Mark ``safe_globals`` (classes and functions, or (object, full name) pairs) safe for
+    ``load`` to build from a file."""
     global _safe_globals
     _safe_globals = _safe_globals.union(set(safe_globals))
+
+
+def _user_safe_globals() -> dict:
+    """The safe globals by the full name a pickle gives them."""
+    named = {}
+    for entry in _safe_globals:
+        if isinstance(entry, tuple):
+            if len(entry) != 2:
+                raise ValueError("Expected tuple of length 2 (global, str of callable full "
+                                 f"path), but got tuple of length: {len(entry)}")
+            if type(entry[1]) is not str:
+                raise TypeError("Expected second item in tuple to be str of callable full "
+                                f"path, but got: {type(entry[1])}")
+            named[entry[1]] = entry[0]
+        else:
+            named[f"{entry.__module__}.{entry.__qualname__}"] = entry
+    return named
 
 
 def clear_safe_globals() -> None:

@@ -503,7 +503,12 @@ def test_save_load(tmp_path):
     for key in ("w", "f8", "e5", "plain"):
         assert back[key].dtype is obj[key].dtype
         assert same(values(back[key]), values(obj[key]))
-    theirs = safetensors.torch.load_file(tmp_path / "a.pt")
+    theirs = torch.load(tmp_path / "a.pt", weights_only=True)  # PyTorch's zip format
+    assert theirs["w"].dtype is torch.bfloat16 and theirs["f8"].dtype is torch.float8_e4m3fn
+    assert theirs["w"].float().tolist() == values(obj["w"]).tolist()
+    assert theirs["e5"].dtype is torch.float8_e5m2 and theirs["w"].requires_grad
+    cr.save(obj, tmp_path / "a.safetensors")  # and safetensors, for other readers
+    theirs = safetensors.torch.load_file(tmp_path / "a.safetensors")
     assert theirs["w"].dtype is torch.bfloat16 and theirs["f8"].dtype is torch.float8_e4m3fn
     assert theirs["w"].float().tolist() == values(obj["w"]).tolist()
 

@@ -40,7 +40,7 @@ def with_meta(tree, tensors=None, data=b"", version=1):
 
 def valid_file() -> bytes:
     buffer = io.BytesIO()
-    save({"w": chainrule.arange(10.0), "step": 3}, buffer)
+    save({"w": chainrule.arange(10.0), "step": 3}, buffer, format="safetensors")
     return buffer.getvalue()
 
 

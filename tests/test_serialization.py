@@ -1,4 +1,5 @@
-"""save/load: safetensors files, nested state dicts, atomic writes, errors, torch interop."""
+"""save/load: safetensors files (``.safetensors`` paths), nested state dicts, atomic writes,
+errors, torch interop; PyTorch's zip format, the default, is tested in test_torch_checkpoint.py."""
 
 from __future__ import annotations
 
@@ -202,12 +203,17 @@ def test_unsavable_objects_and_key_collisions(tmp_path):
 
 
 def test_missing_safetensors_raises_import_error_with_the_install_hint(tmp_path, monkeypatch):
+    save(chainrule.ones(1), tmp_path / "x.safetensors")
     monkeypatch.setitem(sys.modules, "safetensors", None)
     monkeypatch.setitem(sys.modules, "safetensors.numpy", None)
     with pytest.raises(ImportError, match=r'pip install "chainrule\[safetensors\]"'):
-        save(chainrule.ones(1), tmp_path / "x.safetensors")
+        save(chainrule.ones(1), tmp_path / "y.safetensors")
     with pytest.raises(ImportError, match=r'pip install "chainrule\[safetensors\]"'):
         load(tmp_path / "x.safetensors")
+    # PyTorch's format, the default, needs only the standard library
+    save({"w": chainrule.ones(2), "step": 3}, tmp_path / "x.pt")
+    back = load(tmp_path / "x.pt")
+    assert back["step"] == 3 and back["w"].tolist() == [1.0, 1.0]
 
 
 def test_tensor_attributes_round_trip_like_torch_save(tmp_path):
