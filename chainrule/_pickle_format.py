@@ -182,9 +182,9 @@ class _Pickler:
             if isinstance(obj, Module):
                 raise TypeError(
                     f"chainrule.save: cannot save a whole module ({type(obj).__name__}{where}): "
-                    "PyTorch pickles its class and code, which chainrule never does. Save its "
-                    "state dict instead, chainrule.save(model.state_dict(), f), and load it with "
-                    "model.load_state_dict(chainrule.load(f))")
+                    "torch.save pickles its class and code, and chainrule never pickles code. "
+                    "Save its state dict instead, chainrule.save(model.state_dict(), f), and "
+                    "load it with model.load_state_dict(chainrule.load(f))")
             raise TypeError(f"chainrule.save: cannot save a {type(obj).__name__}{where}: "
                             "only tensors, storages, dicts, lists, tuples, sets, None, bool, int, "
                             "float, complex, str, bytes, dtypes, devices and sizes can be stored "
@@ -1278,3 +1278,27 @@ def load_legacy(data: bytes, name: str, restore, user_globals: dict):
         if restored._bytes is not memory and not isinstance(restored._bytes, MetaArray):
             restored._bytes[...] = memory
     return result
+
+
+def globals_in(pickled: bytes) -> set:
+    """The names the GLOBAL opcodes of ``pickled`` give, read without building anything."""
+    import pickletools
+
+    found = set()
+    try:
+        for opcode, arg, _ in pickletools.genops(pickled):
+            if opcode.name == "GLOBAL":
+                module, name = arg.split(" ", 1)
+                found.add(f"{_OLD_MODULES.get(module, module)}.{name}")
+            if opcode.name == "STOP":
+                break
+    except ValueError as e:
+        raise UnpicklingError(f"the pickle is damaged: {e}") from None
+    return found
+
+
+def allowed_names() -> set:
+    """The full names PyTorch's weights-only allowlist gives (those chainrule builds)."""
+    if not _ALLOWED:
+        _ALLOWED.update(_allowed_globals())
+    return set(_ALLOWED)

@@ -28,7 +28,8 @@ from .tensor import Tensor
 __all__ = ["save", "load", "SEP", "LoadEndianness", "SourceChangeWarning", "StorageType",
            "add_safe_globals", "check_module_version_greater_or_equal", "clear_safe_globals",
            "default_restore_location", "get_crc32_options", "get_default_load_endianness",
-           "get_default_mmap_options", "get_safe_globals", "location_tag", "mkdtemp",
+           "get_default_mmap_options", "get_safe_globals", "get_unsafe_globals_in_checkpoint",
+           "location_tag", "mkdtemp",
            "normalize_storage_type", "register_package", "safe_globals",
            "set_crc32_options", "set_default_load_endianness", "set_default_mmap_options",
            "storage_to_tensor_type", "validate_cuda_device", "validate_hpu_device"]
@@ -480,6 +481,22 @@ def _user_safe_globals() -> dict:
         else:
             named[f"{entry.__module__}.{entry.__qualname__}"] = entry
     return named
+
+
+def get_unsafe_globals_in_checkpoint(f) -> list[str]:
+    """The globals a ``torch.save`` checkpoint names that are neither allowed by default nor
+    marked safe (read from its pickle without building anything)."""
+    opened = f if hasattr(f, "read") else open(os.fspath(f), "rb")
+    try:
+        if not _pickle_format.is_zip(opened.read(4)):
+            raise ValueError("Expected input to be a checkpoint returned by torch.save")
+        opened.seek(-4, os.SEEK_CUR)
+        archive = _pickle_format.ZipCheckpoint(opened, str(getattr(opened, "name", f)))
+        found = _pickle_format.globals_in(archive.read("data.pkl", archive.total))
+    finally:
+        if opened is not f:
+            opened.close()
+    return list(found - _pickle_format.allowed_names() - set(_user_safe_globals()))
 
 
 def clear_safe_globals() -> None:

@@ -690,3 +690,16 @@ def test_a_lying_legacy_file_raises_before_allocating(tmp_path):
 
 def test_serialization_module_names():
     assert serialization.load is chainrule.load and serialization.save is chainrule.save
+
+
+def test_unsafe_globals_in_a_checkpoint_as_torch(tmp_path):
+    path = tmp_path / "cfg.pt"
+    torch.save({"cfg": Config(1, "x"), "w": torch.ones(1)}, path)
+    for lib in (torch, chainrule):
+        assert lib.serialization.get_unsafe_globals_in_checkpoint(path) == [
+            f"{Config.__module__}.Config"]
+        with lib.serialization.safe_globals([Config]):
+            assert lib.serialization.get_unsafe_globals_in_checkpoint(path) == []
+    (tmp_path / "plain.txt").write_bytes(b"not a checkpoint")
+    with pytest.raises(ValueError, match="Expected input to be a checkpoint"):
+        chainrule.serialization.get_unsafe_globals_in_checkpoint(tmp_path / "plain.txt")

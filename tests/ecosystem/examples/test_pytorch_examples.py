@@ -37,7 +37,7 @@ EXAMPLES = {
 # Examples whose run differs on chainrule, and why (docs/differences.md).
 DIFFERENT = {
     "word_language_model": "torch.save(model) pickles a whole module: chainrule.save stores "
-                           "tensors and plain data only (safetensors), never pickles",
+                           "tensors and plain data only (PyTorch's format), never pickles code",
 }
 _PID = re.compile(r"^\d+\t", re.M)  # mnist_hogwild's lines start with the process id
 
