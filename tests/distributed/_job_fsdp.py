@@ -95,5 +95,41 @@ losses += [step(model, opt) for _ in range(3)]
 if rank == 0:
     with open(os.path.join(out, "result.json"), "w") as f:
         json.dump({"losses": losses, "world": world, **snapshot}, f)
-if distributed:
+
+
+class Twice(torch.nn.Module):
+    """A block applied twice in one forward, then a head."""
+
+    def __init__(self):
+        super().__init__()
+        self.block = torch.nn.Linear(6, 6)
+        self.head = torch.nn.Linear(6, 3)
+
+    def forward(self, x):
+        return self.head(torch.tanh(self.block(torch.tanh(self.block(x)))))
+
+
+if distributed:  # gradients against the plain model on the whole batch, on every rank
+    x = torch.randn(8, 6, generator=torch.Generator().manual_seed(2))
+    share = slice(rank * 8 // world, (rank + 1) * 8 // world)
+    for reshard in (True, False, None):
+        torch.manual_seed(3)
+        plain = Twice()
+        torch.manual_seed(3)
+        sharded = Twice()
+        fully_shard(sharded.block, reshard_after_forward=reshard)
+        fully_shard(sharded, reshard_after_forward=reshard)
+        plain(x).square().mean().backward()
+        sharded(x[share]).square().mean().backward()
+        for (name, p), q in zip(plain.named_parameters(), sharded.parameters()):
+            rows = torch.chunk(p.grad, world)[rank] if rank < len(torch.chunk(p, world)) \
+                else p.grad[:0]
+            assert q.grad.shape == rows.shape, (name, q.grad.shape, rows.shape)
+            assert torch.allclose(q.grad, rows, rtol=1e-5, atol=1e-7), (reshard, name)
+        with torch.no_grad():
+            assert torch.allclose(sharded(x), plain(x), rtol=1e-5, atol=1e-7)
+        sharded.unshard()
+        assert torch.equal(sharded.head.weight, plain.head.weight)
+        sharded.reshard()
+        assert sharded.head.weight.shape == torch.chunk(plain.head.weight, world)[rank].shape
     dist.destroy_process_group()

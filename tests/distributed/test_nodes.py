@@ -5,9 +5,14 @@ and a collective spans both nodes. A node with a different --nproc-per-node is r
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import sys
+
+import pytest
+
+from chainrule.distributed.run import main
 
 from ._launch import HERE, launch
 
@@ -65,3 +70,13 @@ def test_a_node_that_disagrees_is_refused():
     assert first.returncode != 0 and code != 0
     assert "node 1 has --nproc-per-node 2, node 0 has 1" in first.stderr
     assert "node 0 refused this node: node 1 has --nproc-per-node 2" in err
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--nnodes", "1:2"], "--nnodes 1:2 needs MIN == MAX (no elastic training)"),
+    (["--nnodes", "2", "--node-rank", "2"], "--node-rank must be in [0, 1], got 2"),
+    (["--nnodes", "2", "--hostfile", "hosts"], "--hostfile names every node"),
+    (["--nnodes", "two"], "--nnodes must be N or MIN:MAX, got 'two'")])
+def test_arguments_torchrun_takes_and_chainrule_refuses(argv, message):
+    with pytest.raises(SystemExit, match=re.escape(message)):
+        main([*argv, "train.py"])

@@ -168,7 +168,7 @@ class _Group:
         for i, slot in enumerate(self.slots):
             owner, name = slot.owners[0]
             current = owner._parameters.get(name)
-            if current is not None and current is not self.shards[i]:
+            if isinstance(current, Parameter) and current is not self.shards[i]:
                 self.shards[i] = current
                 for other, other_name in slot.owners[1:]:
                     other._parameters[other_name] = current
@@ -241,7 +241,7 @@ class _Group:
 
     def _hold(self, arrays: list) -> None:
         self.arrays = arrays
-        for t, a in zip(self.gathered, arrays):
+        for t, a in zip(self.gathered or (), arrays):
             t._data = a
 
     def _free(self) -> None:

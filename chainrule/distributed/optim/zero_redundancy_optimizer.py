@@ -301,10 +301,6 @@ class ZeroRedundancyOptimizer(Optimizer):
         self._sync_params()
         return loss
 
-    def zero_grad(self, set_to_none: bool = True) -> None:
-        """Reset the gradients of every parameter (not only this rank's share)."""
-        super().zero_grad(set_to_none)
-
     # ---- state dicts ---------------------------------------------------------------------------
 
     def consolidate_state_dict(self, to: int = 0) -> None:
