@@ -147,6 +147,8 @@ class _Pickler:
             w(b"G" + struct.pack(">d", obj))
         elif type(obj) is str:
             w(_pack_str(obj))
+        elif isinstance(obj, xp.generic) and obj.dtype.kind in "biuf":
+            self.save(obj.item(), path)  # a NumPy scalar, as the Python number it holds
         elif self.recall(obj):
             pass
         elif isinstance(obj, Tensor):
@@ -397,7 +399,7 @@ def _charge(n: int, what: str) -> None:
     _loading.budget.charge(n, what)
 
 
-_KEY_TYPES = (str, int, float, bytes, complex, type(None), dtype, device)
+_KEY_TYPES = (str, int, bool, float, bytes, complex, type(None), dtype, device)
 
 
 def _check_key(key) -> None:
@@ -407,8 +409,8 @@ def _check_key(key) -> None:
         return
     if type(key) not in _KEY_TYPES:
         raise UnpicklingError(f"a dict key or set element of type {type(key).__name__}: only "
-                              "str, int, float, bytes, complex, None, dtypes, devices and short "
-                              "tuples of them are accepted")
+                              "str, int, bool, float, bytes, complex, None, dtypes, devices and "
+                              "short tuples of them are accepted")
 
 
 def _codecs_encode(text, encoding="utf-8"):

@@ -132,32 +132,13 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
         return _load_file(file, name, map_location, name if mmap else None)
 
 
-class _Prefixed(io.RawIOBase):
-    """A stream whose first bytes were read already: those bytes, then the rest of it."""
-
-    def __init__(self, head: bytes, rest) -> None:
-        self.head, self.rest = head, rest
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        if self.head:
-            n = min(len(buffer), len(self.head))
-            buffer[:n] = self.head[:n]
-            self.head = self.head[n:]
-            return n
-        data = self.rest.read(len(buffer))
-        buffer[:len(data)] = data
-        return len(data)
-
-
 def _seekable(file) -> bool:
+    """PyTorch's test: whether the file can seek to where it is."""
     try:
-        return file.seekable() and (not hasattr(file, "fileno") or stat.S_ISREG(
-            os.fstat(file.fileno()).st_mode))
-    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
-        return hasattr(file, "seek") and hasattr(file, "tell") and not hasattr(file, "fileno")
+        file.seek(file.tell())
+        return True
+    except (io.UnsupportedOperation, AttributeError, OSError):
+        return False
 
 
 def _load_file(file, name: str, map_location, mmap_path: str | None):
@@ -169,12 +150,13 @@ def _load_file(file, name: str, map_location, mmap_path: str | None):
         _check_map_location(map_location)
         _safetensors_format._safetensors_numpy()
         return _safetensors_format.decode(file, name, head)
+    if not seekable:  # PyTorch's words
+        raise io.UnsupportedOperation(
+            f"'{name}' cannot seek. You can only torch.load from a file that is seekable. "
+            "Please pre-load the data into a buffer like io.BytesIO and try to load from it "
+            "instead.")
     restore = _restorer(map_location)
-    if not seekable:  # a stream: its bytes, then read as a file
-        file = io.BytesIO(head + file.read())
-        start = 0
-    else:
-        file.seek(start)
+    file.seek(start)
     if _pickle_format.is_legacy(head):
         if mmap_path is not None:
             raise RuntimeError("mmap can only be used with files saved with "

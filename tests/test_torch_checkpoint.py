@@ -703,3 +703,31 @@ def test_unsafe_globals_in_a_checkpoint_as_torch(tmp_path):
     (tmp_path / "plain.txt").write_bytes(b"not a checkpoint")
     with pytest.raises(ValueError, match="Expected input to be a checkpoint"):
         chainrule.serialization.get_unsafe_globals_in_checkpoint(tmp_path / "plain.txt")
+
+
+def test_streams_that_cannot_seek_are_refused_as_torch():
+    class Stream(io.RawIOBase):
+        def __init__(self, data: bytes) -> None:
+            self.data = io.BytesIO(data)
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer) -> int:
+            chunk = self.data.read(len(buffer))
+            buffer[:len(chunk)] = chunk
+            return len(chunk)
+
+    good = io.BytesIO()
+    chainrule.save({"w": chainrule.ones(2)}, good)
+    with pytest.raises(io.UnsupportedOperation, match="You can only torch.load from a file "
+                                                      "that is seekable"):
+        chainrule.load(Stream(good.getvalue()))
+
+
+def test_bool_keys_and_numpy_scalars(tmp_path):
+    path = tmp_path / "k.pt"
+    chainrule.save({True: "yes", (1, False): 2, "lr": np.float32(0.5), "n": np.int64(3)}, path)
+    for got in (chainrule.load(path), torch.load(path, weights_only=True)):
+        assert got == {True: "yes", (1, False): 2, "lr": 0.5, "n": 3}
+        assert type(got["n"]) is int and type(got["lr"]) is float
