@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import copy
 import functools
 import inspect
 import math
@@ -392,12 +393,10 @@ class Tracer(TracerBase):
         return self.graph
 
     def __deepcopy__(self, memo: dict) -> Tracer:
+        # the autowrap modules (math) are shared, not copied
         new = Tracer.__new__(type(self))
         for k, v in self.__dict__.items():
-            if k not in ("_autowrap_search",):
-                import copy
-                v = copy.deepcopy(v, memo)
-            new.__dict__[k] = v
+            new.__dict__[k] = v if k == "_autowrap_search" else copy.deepcopy(v, memo)
         return new
 
 
