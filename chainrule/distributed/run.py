@@ -234,9 +234,13 @@ def _follow(args, nnodes: int, timeout: float) -> int:
                  "nproc_per_node": args.nproc_per_node}
         if os.environ.get("CHAINRULE_RUN_HOST"):  # the name node 0 should use for this node
             hello["host"] = os.environ["CHAINRULE_RUN_HOST"]
-        _send(conn, hello)
         conn.settimeout(None)  # the job runs as long as it runs
-        answer = _receive(conn)
+        try:
+            _send(conn, hello)
+            answer = _receive(conn)
+        except (OSError, ValueError):
+            raise SystemExit(f"chainrule.distributed.run: node 0 at {args.master_addr}:"
+                             f"{args.master_port} went away before the job ended") from None
     if "error" in answer:
         raise SystemExit(f"chainrule.distributed.run: node 0 refused this node: "
                          f"{answer['error']}")
