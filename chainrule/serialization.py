@@ -86,9 +86,9 @@ def save(obj, f, pickle_module=None, pickle_protocol=None,
     ``pickle_module`` and ``pickle_protocol`` are accepted for PyTorch compatibility: the pickle
     is written by chainrule, at protocol 2, as ``torch.save`` writes it.
     """
+    path = None if hasattr(f, "write") else os.fsdecode(os.fspath(f))
     if format is None:
-        suffix = "" if hasattr(f, "write") else os.fspath(f)
-        format = "safetensors" if str(suffix).endswith(".safetensors") else "pytorch"
+        format = "safetensors" if path and path.endswith(".safetensors") else "pytorch"
     if format not in ("pytorch", "safetensors"):
         raise ValueError(f"chainrule.save: format must be 'pytorch' or 'safetensors', not "
                          f"{format!r}")
@@ -98,14 +98,13 @@ def save(obj, f, pickle_module=None, pickle_protocol=None,
                            "1.6) is not written")
     if format == "safetensors":
         data = _safetensors_format.encode(obj)
-    else:
-        name = "archive" if hasattr(f, "write") else os.path.splitext(
-            os.path.basename(os.fspath(f)))[0]
+    else:  # PyTorch names the archive's folder after the file (its name without extension)
+        name = "archive" if path is None else os.path.splitext(os.path.basename(path))[0]
         data = _pickle_format.write_archive(obj, name)
-    if hasattr(f, "write"):
+    if path is None:
         _write(f, data)
     else:
-        _atomic_write(os.fspath(f), data)
+        _atomic_write(path, data)
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None = None,

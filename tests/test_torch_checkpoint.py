@@ -731,3 +731,16 @@ def test_bool_keys_and_numpy_scalars(tmp_path):
     for got in (chainrule.load(path), torch.load(path, weights_only=True)):
         assert got == {True: "yes", (1, False): 2, "lr": 0.5, "n": 3}
         assert type(got["n"]) is int and type(got["lr"]) is float
+
+
+def test_the_format_follows_the_path_or_the_choice(tmp_path):
+    chainrule.save({"w": chainrule.ones(2)}, os.fsencode(tmp_path / "b.safetensors"))
+    chainrule.save({"w": chainrule.ones(2)}, tmp_path / "s.pt", format="safetensors")
+    chainrule.save({"w": chainrule.ones(2)}, os.fsencode(tmp_path / "z.bin"))
+    assert (tmp_path / "b.safetensors").read_bytes()[8:9] == b"{"
+    assert (tmp_path / "s.pt").read_bytes()[8:9] == b"{"
+    assert zipfile.ZipFile(tmp_path / "z.bin").namelist()[0] == "z/data.pkl"
+    for name in ("b.safetensors", "s.pt", "z.bin"):
+        assert chainrule.load(tmp_path / name)["w"].tolist() == [1.0, 1.0]
+    with pytest.raises(ValueError, match="format must be 'pytorch' or 'safetensors'"):
+        chainrule.save({}, tmp_path / "x.pt", format="pickle")
