@@ -112,18 +112,22 @@ class Twice(torch.nn.Module):
 if distributed:  # gradients against the plain model on the whole batch, on every rank
     x = torch.randn(8, 6, generator=torch.Generator().manual_seed(2))
     share = slice(rank * 8 // world, (rank + 1) * 8 // world)
-    for reshard in (True, False, None):
+    for reshard, factor in ((True, None), (False, None), (None, None), (None, 1.0)):
         torch.manual_seed(3)
         plain = Twice()
         torch.manual_seed(3)
         sharded = Twice()
         fully_shard(sharded.block, reshard_after_forward=reshard)
         fully_shard(sharded, reshard_after_forward=reshard)
+        if factor is not None:  # the gradients summed over the ranks, not averaged
+            sharded.block.set_gradient_divide_factor(factor)
+            sharded.set_gradient_divide_factor(factor)
         plain(x).square().mean().backward()
         sharded(x[share]).square().mean().backward()
         for (name, p), q in zip(plain.named_parameters(), sharded.parameters()):
             rows = torch.chunk(p.grad, world)[rank] if rank < len(torch.chunk(p, world)) \
                 else p.grad[:0]
+            rows = rows * (world if factor == 1.0 else 1)
             assert q.grad.shape == rows.shape, (name, q.grad.shape, rows.shape)
             assert torch.allclose(q.grad, rows, rtol=1e-5, atol=1e-7), (reshard, name)
         with torch.no_grad():

@@ -159,6 +159,7 @@ class _Group:
         self.hooks: contextlib.ExitStack | None = None
         self.is_root = False
         self.in_forward = False
+        self.divide_factor: float | None = None
 
     def sync_shards(self) -> None:
         """Take the module's parameters as the shards again: ``to_empty``, ``_apply`` and
@@ -204,8 +205,10 @@ class _Group:
             send[:, slot.offset:slot.offset + slot.padded] = padded.reshape(self.world, -1)
         out = np.empty(self.numel, self.dtype)
         dist.reduce_scatter_tensor(Tensor._wrap(out, None, 0),
-                                   Tensor._wrap(send.reshape(-1), None, 0), dist.ReduceOp.AVG,
+                                   Tensor._wrap(send.reshape(-1), None, 0), dist.ReduceOp.SUM,
                                    self.pg)
+        np.divide(out, self.world if self.divide_factor is None else self.divide_factor,
+                  out=out, casting="unsafe")
         self._free()
         self.gathered = None
         result = []
@@ -366,6 +369,48 @@ class FSDPModule:
             if isinstance(m, FSDPModule):
                 m._fsdp_group.reshard_after_forward = bool(reshard_after_forward)
 
+    def set_reshard_after_backward(self, reshard_after_backward: bool,
+                                   *, recurse: bool = True) -> None:
+        """Only True is supported: the gathered parameters are always freed after backward."""
+        if not reshard_after_backward:
+            raise NotImplementedError("fully_shard: set_reshard_after_backward(False) is not "
+                                      "supported")
+
+    def set_is_last_backward(self, is_last_backward: bool) -> None:
+        """Accepted: every backward reduce-scatters its gradients."""
+
+    def set_modules_to_forward_prefetch(self, modules: list) -> None:
+        """Accepted with no effect: gathers are blocking, so there is nothing to prefetch."""
+        for m in modules:
+            if not isinstance(m, FSDPModule):
+                raise ValueError(f"Expected FSDPModule but got {type(m)}")
+
+    def set_modules_to_backward_prefetch(self, modules: list) -> None:
+        """Accepted with no effect: gathers are blocking, so there is nothing to prefetch."""
+        self.set_modules_to_forward_prefetch(modules)
+
+    def set_gradient_divide_factor(self, factor: float) -> None:
+        """Divide the summed gradients by ``factor`` instead of the world size."""
+        self._fsdp_group.divide_factor = float(factor)
+
+    def set_reduce_scatter_divide_factor(self, factor: float) -> None:
+        """Deprecated name of ``set_gradient_divide_factor``."""
+        self.set_gradient_divide_factor(factor)
+
+    def reset_iter_state(self) -> None:
+        """Forget the state of a forward or backward that raised."""
+        _forward_stack.clear()
+        for m in self.modules():
+            if isinstance(m, FSDPModule):
+                group = m._fsdp_group
+                if group.hooks is not None:
+                    group.hooks.close()
+                    group.hooks = None
+                group.in_forward = False
+                group._register(group.shards)
+                group._free()
+                group.gathered = None
+
     def set_requires_gradient_sync(self, requires_gradient_sync: bool,
                                    *, recurse: bool = True) -> None:
         """Only True is supported: backward always reduce-scatters."""
@@ -386,7 +431,7 @@ def _fsdp_class(cls: type) -> type:
 def fully_shard(module: Module, *, mesh=None, reshard_after_forward: bool | int | None = None,
                 shard_placement_fn=None, mp_policy: MixedPrecisionPolicy = MixedPrecisionPolicy(),
                 offload_policy: OffloadPolicy = OffloadPolicy(),
-                ignored_params: set | None = None) -> Module:
+                ignored_params: set | None = None, dp_mesh_dims=None) -> Module:
     """Shard ``module``'s parameters (those not in an already ``fully_shard``-ed submodule)
     across the ranks, gathering them per module for forward and backward (call it bottom-up:
     on each block, then on the root)."""
@@ -403,6 +448,8 @@ def fully_shard(module: Module, *, mesh=None, reshard_after_forward: bool | int 
     if isinstance(reshard_after_forward, int) and not isinstance(reshard_after_forward, bool):
         raise NotImplementedError("fully_shard: reshard_after_forward as an int is not "
                                   "supported")
+    if dp_mesh_dims is not None:
+        raise NotImplementedError("fully_shard: dp_mesh_dims (an SPMD mesh) is not supported")
     if shard_placement_fn is not None:
         raise NotImplementedError("fully_shard: shard_placement_fn is not supported (shards are "
                                   "on dim 0)")
