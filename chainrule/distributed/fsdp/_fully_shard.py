@@ -343,6 +343,10 @@ def _shards_of(model: Module) -> dict:
 class FSDPModule:
     """The methods ``fully_shard`` adds to a module (its class becomes ``FSDP<Class>``)."""
 
+    def __deepcopy__(self, memo: dict):
+        raise AssertionError("FSDP does not support deepcopy. Please use state dict for "
+                             "serialization.")
+
     def reshard(self) -> None:
         """Free the gathered parameters (the module's parameters are the shards)."""
         group = self._fsdp_group
