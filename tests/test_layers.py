@@ -47,7 +47,7 @@ def test_no_module_imports_the_root_tensor_function():
     found = []
     for path in PACKAGE.rglob("*.py"):
         source = path.read_text()
-        if not re.search(r"import[^\n]*\btensor\b", source):
+        if "tensor" not in source:
             continue
         package = path.relative_to(ROOT).with_suffix("").parts[:-1]
         for node in ast.walk(ast.parse(source)):
