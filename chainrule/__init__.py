@@ -153,3 +153,5 @@ globals().update(_deprecated.wrap_functions(globals()))  # torch.add(input, alph
 _autocast.install({"torch": globals(), "linalg": vars(linalg), "fft": vars(fft),
                    "nn.functional": vars(nn.functional), "functional": vars(functional),
                    "Tensor": Tensor})
+# __torch_function__: the public functions dispatch (chainrule/overrides.py), wrapped last
+overrides.install()

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as xp
 
+from ._modes import ForeignArgument
+
 __all__ = ["xp", "dtype", "as_dtype", "result_type", "get_default_dtype", "set_default_dtype",
            "astype"]
 
@@ -155,7 +157,14 @@ def _category(np_dtype) -> int:
 def _scalar_category(x) -> int:
     if isinstance(x, bool):
         return 0
-    return 1 if isinstance(x, int) else 3 if isinstance(x, complex) else 2
+    if isinstance(x, int):
+        return 1
+    if isinstance(x, complex):
+        return 3
+    if hasattr(type(x), "__torch_function__"):  # fx's Proxy, a tensor-like: not a number
+        raise ForeignArgument(f"an op was given {type(x).__name__}, which implements "
+                              "__torch_function__, where a number or a Tensor goes")
+    return 2
 
 
 def result_type(arrays, scalars=()):

@@ -38,9 +38,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-__all__ = ["Mode", "stack", "push", "pop", "RUN"]
+__all__ = ["Mode", "stack", "push", "pop", "RUN", "ForeignArgument"]
 
 RUN = object()  # a seam's answer meaning "not mine: run the call as usual"
+
+class ForeignArgument(TypeError):
+    """An op was given a non-Tensor object with ``__torch_function__`` that no wrapper saw (an
+    operator of a plain tensor): the operator hands it to ``__torch_function__``."""
+
 
 _SEAMS = ("function", "op", "batched", "dispatch", "capture", "traced", "saved", "dual", "node")
 

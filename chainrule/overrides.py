@@ -1,10 +1,9 @@
-"""``torch.overrides``: the tables of which functions take part in ``__torch_function__``, and
-helpers over them, for chainrule's namespaces (names resolve to ``torch.<name>``, as code
-written for PyTorch compares them).
+"""``torch.overrides``: ``__torch_function__`` dispatch (``_torch_function`` does it), the tables
+of which functions take part in it, and helpers over them, for chainrule's namespaces (names
+resolve to ``torch.<name>``, as code written for PyTorch compares them).
 
-``has_torch_function``, ``handle_torch_function``, ``wrap_torch_function`` and the function
-modes (``TorchFunctionMode``) need chainrule's ops to dispatch to ``__torch_function__``, which
-they do not yet; they are not provided here until they do.
+``install()`` (run once when the package loads) wraps the public functions of the namespaces
+so that they dispatch; Tensor's methods are wrapped when first needed (``_torch_function``).
 """
 
 from __future__ import annotations
@@ -18,9 +17,34 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
+from ._torch_function import (  # noqa: F401  (PyTorch's private names, which libraries use)
+    BaseTorchFunctionMode,
+    DisableTorchFunction,
+    DisableTorchFunctionSubclass,
+    TorchFunctionMode,
+    _disabled_torch_function_impl,
+    _get_current_function_mode,
+    _get_current_function_mode_stack,
+    _is_torch_function_enabled,
+    _is_torch_function_mode_enabled,
+    _len_torch_function_stack,
+    _overloaded,
+    _pop_mode,
+    _push_mode,
+    handle_torch_function,
+    has_torch_function,
+    has_torch_function_unary,
+    has_torch_function_variadic,
+    on_methods_wrapped,
+    patch_warnings,
+    redispatch_function,
+    wrap_public,
+)
+
 __all__ = ["get_ignored_functions", "get_overridable_functions", "get_testing_overrides",
-           "resolve_name", "is_tensor_like", "is_tensor_method_or_property",
-           "enable_reentrant_dispatch", "get_default_nowrap_functions"]
+           "handle_torch_function", "has_torch_function", "resolve_name", "is_tensor_like",
+           "is_tensor_method_or_property", "wrap_torch_function", "enable_reentrant_dispatch",
+           "redispatch_function", "get_default_nowrap_functions"]
 
 # PyTorch's functions outside __torch_function__ (factories, settings, dtype utilities, ...),
 # by namespace; those chainrule has are in get_ignored_functions().
@@ -131,7 +155,7 @@ def _ignored() -> frozenset:
 def get_ignored_functions() -> set[Callable]:
     """The public functions that cannot be overridden by ``__torch_function__``: factories,
     settings, dtype and device utilities, and the like."""
-    return set(_ignored())
+    return set(_ignored.__wrapped__())  # as the namespaces are now
 
 
 @functools.cache
@@ -248,3 +272,131 @@ def enable_reentrant_dispatch():
     """Let code inside re-enter the dispatch modes active outside it. chainrule has no
     dispatch modes to disable, so ops inside run as they would outside."""
     yield
+
+
+def _get_overloaded_args(relevant_args, get_type_fn: Callable | None = None) -> list:
+    """The arguments whose ``__torch_function__`` is called, in the order it is called."""
+    if get_type_fn is None:
+        return _overloaded(relevant_args)
+    found: list = []
+    for arg in relevant_args:
+        t = get_type_fn(arg)
+        tf = getattr(t, "__torch_function__", None)
+        if tf is None or tf is _disabled_torch_function_impl or any(
+                get_type_fn(f) is t for f in found):
+            continue
+        index = next((i for i, old in enumerate(found) if issubclass(t, get_type_fn(old))),
+                     len(found))
+        found.insert(index, arg)
+    return found
+
+
+@contextlib.contextmanager
+def _pop_mode_temporarily():
+    old = _pop_mode()
+    try:
+        yield old
+    finally:
+        _push_mode(old)
+
+
+def wrap_torch_function(dispatcher: Callable) -> Callable:
+    """Decorator: the function dispatches to ``__torch_function__`` of the tensor-likes that
+    ``dispatcher`` (same signature) returns."""
+
+    def inner(func: Callable) -> Callable:
+        @functools.wraps(func)
+        def wrapped(*args, **kwargs):
+            relevant_args = dispatcher(*args, **kwargs)
+            if has_torch_function(relevant_args):
+                return handle_torch_function(wrapped, relevant_args, *args, **kwargs)
+            return func(*args, **kwargs)
+
+        return wrapped
+
+    return inner
+
+
+# Functions PyTorch ignores that a function mode still sees (its C++ factories).
+_MODE_SEES = frozenset(
+    "arange as_strided as_tensor asarray bartlett_window blackman_window empty empty_permuted "
+    "empty_strided eye from_numpy full hamming_window hann_window kaiser_window linspace "
+    "logspace normal ones rand rand_like randint randint_like randn randn_like randperm range "
+    "scalar_tensor tensor tril_indices triu_indices zeros".split())
+
+
+# nn.functional's names that are PyTorch's C++ bindings (types without exact tensors; errors
+# name them as torch.nn.<name> or torch.<name>)
+_NN_CPP = frozenset(
+    "avg_pool2d avg_pool3d elu_ gelu hardtanh_ leaky_relu_ linear logsigmoid one_hot "
+    "scaled_dot_product_attention softplus softshrink".split())
+_TORCH_CPP = frozenset(
+    "adaptive_avg_pool1d avg_pool1d bilinear celu_ channel_shuffle conv1d conv2d conv3d conv_tbc "
+    "conv_transpose1d conv_transpose2d conv_transpose3d cosine_similarity hardshrink "
+    "native_channel_shuffle pairwise_distance pdist pixel_shuffle pixel_unshuffle prelu relu_ "
+    "rrelu_ selu_ threshold_".split())
+
+
+def install() -> None:
+    """Wrap the public functions of chainrule's namespaces so that they dispatch to
+    ``__torch_function__`` (once, when the package loads)."""
+    import chainrule
+
+    from . import functional
+    from .nn import functional as nn_functional
+
+    python_level = {id(v) for v in vars(functional).values() if callable(v)}
+    ignored = _ignored()
+    wrappers: dict = {}
+    for ns_name, namespace, names in _namespaces():
+        if isinstance(namespace, type):
+            continue  # Tensor's methods: when first needed (_torch_function.enable_methods)
+        for name in names:
+            if name.startswith("_") or not name[0].islower():
+                continue
+            func = getattr(namespace, name, None)
+            if not isinstance(func, (types.FunctionType, types.BuiltinFunctionType,
+                                     functools.partial)) \
+                    or hasattr(func, "_torch_function_wrapped"):
+                continue
+            if func in ignored and name not in _MODE_SEES:
+                continue
+            # PyTorch's Python-level functions (torch.functional's, nn.functional's) count exact
+            # tensors in ``types``; its C++ ones (torch.relu) do not, and linalg's, fft's and
+            # special's are named with their namespace (linalg_norm)
+            nn_cpp = namespace is nn_functional and (name in _NN_CPP or name in _TORCH_CPP)
+            python = (id(func) in python_level or namespace is nn_functional) and not nn_cpp
+            prefix = ns_name[6:] if ns_name in ("torch.linalg", "torch.fft", "torch.special") \
+                else ""
+            key = (id(func), python, prefix, nn_cpp)
+            public = wrappers.get(key)
+            if public is None:
+                public = wrappers[key] = wrap_public(func, python)
+                if prefix:
+                    public.__name__ = f"{prefix}_{name}"
+                if name == "logsigmoid" and nn_cpp:
+                    public.__name__ = "log_sigmoid"
+                if python:
+                    public._torch_function_module = ns_name
+                elif nn_cpp:
+                    owner = "torch.nn" if name in _NN_CPP else "torch"
+                    public._torch_function_cpp = f"{owner}.{public.__name__}"
+                else:
+                    public._torch_function_cpp = f"{ns_name}.{public.__name__}"
+            setattr(namespace, name, public)
+    for name in ("has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
+                 "handle_torch_function"):
+        setattr(nn_functional, name, globals()[name])
+    patch_warnings()
+    chainrule.DisableTorchFunction = DisableTorchFunction
+    chainrule.DisableTorchFunctionSubclass = DisableTorchFunctionSubclass
+    _clear_tables()
+
+
+def _clear_tables() -> None:
+    _ignored.cache_clear()
+    _tables.cache_clear()
+    _tensor_methods.cache_clear()
+
+
+on_methods_wrapped.append(_clear_tables)

@@ -1080,3 +1080,7 @@ def _graph_break(what: str) -> None:
     with it)."""
     if _stack.capture is not None:
         _stack.capture.graph_break(what)
+
+
+# The default __torch_function__ and the subclass hook, before any subclass is defined.
+from . import _torch_function  # noqa: E402, F401

@@ -223,7 +223,7 @@ class Function(metaclass=FunctionMeta):
 
 
 def _input_tangents(args) -> list | None:
-    if not forward_state.level:
+    if stack.dual is None or not forward_state.level:  # forward mode: a dual level is open
         return None
     Tensor = _tensor_type()
     tangents = [get_tangent(a) if isinstance(a, Tensor) else None for a in args]
@@ -278,7 +278,8 @@ def _wrap_outputs(ctx, args, outputs, record: bool) -> tuple:
 
 def _save(ctx, outputs: tuple) -> None:
     output_ids = {id(o): o for o in outputs}
-    hooked = saved_hooks.stack and ctx.next_edges  # pack hooks only when recording, as torch
+    # pack hooks (the stack's saved seam) only when recording, as torch
+    hooked = stack.saved is not None and saved_hooks.stack and ctx.next_edges
     saved = []
     for t in ctx.to_save:
         if t is None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from .. import _batching
 from .._dispatch import apply, apply_inplace
+from .._modes import ForeignArgument
+from .._torch_function import dispatch_foreign
 from ..tensor import Tensor
 from . import complex, decomposition, elementwise, indexing, linalg, reduction, shape, special
 
@@ -81,26 +83,36 @@ for _name, _fn in elementwise.INPLACE_METHODS.items():
     setattr(Tensor, _name, _fn)
 
 
-def _binary(op):
+def _binary(op, name: str):
     def method(self, other):
-        return apply(op, self, other)
+        try:
+            return apply(op, self, other)
+        except ForeignArgument:  # a tensor-like with __torch_function__ (fx's Proxy)
+            return dispatch_foreign(name, (self, other))
 
+    method.__name__ = name
     return method
 
 
-def _reflected(op):
+def _reflected(op, name: str):
     def method(self, other):
-        return apply(op, other, self)
+        try:
+            return apply(op, other, self)
+        except ForeignArgument:
+            return dispatch_foreign(name, (self, other))
 
+    method.__name__ = name
     return method
 
 
-Tensor.__add__ = Tensor.__radd__ = _binary(ADD)
-Tensor.__sub__ = _binary(SUB)
-Tensor.__rsub__ = _binary(RSUB)
-Tensor.__mul__ = Tensor.__rmul__ = _binary(MUL)
-Tensor.__truediv__ = _binary(DIV)
-Tensor.__rtruediv__ = _reflected(DIV)
+Tensor.__add__ = _binary(ADD, "__add__")
+Tensor.__radd__ = _binary(ADD, "__radd__")
+Tensor.__sub__ = _binary(SUB, "__sub__")
+Tensor.__rsub__ = _binary(RSUB, "__rsub__")
+Tensor.__mul__ = _binary(MUL, "__mul__")
+Tensor.__rmul__ = _binary(MUL, "__rmul__")
+Tensor.__truediv__ = _binary(DIV, "__truediv__")
+Tensor.__rtruediv__ = _reflected(DIV, "__rtruediv__")
 Tensor.__neg__ = lambda self: apply(NEG, self)
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = elementwise.abs
@@ -108,15 +120,18 @@ Tensor.__pow__ = elementwise.pow
 Tensor.__rpow__ = lambda self, other: elementwise.pow(other, self)
 Tensor.__matmul__ = linalg.matmul
 Tensor.__rmatmul__ = lambda self, other: linalg.matmul(other, self)
-Tensor.__eq__ = _binary(EQ)
-Tensor.__ne__ = _binary(NE)
-Tensor.__lt__ = _binary(LT)
-Tensor.__le__ = _binary(LE)
-Tensor.__gt__ = _binary(GT)
-Tensor.__ge__ = _binary(GE)
-Tensor.__and__ = Tensor.__rand__ = _binary(BITWISE_AND)
-Tensor.__or__ = Tensor.__ror__ = _binary(BITWISE_OR)
-Tensor.__xor__ = Tensor.__rxor__ = _binary(BITWISE_XOR)
+Tensor.__eq__ = _binary(EQ, "__eq__")
+Tensor.__ne__ = _binary(NE, "__ne__")
+Tensor.__lt__ = _binary(LT, "__lt__")
+Tensor.__le__ = _binary(LE, "__le__")
+Tensor.__gt__ = _binary(GT, "__gt__")
+Tensor.__ge__ = _binary(GE, "__ge__")
+Tensor.__and__ = _binary(BITWISE_AND, "__and__")
+Tensor.__rand__ = _binary(BITWISE_AND, "__rand__")
+Tensor.__or__ = _binary(BITWISE_OR, "__or__")
+Tensor.__ror__ = _binary(BITWISE_OR, "__ror__")
+Tensor.__xor__ = _binary(BITWISE_XOR, "__xor__")
+Tensor.__rxor__ = _binary(BITWISE_XOR, "__rxor__")
 Tensor.__invert__ = lambda self: apply(BITWISE_NOT, self)
 Tensor.__iadd__ = Tensor.add_
 Tensor.__isub__ = Tensor.sub_
