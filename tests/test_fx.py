@@ -159,7 +159,7 @@ def test_function_graph_code_and_values_match_torch():
     gm = torch.fx.symbolic_trace(fn)
     gm_ref = ref.fx.symbolic_trace(fn)
     assert nodes(gm.graph) == nodes(gm_ref.graph)
-    # the wrap line names PyTorch's function by its path; the rest is the same text
+    # the wrap line, the math and wrapped calls included
     assert gm.code == gm_ref.code
     assert type(gm).__name__ == "fn"
     helper_node = next(n for n in gm.graph.nodes if n.name == "helper")
@@ -770,3 +770,103 @@ def test_annotations_are_printed_as_torchs():
     assert str(gm.graph) == str(gm_ref.graph)
     x, x_ref = _inputs((3,))
     assert_same_values(gm(x), gm_ref(x_ref))
+
+
+# ---- functions of the torch namespace (through __torch_function__) ---------------------------
+
+def make_functional_net(lib):
+    F = lib.nn.functional
+
+    class Net(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = lib.nn.Linear(4, 4)
+
+        def forward(self, x):
+            a = lib.relu(self.lin(x))
+            b = F.relu(a, inplace=False) + lib.softmax(a, dim=-1)
+            c = lib.cat([a, b], dim=1)
+            d = F.gelu(b, approximate="tanh")
+            return lib.sum(c, dim=0), lib.flatten(c), d, lib.stack((d, d)).mean(0)
+
+    lib.manual_seed(0)
+    return Net()
+
+
+def test_torch_functions_are_traced():
+    ours, theirs, gm, gm_ref = _traced_pair(make_functional_net)
+    assert nodes(gm.graph) == nodes(gm_ref.graph)
+    # PyTorch's F.gelu is its C function torch._C._nn.gelu; chainrule's is F.gelu
+    assert gm.code.replace("torch.nn.functional.gelu", "torch._C._nn.gelu") == gm_ref.code
+    x, x_ref = _inputs()
+    assert_same_values(gm(x), gm_ref(x_ref))
+    assert_same_values(gm(x), ours(x))
+    targets = {n.name: n.target for n in gm.graph.nodes}
+    assert targets["relu"] is torch.relu and targets["cat"] is torch.cat
+    assert targets["relu_1"] is torch.nn.functional.relu
+
+
+def test_tracing_through_a_torch_nn_module():
+    def make(lib):
+        class Model(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.relu = lib.nn.ReLU()
+
+            def forward(self, x):
+                return self.relu(x)
+
+        return Model()
+
+    def tracer(lib):
+        class LowerRelu(lib.fx.Tracer):
+            def is_leaf_module(self, m, qualname):
+                return not isinstance(m, lib.nn.ReLU) and super().is_leaf_module(m, qualname)
+
+        return LowerRelu()
+
+    graph, graph_ref = tracer(torch).trace(make(torch)), tracer(ref).trace(make(ref))
+    assert nodes(graph) == nodes(graph_ref)
+    assert str(graph) == str(graph_ref)
+
+
+def test_replace_pattern_of_torch_functions():
+    def pattern(x, y):
+        return torch_of(x).relu(x + y)
+
+    def replacement(x, y):
+        return torch_of(x).sigmoid(x * y)
+
+    def g(a, b, c):
+        t = torch_of(a).relu(a + b)
+        u = torch_of(a).relu(t + c)
+        return torch_of(a).cat([u, t])
+
+    gm, gm_ref = torch.fx.symbolic_trace(g), ref.fx.symbolic_trace(g)
+    assert nodes(gm.graph) == nodes(gm_ref.graph)
+    matches = torch.fx.replace_pattern(gm, pattern, replacement)
+    matches_ref = ref.fx.replace_pattern(gm_ref, pattern, replacement)
+    assert len(matches) == len(matches_ref) == 2
+    assert nodes(gm.graph) == nodes(gm_ref.graph)
+    assert gm.code == gm_ref.code
+    a, a_ref = _inputs((3,))
+    b, b_ref = _inputs((3,), seed=1)
+    c, c_ref = _inputs((3,), seed=2)
+    assert_same_values(gm(a, b, c), gm_ref(a_ref, b_ref, c_ref))
+
+
+def torch_of(x):
+    """The library a traced value belongs to (its Proxy's module), for functions traced on
+    both."""
+    return torch if type(x).__module__.startswith("chainrule") else ref
+
+
+def test_shape_prop_of_torch_functions_on_the_meta_device():
+    from chainrule.fx.passes.shape_prop import ShapeProp
+
+    _, _, gm, gm_ref = _traced_pair(make_functional_net)
+    gm.to("meta")
+    gm_ref.to("meta")
+    ShapeProp(gm).propagate(torch.empty(3, 4, device="meta"))
+    ref.fx.passes.shape_prop.ShapeProp(gm_ref).propagate(ref.empty(3, 4, device="meta"))
+    assert _tensor_meta(gm.graph) == _tensor_meta(gm_ref.graph)

@@ -243,8 +243,8 @@ class Proxy:
 
 
 def _is_tensor_method(fn: Callable) -> bool:
-    """A method of Tensor that is not also a function of the torch namespace (chainrule binds
-    some functions, relu among them, as methods too; as functions they are call_function)."""
+    """A method of Tensor (a call_method node) and not a function of the torch namespace that
+    is also bound as a method (a call_function node)."""
     root = sys.modules[__name__.partition(".")[0]]
     name = getattr(fn, "__name__", "")
     if name == "__get__":
