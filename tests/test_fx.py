@@ -870,3 +870,17 @@ def test_shape_prop_of_torch_functions_on_the_meta_device():
     ShapeProp(gm).propagate(torch.empty(3, 4, device="meta"))
     ref.fx.passes.shape_prop.ShapeProp(gm_ref).propagate(ref.empty(3, 4, device="meta"))
     assert _tensor_meta(gm.graph) == _tensor_meta(gm_ref.graph)
+
+
+def test_aliases_name_their_nodes_as_torchs():
+    def f(x):
+        lib = torch_of(x)
+        a = lib.arctan(x) + lib.clip(x, -1.0, 1.0)
+        return lib.concat([lib.multiply(a, 2), lib.negative(a)]), lib.greater(a, 0)
+
+    gm, gm_ref = torch.fx.symbolic_trace(f), ref.fx.symbolic_trace(f)
+    assert [(n.op, n.name) for n in gm.graph.nodes] == \
+        [(n.op, n.name) for n in gm_ref.graph.nodes]
+    assert gm.code == gm_ref.code
+    x, x_ref = _inputs((3,))
+    assert_same_values(gm(x), gm_ref(x_ref))

@@ -21,6 +21,7 @@ from .node import (
     Node,
     _get_qualified_name,
     _is_from_torch,
+    _target_name,
     _type_repr,
     map_aggregate,
     map_arg,
@@ -430,7 +431,7 @@ class Graph:
 
     @staticmethod
     def _target_to_str(target: Any) -> str:
-        op = target.__name__ if callable(target) else target
+        op = _target_name(target) if callable(target) else target
         if op.startswith("__") and op.endswith("__"):
             op = op[2:-2]
         return _snake_case(op)

@@ -85,6 +85,13 @@ def _public_paths() -> dict[int, str]:
     return _public
 
 
+def _target_name(target: Any) -> str:
+    """The name a callable's nodes are named after: its public name for chainrule's own
+    (``torch.arctan`` is ``arctan`` though its function is atan's), else ``__name__``."""
+    path = _public_paths().get(id(target))
+    return path.rpartition(".")[2] if path is not None else target.__name__
+
+
 def _is_from_torch(obj: Any) -> bool:
     """True for chainrule's own public callables (printed as torch.<path>)."""
     return id(obj) in _public_paths()

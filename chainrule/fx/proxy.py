@@ -239,7 +239,7 @@ class Proxy:
         if _is_tensor_method(orig_method):
             return tracer.create_proxy("call_method", orig_method.__name__, args, kwargs)
         return tracer.create_proxy("call_function", orig_method, args, kwargs,
-                                   name=tracer.graph._target_to_str(orig_method.__name__))
+                                   name=tracer.graph._target_to_str(orig_method))
 
 
 def _is_tensor_method(fn: Callable) -> bool:
