@@ -90,6 +90,34 @@ def vmap_call_inplace(op, target, args: tuple, params: dict):
     return batched_inplace(op, target, args, params, level, apply_inplace, commit)
 
 
+def _same_storage(view: BatchedTensor, root: BatchedTensor) -> bool:
+    """Whether the values of a batched view live in its base's values (not a per-example copy)."""
+    while type(view) is BatchedTensor:
+        view, root = view._value, root._value
+    return xp.may_share_memory(view._data, root._data)
+
+
+def _take_values(self: BatchedTensor, new, op, capture) -> None:
+    """The values go into the batched storage; the history moves to the wrapper."""
+    apply_inplace(ops["copy"], self._value, new._value)
+
+
+def _write_through(self: BatchedTensor, view: tuple, new):
+    """A rule that made a real view wrote the values into the base: no history to replay."""
+    if not new._requires_grad and _same_storage(self, view[0]):
+        return None
+    return view
+
+
+def _took_replay(self: BatchedTensor, replay) -> None:
+    self._value = replay._value  # a rule may have copied rather than viewed the base
+
+
+BatchedTensor._take_values = _take_values
+BatchedTensor._write_through = _write_through
+BatchedTensor._took_replay = _took_replay
+
+
 class _Vmap(Mode):
     """The vmap levels: on the stack while some thread runs a vmapped function."""
 

@@ -617,28 +617,16 @@ def _inplace_recorded(op, target: Tensor, args: tuple, params: dict, dual) -> Te
     return target
 
 
-def _same_storage(view: BatchedTensor, root: BatchedTensor) -> bool:
-    """Whether the values of a batched view live in its base's values (not a per-example copy)."""
-    while type(view) is BatchedTensor:
-        view, root = view._value, root._value
-    return xp.may_share_memory(view._data, root._data)
-
-
 def commit(target: Tensor, new: Tensor, op) -> None:
     """Make ``target`` hold ``new``'s values and history, through its base if it is a view."""
     modes = stack.modes
     capture = stack.capture if modes is not None else None
     dual = modes is not None and stack.dual is not None and forward_state.level
     view = target._extra.get("view") if target._extra else None
-    if type(target) is BatchedTensor and view is not None and not new._requires_grad \
-            and _same_storage(target, view[0]):
-        view = None  # the rule made a real view: writing the values reaches the base, no history
-    if view is None and type(target) is BatchedTensor:
-        # The values go into the batched storage; the history moves to the wrapper.
-        apply_inplace(_batching.ops["copy"], target._value, new._value)
-    elif view is None:
-        _write(target, new._data, op, capture)
+    if view is not None:
+        view = target._write_through(view, new)  # a batched tensor's rule may have written it
     if view is None:
+        target._take_values(new, op, capture)
         bump_version(target, op.name + "_")
         target.grad_fn, target._output_nr = new.grad_fn, new._output_nr
         target._requires_grad = new._requires_grad
@@ -649,10 +637,7 @@ def commit(target: Tensor, new: Tensor, op) -> None:
         return
     root, steps = view
     new_root = apply(_batching.ops["view_scatter"], root, new, steps=steps)
-    if type(root) is BatchedTensor:
-        apply_inplace(_batching.ops["copy"], root._value, new_root._value)
-    else:
-        _write(root, new_root._data, op, capture)
+    root._take_values(new_root, op, capture)
     bump_version(root, op.name + "_")
     root.grad_fn, root._output_nr = new_root.grad_fn, new_root._output_nr
     root._requires_grad = new_root._requires_grad
@@ -663,8 +648,7 @@ def commit(target: Tensor, new: Tensor, op) -> None:
         replay = apply(step_op, replay, **step_params)
     target.grad_fn, target._output_nr = replay.grad_fn, replay._output_nr
     target._requires_grad = replay._requires_grad
-    if type(target) is BatchedTensor:
-        target._value = replay._value  # a rule may have copied rather than viewed the base
+    target._took_replay(replay)
     if dual:
         copy_tangents(replay, target)
     _save_target(new, target)
@@ -686,6 +670,24 @@ def _tangents(op, inputs: tuple, params: dict, results: tuple) -> None:
 
 
 DUAL.seams["dual"] = _tangents
+def _take_values(self: Tensor, new: Tensor, op, capture) -> None:
+    """``self`` takes ``new``'s values (in place, in its storage)."""
+    _write(self, new._data, op, capture)
+
+
+def _write_through(self: Tensor, view: tuple, new: Tensor) -> tuple:
+    """How an in-place result reaches a view's base: through its view steps."""
+    return view
+
+
+def _took_replay(self: Tensor, replay: Tensor) -> None:
+    """After a view's base changed, the view replayed on it is ``replay``."""
+
+
+# What commit does per kind of tensor: BatchedTensor has its own (vmap's part, in _batching).
+Tensor._take_values = _take_values
+Tensor._write_through = _write_through
+Tensor._took_replay = _took_replay
 _batching.apply = apply
 _batching.apply_inplace = apply_inplace
 _batching.commit = commit
