@@ -1,8 +1,9 @@
-"""The reverse walk: nodes run newest first, no recursion, no knowledge of particular ops.
+"""The reverse walk: a node runs as soon as its inputs are complete, with no knowledge of ops.
 
-Every edge points from a node to an older one (an op's inputs exist before it does), so running
-the pending nodes in decreasing sequence number runs each node after all of its consumers: its
-gradient buffer is complete, with no dependency counting.
+One walk counts the edges into each node below the roots; a node whose count reaches zero is
+ready. Ready nodes run newest first (largest sequence number; an AccumulateGrad's is the largest,
+so a leaf's ``.grad`` and its post-accumulate-grad hooks are done the moment its gradient is
+final), as PyTorch's CPU queue orders them. No recursion.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from .forward_ad import state as forward_state
 from .grad_mode import state
 from .graph import AccumulateGrad, GraphTask, call_post_hooks, graph_tasks, run_tensor_hooks
 
-__all__ = ["execute"]
+__all__ = ["execute", "queue_callback"]
+
+_ACC = -(1 << 64) + 1  # AccumulateGrad's sequence number is the largest: it runs once ready
 
 
 def _reach(root_nodes: list, target_nodes: set) -> set:
@@ -46,6 +49,63 @@ def _reach(root_nodes: list, target_nodes: set) -> set:
     return reach
 
 
+def _dependencies(root_nodes: list) -> dict:
+    """How many edges of the graph below the roots lead into each node (one walk)."""
+    deps: dict = {}
+    todo = list(root_nodes)
+    get = deps.get
+    while todo:
+        for edge in todo.pop().next_edges:
+            if edge is not None:
+                child = edge[0]
+                n = get(child)
+                if n is None:
+                    deps[child] = 1
+                    todo.append(child)
+                else:
+                    deps[child] = n + 1
+    return deps
+
+
+class _Rest:
+    """Edges of a node that returned no gradient for them."""
+
+    __slots__ = ("next_edges",)
+
+    def __init__(self, edges: tuple) -> None:
+        self.next_edges = edges
+
+
+class _Tie:
+    """A ready AccumulateGrad in the heap: equal to every other, as in PyTorch's queue."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node) -> None:
+        self.node = node
+
+    def __lt__(self, other) -> bool:
+        return False
+
+
+def _pass_over(node, deps: dict, buffers: dict, ready: list) -> None:
+    """A node no gradient reached does not run; its children stop waiting for it."""
+    todo = [node]
+    while todo:
+        for edge in todo.pop().next_edges:
+            if edge is None or edge[0] not in deps:
+                continue
+            child = edge[0]
+            n = deps[child] - 1
+            deps[child] = n
+            if not n:
+                if child in buffers:
+                    heappush(ready, (_ACC, _Tie(child)) if type(child) is AccumulateGrad
+                             else (-child.seq, child))
+                else:
+                    todo.append(child)
+
+
 def _add_into(buffer, grad) -> bool:
     """Add ``grad`` into ``buffer`` in place if nothing else can see the buffer's array."""
     data = buffer._data
@@ -71,6 +131,14 @@ def _owner(tensor) -> int:
     return id(data.base if data.base is not None else data)
 
 
+def queue_callback(callback) -> None:
+    """Run ``callback()`` when the running backward has finished (before it returns)."""
+    tasks = graph_tasks.stack
+    if not tasks:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    tasks[-1].callbacks.append(callback)
+
+
 def execute(roots: list, root_grads: list, targets: list | None, retain_graph: bool,
             create_graph: bool, accumulate: bool) -> list | None:
     """Backpropagate ``root_grads`` from the ``roots`` edges.
@@ -90,23 +158,30 @@ def execute(roots: list, root_grads: list, targets: list | None, retain_graph: b
         reach = captured = None
     prune = reach is not None
 
+    deps = _dependencies(root_nodes)
     buffers: dict = {}
-    pending: list = []
     for (node, nr), grad in zip(roots, root_grads):
         buf = buffers.get(node)
         if buf is None:
             buffers[node] = buf = [None] * node.n_outputs
-            heappush(pending, (-node.seq, node))
         buf[nr] = grad if buf[nr] is None else buf[nr] + grad
+    ready: list = []
+    for node in root_nodes:
+        if node not in deps:  # a root below another root waits for it
+            heappush(ready, (_ACC, _Tie(node)) if type(node) is AccumulateGrad
+                     else (-node.seq, node))
     # Gradient arrays the caller still holds must never become a leaf's .grad buffer.
     stored = {_owner(g) for g in root_grads}
     prev_enabled = state.enabled
     state.enabled = create_graph
-    graph_tasks.stack.append(GraphTask(root_nodes, reach))  # for hooks asking about this backward
+    task = GraphTask(root_nodes, reach)
+    graph_tasks.stack.append(task)  # for hooks asking about this backward
     quiet = enter()  # the rules' and the buffers' kernels: PyTorch's silent IEEE results
     try:
-        while pending:
-            node = heappop(pending)[1]
+        while ready:
+            node = heappop(ready)[1]
+            if type(node) is _Tie:
+                node = node.node
             grads = buffers.pop(node)
             if node._pre_hooks is not None:  # tensor hooks or retain_grad
                 grads = run_tensor_hooks(node, grads)
@@ -138,19 +213,32 @@ def execute(roots: list, root_grads: list, targets: list | None, retain_graph: b
             if not retain_graph:
                 node.release()
             for edge, grad in zip(node.next_edges, outs):
-                if edge is None or grad is None:
+                if edge is None:
                     continue
                 child, nr = edge
                 if prune and child not in reach:
                     continue
-                buf = buffers.get(child)
-                if buf is None:
-                    buffers[child] = buf = [None] * child.n_outputs
-                    heappush(pending, (-child.seq, child))
-                if buf[nr] is None:
-                    buf[nr] = grad
-                elif create_graph or not _add_into(buf[nr], grad):
-                    buf[nr] = buf[nr] + grad
+                if grad is not None:
+                    buf = buffers.get(child)
+                    if buf is None:
+                        buffers[child] = buf = [None] * child.n_outputs
+                    if buf[nr] is None:
+                        buf[nr] = grad
+                    elif create_graph or not _add_into(buf[nr], grad):
+                        buf[nr] = buf[nr] + grad
+                n = deps[child] - 1
+                deps[child] = n
+                if not n:
+                    if child in buffers:
+                        heappush(ready, (_ACC, _Tie(child)) if type(child) is AccumulateGrad
+                                 else (-child.seq, child))
+                    else:
+                        _pass_over(child, deps, buffers, ready)
+            if len(outs) < len(node.next_edges):  # edges with no gradient returned at all
+                _pass_over(_Rest(node.next_edges[len(outs):]), deps, buffers, ready)
+        callbacks = task.callbacks
+        while callbacks:  # queue_callback: the end of this backward
+            callbacks.pop(0)()
     finally:
         leave(quiet)
         state.enabled = prev_enabled

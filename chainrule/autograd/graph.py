@@ -89,7 +89,7 @@ class RemovableHandle:
         self.remove()
 
 
-# Creation order of nodes: the engine runs pending nodes newest first.
+# Creation order of nodes: the engine runs ready nodes newest first.
 next_seq = itertools.count().__next__
 
 
@@ -554,7 +554,7 @@ class AccumulateGrad(Node):
     n_outputs = 1
 
     def __init__(self, tensor) -> None:
-        self.seq = next_seq()
+        self.seq = 0xFFFFFFFFFFFFFFFF  # PyTorch's: the engine runs it as soon as it is ready
         self._variable = tensor
         extra = tensor._extra
         hooks = extra.get("leaf_hooks") if extra else None
@@ -966,7 +966,7 @@ def disable_saved_tensors_hooks(error_message: str):
 class GraphTask:
     """One running backward (the engine pushes it on ``graph_tasks.stack``), for hooks that ask."""
 
-    __slots__ = ("id", "roots", "reach", "_reachable", "hook_state")
+    __slots__ = ("id", "roots", "reach", "_reachable", "hook_state", "callbacks")
     _ids = itertools.count(1).__next__
 
     def __init__(self, roots: list, reach: set | None) -> None:
@@ -975,6 +975,7 @@ class GraphTask:
         self.reach = reach  # autograd.grad / backward(inputs=): the nodes that lead to a target
         self._reachable: set | None = None
         self.hook_state: dict = {}
+        self.callbacks: list = []  # queue_callback's, run when this backward has finished
 
     def will_execute(self, node) -> bool:
         """Whether this backward runs ``node``."""

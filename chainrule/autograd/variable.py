@@ -6,6 +6,8 @@ import warnings
 
 from .._creation import zeros
 from ..tensor import Tensor
+from . import engine
+from .graph import _is_checkpoint_valid
 
 __all__ = ["VariableMeta", "Variable"]
 
@@ -17,9 +19,23 @@ class VariableMeta(type):
         return isinstance(obj, Tensor)
 
 
+class _EngineBase:
+    """The autograd engine as PyTorch exposes it (``Variable._execution_engine``)."""
+
+    def queue_callback(self, callback) -> None:
+        """Run ``callback()`` when the running backward has finished."""
+        engine.queue_callback(callback)
+
+    def is_checkpoint_valid(self) -> bool:
+        """False inside autograd.grad() or backward(inputs=...)."""
+        return _is_checkpoint_valid()
+
+
 class Variable(metaclass=VariableMeta):
     """Deprecated: ``Variable(t, requires_grad)`` returns ``t`` detached (same storage) with
     requires_grad set, as PyTorch does today."""
+
+    _execution_engine = _EngineBase()
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = False,
                 volatile: bool = False) -> Tensor:

@@ -1,27 +1,30 @@
 """DistributedDataParallel on chainrule.distributed: one model replica per rank, gradients
-averaged in buckets by MPI's non-blocking all-reduce.
+averaged in buckets by MPI's non-blocking all-reduce while backward runs.
 
 At construction the parameters and buffers of rank 0 are broadcast. Parameters are grouped into
 buckets in reverse order, as PyTorch groups them (the first bucket holds at most
 min(1 MiB, ``bucket_cap_mb``), the others ``bucket_cap_mb``). A post-accumulate-grad hook on
-every parameter marks it ready; a full bucket's gradients are copied into its flat buffer,
+every parameter marks it ready; the engine runs it the moment the parameter's gradient is final,
+so a full bucket starts while backward goes on: its gradients are copied into its flat buffer,
 divided by the world size and handed to ``Iallreduce``, buckets starting in the same order on
-every rank. The hook of the last parameter to become ready waits for every bucket and writes the
-averages back into ``.grad``, so ``backward()`` returns averaged gradients. (chainrule's engine
-accumulates leaf gradients after the step's other nodes, so today the buckets start at the end
-of backward; an engine that accumulated a leaf as soon as its gradient is complete would make
-them overlap it with no change here.)
+every rank (each hook also tests the buckets in flight, which is when MPI moves them on). Once
+the last bucket has started, a callback queued on the running backward (PyTorch's
+``queue_callback``) waits for every bucket when backward has finished and writes the averages
+back into ``.grad``, so ``backward()`` returns averaged gradients.
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 
 import numpy as np
 
 from ... import distributed as dist
+from ...autograd.engine import queue_callback
 from ...autograd.grad_mode import is_grad_enabled, no_grad
+from ...autograd.graph import _current_graph_task_id
 from ...distributed.distributed_c10d import _group, _mpi, _wait_all
 from ...tensor import Tensor
 from ..modules.module import Module
@@ -109,6 +112,7 @@ class DistributedDataParallel(Module):
         object.__setattr__(self, "_requests", [])
         object.__setattr__(self, "_launched", 0)
         object.__setattr__(self, "_unused", ())
+        object.__setattr__(self, "_queued", False)
         for bucket in self._buckets:
             bucket.ready = 0
 
@@ -139,18 +143,28 @@ class DistributedDataParallel(Module):
                 else:
                     bucket.flat[start:end] = grad._data.reshape(-1)
             bucket.flat /= size
+            if not self._launched:
+                object.__setattr__(self, "_comm_started", time.perf_counter())
             self._requests.append(comm.Iallreduce(MPI.IN_PLACE, bucket.flat, op=MPI.SUM))
             object.__setattr__(self, "_launched", self._launched + 1)
-        if self._launched == len(buckets):
-            self._finish()
-        elif self._requests:
+        if self._launched == len(buckets) and not self._queued:
+            if _current_graph_task_id() == -1:  # every parameter unused: no backward runs
+                self._finish()
+                return
+            object.__setattr__(self, "_queued", True)
+            queue_callback(self._finish)  # when backward has finished, as PyTorch's reducer
+        if self._requests:
             MPI.Request.Testall(self._requests)  # lets MPI progress the buckets in flight
 
     def _finish(self) -> None:
         """Wait for every bucket and write the averaged gradients back into ``.grad``."""
         pg = self.process_group
+        backward_done = time.perf_counter()
         requests = self._requests + ([self._used_request] if self._unused else [])
         _wait_all(requests, pg._timeout, "DistributedDataParallel all_reduce")
+        # (first bucket started, backward finished, last bucket done): for the benchmark
+        object.__setattr__(self, "_comm_times", (self._comm_started, backward_done,
+                                                 time.perf_counter()))
         unused = set(self._unused)
         for bucket in self._buckets:
             for p, start, end in zip(bucket.params, bucket.offsets, bucket.offsets[1:]):
