@@ -171,3 +171,16 @@ def test_queue_callback_outside_backward(m):
     with pytest.raises(RuntimeError, match="Final callbacks can only be installed during "
                                           "backward pass."):
         m.autograd.Variable._execution_engine.queue_callback(lambda: None)
+
+
+def test_hook_changing_grad_in_place_while_a_node_waits_for_the_same_gradient(like_torch):
+    """A leaf accumulated early does not take, as its .grad, a gradient another node still
+    waits for: its post-accumulate hook changes .grad in place (as an optimizer in backward)."""
+    def scenario(m):
+        v, v2 = leaf(m, (3,), 19), leaf(m, (3,), 20)
+        z = (v * 2).exp()
+        v2.register_post_accumulate_grad_hook(lambda t: [t.grad.zero_()] and None)
+        ((z + v2) * 3.0).sum().backward()
+        return v.grad, v2.grad
+
+    like_torch(scenario(cr), scenario(torch))

@@ -126,6 +126,17 @@ def _add_into(buffer, grad) -> bool:
     return True
 
 
+def _unshared(grad) -> bool:
+    """Whether only the running AccumulateGrad's buffer holds ``grad`` and its array: a node
+    still waiting may hold the same gradient, and the leaf's hooks may change ``.grad``."""
+    # Each counts the one holder expected (the buffer list; the tensor's slot; the view's
+    # .base), a local here and getrefcount's argument.
+    data = grad._data
+    base = data.base
+    return getrefcount(grad) <= 3 and getrefcount(data) <= 3 and (
+        base is None or getrefcount(base) <= 3)
+
+
 def _owner(tensor) -> int:
     data = tensor._data
     return id(data.base if data.base is not None else data)
@@ -193,11 +204,11 @@ def execute(roots: list, root_grads: list, targets: list | None, retain_graph: b
             if type(node) is AccumulateGrad:
                 if accumulate and grads[0] is not None:
                     key = _owner(grads[0])
+                    owned = key not in stored and _unshared(grads[0])
                     if stack.node is not None:
-                        stack.node(node, node.accumulate, grads[0], create_graph,
-                                        key not in stored)
+                        stack.node(node, node.accumulate, grads[0], create_graph, owned)
                     else:
-                        node.accumulate(grads[0], create_graph, key not in stored)
+                        node.accumulate(grads[0], create_graph, owned)
                     stored.add(key)
                     if node._hooks:
                         call_post_hooks(node, (), grads)
@@ -236,6 +247,7 @@ def execute(roots: list, root_grads: list, targets: list | None, retain_graph: b
                         _pass_over(child, deps, buffers, ready)
             if len(outs) < len(node.next_edges):  # edges with no gradient returned at all
                 _pass_over(_Rest(node.next_edges[len(outs):]), deps, buffers, ready)
+            outs = grad = None  # the gradients are the buffers' alone (see _unshared)
         callbacks = task.callbacks
         while callbacks:  # queue_callback: the end of this backward
             callbacks.pop(0)()
