@@ -53,17 +53,16 @@ def _dependencies(root_nodes: list) -> dict:
     """How many edges of the graph below the roots lead into each node (one walk)."""
     deps: dict = {}
     todo = list(root_nodes)
-    get = deps.get
+    pop, push = todo.pop, todo.append
     while todo:
-        for edge in todo.pop().next_edges:
+        for edge in pop().next_edges:
             if edge is not None:
                 child = edge[0]
-                n = get(child)
-                if n is None:
-                    deps[child] = 1
-                    todo.append(child)
+                if child in deps:
+                    deps[child] += 1
                 else:
-                    deps[child] = n + 1
+                    deps[child] = 1
+                    push(child)
     return deps
 
 
@@ -97,13 +96,14 @@ def _pass_over(node, deps: dict, buffers: dict, ready: list) -> None:
                 continue
             child = edge[0]
             n = deps[child] - 1
-            deps[child] = n
-            if not n:
-                if child in buffers:
-                    heappush(ready, (_ACC, _Tie(child)) if type(child) is AccumulateGrad
-                             else (-child.seq, child))
-                else:
-                    todo.append(child)
+            deps[child] = n  # (a count reaching zero is left so: nothing else decrements it)
+            if n:
+                continue
+            if child in buffers:
+                heappush(ready, (_ACC, _Tie(child)) if type(child) is AccumulateGrad
+                         else (-child.seq, child))
+            else:
+                todo.append(child)
 
 
 def _add_into(buffer, grad) -> bool:
@@ -238,13 +238,13 @@ def execute(roots: list, root_grads: list, targets: list | None, retain_graph: b
                     elif create_graph or not _add_into(buf[nr], grad):
                         buf[nr] = buf[nr] + grad
                 n = deps[child] - 1
-                deps[child] = n
-                if not n:
-                    if child in buffers:
-                        heappush(ready, (_ACC, _Tie(child)) if type(child) is AccumulateGrad
-                                 else (-child.seq, child))
-                    else:
-                        _pass_over(child, deps, buffers, ready)
+                if n:
+                    deps[child] = n
+                elif grad is not None or child in buffers:
+                    heappush(ready, (_ACC, _Tie(child)) if type(child) is AccumulateGrad
+                             else (-child.seq, child))
+                else:
+                    _pass_over(child, deps, buffers, ready)
             if len(outs) < len(node.next_edges):  # edges with no gradient returned at all
                 _pass_over(_Rest(node.next_edges[len(outs):]), deps, buffers, ready)
             outs = grad = None  # the gradients are the buffers' alone (see _unshared)
