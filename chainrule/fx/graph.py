@@ -11,6 +11,7 @@ import re
 import sys
 import types
 import typing
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -191,12 +192,15 @@ class CodeGen:
         return f"return {_get_repr(output_args)}"
 
     def process_inputs(self, *args: Any) -> Any:
+        """The inputs as the generated function takes them (unchanged here)."""
         return args
 
     def process_outputs(self, outputs: Any) -> Any:
+        """The outputs as the generated function returns them (unchanged here)."""
         return outputs
 
     def additional_globals(self) -> list[tuple[str, Any]]:
+        """Extra (name, value) globals of the generated code."""
         return []
 
     def _gen_python_code(self, nodes: Any, root_module: str, namespace: _Namespace, *,
@@ -387,6 +391,7 @@ class Graph:
 
     @property
     def owning_module(self) -> Any:
+        """The GraphModule this graph belongs to, if any."""
         return self._owning_module
 
     @owning_module.setter
@@ -533,7 +538,6 @@ class Graph:
         if to_erase.graph is not self:
             raise RuntimeError(f"Attempting to remove {to_erase} from wrong graph!")
         if to_erase._erased:
-            import warnings
             warnings.warn(f"erase_node({to_erase}) on an already erased node", stacklevel=2)
             return
         to_erase._remove_from_list()
@@ -631,6 +635,7 @@ class Graph:
                                               include_device=include_device)
 
     def set_codegen(self, codegen: CodeGen) -> None:
+        """Use ``codegen`` to generate this graph's code."""
         self._codegen = codegen
 
     @contextmanager
@@ -644,9 +649,11 @@ class Graph:
             self._codegen._body_transformer = previous
 
     def process_inputs(self, *args: Any) -> Any:
+        """The inputs as the generated function takes them."""
         return self._codegen.process_inputs(*args)
 
     def process_outputs(self, out: Any) -> Any:
+        """The outputs as the generated function returns them."""
         return self._codegen.process_outputs(out)
 
     def __str__(self) -> str:

@@ -186,10 +186,12 @@ class Transformer(Interpreter):
         return self.tracer.create_proxy("get_attr", target, args, kwargs)
 
     def call_module(self, target: str, args: tuple, kwargs: dict) -> Any:
+        """Execute a ``call_module`` node: one node of the new graph (modules are leaves)."""
         submod = self.fetch_attr(target)
         return self.tracer.call_module(submod, submod.forward, args, kwargs)
 
     def call_function(self, target: Any, args: tuple, kwargs: dict) -> Any:
+        """Execute a ``call_function`` node: one node of the new graph."""
         return self.tracer.create_proxy("call_function", target, args, kwargs)
 
     def transform(self) -> GraphModule:

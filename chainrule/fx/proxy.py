@@ -80,6 +80,7 @@ class TracerBase:
         return node
 
     def proxy(self, node: Node) -> Proxy:
+        """The Proxy standing for ``node``."""
         return Proxy(node, self)
 
     def create_proxy(self, kind: str, target: Any, args: tuple, kwargs: dict,
@@ -211,6 +212,7 @@ class Proxy:
         return self.tracer.to_bool(self)
 
     def keys(self) -> Any:
+        """``proxy.keys()``, as ``**proxy`` calls it."""
         return self.tracer.keys(self)
 
     def __len__(self) -> int:
@@ -263,6 +265,7 @@ class Attribute(Proxy):
 
     @property
     def node(self) -> Node:  # type: ignore[override]
+        """The ``getattr`` node, made on first use."""
         if self._node is None:
             self._node = self.tracer.create_proxy("call_function", getattr,
                                                   (self.root, self.attr), {}).node

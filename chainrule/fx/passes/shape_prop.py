@@ -53,6 +53,7 @@ class ShapeProp(Interpreter):
         self.real_module = self.module
 
     def run_node(self, n: Node) -> Any:
+        """Run one node and record its result's metadata."""
         try:
             result = super().run_node(n)
         except Exception as e:
