@@ -884,3 +884,23 @@ def test_aliases_name_their_nodes_as_torchs():
     assert gm.code == gm_ref.code
     x, x_ref = _inputs((3,))
     assert_same_values(gm(x), gm_ref(x_ref))
+
+
+def index_third(t, x):
+    a = x + 1
+    b = t[3]
+    return a * b
+
+
+def test_an_error_in_a_generated_line_is_shown_in_the_code(capsys):
+    shown = []
+    for lib in LIBS:
+        gm = lib.fx.symbolic_trace(index_third)
+        with pytest.raises(IndexError, match="tuple index out of range") as e:
+            gm((1, 2), lib.ones(2))
+        assert e.value.__traceback__ is not None  # pytest's frame; the generated ones are gone
+        err = capsys.readouterr().err
+        shown.append(err[err.index("Call using an FX-traced Module"):])
+        assert f"from {index_third.__code__.co_filename}:" in err  # the code's key names it
+    assert shown[0] == shown[1]
+    assert "    b = t[3]" not in shown[0] and "getitem = t[3];  t = None" in shown[0]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import itertools
 import linecache
+import sys
+import traceback
 from typing import Any
 
 from ..nn import Module, Parameter
@@ -16,13 +18,29 @@ __all__ = ["GraphModule"]
 _next_key = itertools.count()
 
 
-def _forward_from_src(src: str, globals_: dict[str, Any]) -> Any:
+def _forward_from_src(src: str, globals_: dict[str, Any], co_fields: dict | None = None) -> Any:
     """Compile generated source; its lines are registered so tracebacks can show them."""
     key = f"<eval_with_key>.{next(_next_key)}"
+    if co_fields:  # where the traced function was written
+        key += (f" from {co_fields['co_filename']}:{co_fields['co_firstlineno']} in "
+                f"{co_fields['co_name']}")
     linecache.cache[key] = (len(src), None, src.splitlines(True), key)
     scope = dict(globals_)
     exec(compile(src, key, "exec"), scope)
     return scope["forward"]
+
+
+def _error_context(frame: traceback.FrameSummary) -> str:
+    """The traceback, then the generated lines around the one that raised."""
+    lineno = frame.lineno or 0
+    lines = linecache.getlines(frame.filename)
+    return "\n".join([
+        traceback.format_exc(),
+        f"Call using an FX-traced Module, line {lineno} of the traced Module's generated "
+        "forward function:",
+        "".join(lines[lineno - 2:lineno]),
+        "~" * len(frame.line or "") + "~~~ <--- HERE",
+        "\n".join(lines[lineno:lineno + 2])])
 
 
 def _copy_attr(from_module: Module, to_module: Module, target: str) -> None:
@@ -113,6 +131,17 @@ class GraphModule(Module):
             self._tracer_cls = tracer_cls
         self.meta: dict[str, Any] = {}
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().__call__(*args, **kwargs)
+        except Exception as e:
+            top = traceback.extract_tb(e.__traceback__)[-1]
+            if "eval_with_key" not in top.filename:
+                raise
+            # the error is in a generated line: show it in the generated code, as PyTorch does
+            print(_error_context(top), file=sys.stderr)
+            raise e.with_traceback(None)  # noqa: B904
+
     @property
     def graph(self) -> Graph:
         """The Graph this GraphModule's code is generated from."""
@@ -137,7 +166,8 @@ class GraphModule(Module):
         """Regenerate ``code`` and ``forward`` from ``graph`` (after the graph was edited)."""
         python_code = self._graph.python_code(root_module="self")
         self._code = python_code.src
-        type(self).forward = _forward_from_src(self._code, python_code.globals)
+        type(self).forward = _forward_from_src(self._code, python_code.globals,
+                                               getattr(self._graph, "_co_fields", None))
         return python_code
 
     def print_readable(self, print_output: bool = True, include_stride: bool = False,
