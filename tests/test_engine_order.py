@@ -184,3 +184,16 @@ def test_hook_changing_grad_in_place_while_a_node_waits_for_the_same_gradient(li
         return v.grad, v2.grad
 
     like_torch(scenario(cr), scenario(torch))
+
+
+@BOTH
+def test_post_accumulate_grad_hook_must_return_none(m):
+    w = leaf(m, (3,), 21)
+    handle = w.register_post_accumulate_grad_hook(lambda t: t * 2)
+    with pytest.raises(RuntimeError, match="Tensor post accumulate grad hooks should return "
+                                          "None."):
+        (w * 2).sum().backward()
+    handle.remove()
+    w.register_post_accumulate_grad_hook(lambda t: 1)
+    with pytest.raises(TypeError, match="expected Variable, but hook returned 'int'"):
+        (w * 2).sum().backward()

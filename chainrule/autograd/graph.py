@@ -611,7 +611,12 @@ class AccumulateGrad(Node):
                 old._data += grad._data
         if self._post_hooks:
             for hook in tuple(self._post_hooks.values()):
-                hook(tensor)
+                result = hook(tensor)
+                if result is not None:
+                    if not isinstance(result, Tensor):
+                        raise TypeError(f"expected Variable, but hook returned "
+                                        f"'{type(result).__name__}'")
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
     def release(self) -> None:
         pass
