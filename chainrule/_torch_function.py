@@ -69,6 +69,12 @@ def _is_disabled(tf) -> bool:
     return tf is _disabled_torch_function_impl
 
 
+def _is_torchs_own(t: type) -> bool:
+    """PyTorch's own tensors (a real torch.Tensor handed to from_dlpack) are data here."""
+    return t.__module__ in ("torch", "torch.nn.parameter") and t.__name__ in (
+        "Tensor", "Parameter", "Buffer") and not issubclass(t, Tensor)
+
+
 def _overloaded(relevant) -> list:
     """The arguments whose ``__torch_function__`` runs, in PyTorch's order (NEP-18: a subclass
     before its base, otherwise left to right, one per type)."""
@@ -79,7 +85,7 @@ def _overloaded(relevant) -> list:
         if t in _inert or t in seen:
             continue
         tf = getattr(t, "__torch_function__", None)
-        if t is Tensor or tf is None or _is_disabled(tf):
+        if t is Tensor or tf is None or _is_disabled(tf) or _is_torchs_own(t):
             if t is not tuple and t is not list and t is not dict:
                 _inert.add(t)
             continue
@@ -200,7 +206,8 @@ def _python_overloaded(relevant) -> list:
         t = type(arg)
         if t is Tensor or (t not in _inert and t is not tuple and t is not list):
             tf = getattr(t, "__torch_function__", None)
-            if tf is None or _is_disabled(tf) or any(type(f) is t for f in found):
+            if tf is None or _is_disabled(tf) or _is_torchs_own(t) or any(
+                    type(f) is t for f in found):
                 continue
             index = len(found)
             for i, old in enumerate(found):
@@ -244,7 +251,11 @@ def wrap_public(fn: Callable, with_tensors: bool = False) -> Callable:
 
     functools.update_wrapper(public, fn)
     public._torch_function_wrapped = fn
+    _public_of.setdefault(id(fn), public)
     return public
+
+
+_public_of: dict = {}  # id of a function -> its first public wrapper (a method shares it)
 
 
 _python_warnings = warnings
@@ -328,7 +339,11 @@ def enable_methods() -> None:
             continue
         public = wrapped.get((id(value), name))
         if public is None:
-            public = wrapped[id(value), name] = _wrap_method(value, name)
+            # one object as torch.X and Tensor.X (chainrule binds some so) keeps one wrapper
+            shared = _public_of.get(id(value))
+            public = shared if shared is not None and shared.__name__ == name \
+                and name not in _REPORTS else _wrap_method(value, name)
+            wrapped[id(value), name] = public
         setattr(Tensor, name, public)
     for callback in on_methods_wrapped:
         callback()
