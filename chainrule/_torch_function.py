@@ -234,16 +234,18 @@ def wrap_public(fn: Callable, with_tensors: bool = False) -> Callable:
     """``fn`` as a public function that takes part in ``__torch_function__`` (``with_tensors``:
     as PyTorch's Python-level functions, whose ``types`` include exact tensors)."""
 
+    inert, modes = _inert, stack  # closure cells: faster to read than globals
+
     def public(*args, **kwargs):
-        if stack.function is None:
+        if modes.function is None:
             for a in args:
-                if type(a) not in _inert and not _plain(a):
+                if type(a) not in inert and not _plain(a):
                     break
             else:
                 if not kwargs:
                     return fn(*args)
                 for a in kwargs.values():
-                    if type(a) not in _inert and not _plain(a):
+                    if type(a) not in inert and not _plain(a):
                         break
                 else:
                     return fn(*args, **kwargs)
