@@ -27,14 +27,23 @@ class Outcome:
 
 
 def run_suite(args: list[str], cwd: Path, tmp_path: Path, env: dict | None = None,
-              timeout: int = 900) -> Outcome:
+              timeout: int = 900, seeded: bool = False, library: str = "chainrule.as_torch"
+              ) -> Outcome:
     """``pytest -p chainrule.as_torch args`` in ``cwd``, with an empty configuration file (not
-    the project's) and no bytecode or cache written into the vendored tree."""
+    the project's) and no bytecode or cache written into the vendored tree; ``seeded``: each
+    test starts from ``torch.manual_seed(0)`` (the plugin in _seeded.py); ``library=None`` runs
+    the suite on torch itself."""
     ini = tmp_path / "pytest.ini"
     ini.write_text("[pytest]\n")
-    command = [sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider",
-               "-p", "chainrule.as_torch", "-c", str(ini), "--rootdir", str(cwd), *args]
+    plugins = ["-p", library] if library else []
     environment = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **(env or {})}
+    if seeded:
+        plugins += ["-p", "_seeded"]
+        here = str(Path(__file__).parent)
+        environment["PYTHONPATH"] = os.pathsep.join(
+            p for p in (here, environment.get("PYTHONPATH")) if p)
+    command = [sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider",
+               *plugins, "-c", str(ini), "--rootdir", str(cwd), *args]
     done = subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True,
                           timeout=timeout)
     tests = {}
