@@ -830,6 +830,30 @@ def test_tracing_through_a_torch_nn_module():
     assert str(graph) == str(graph_ref)
 
 
+def test_modules_that_apply_a_functional_trace_to_its_call():
+    """Pooling and dropout modules call F's public function, so tracing through them records it."""
+
+    def make(lib):
+        return lib.nn.Sequential(lib.nn.MaxPool2d(2), lib.nn.AdaptiveAvgPool2d(1),
+                                 lib.nn.Dropout(0.5), lib.nn.Flatten(2),
+                                 lib.nn.AvgPool1d(1)).eval()
+
+    def trace(lib):
+        class Through(lib.fx.Tracer):
+            def is_leaf_module(self, m, qualname):
+                return False
+
+        model = make(lib)
+        return model, lib.fx.GraphModule(model, Through().trace(model))
+
+    (model, traced), (_, traced_ref) = trace(torch), trace(ref)
+    kinds = [(n.op, _name(n.target)) for n in traced.graph.nodes]
+    assert kinds == [(n.op, _name(n.target)) for n in traced_ref.graph.nodes]
+    assert ("call_function", "dropout") in kinds
+    x = torch.randn(2, 3, 8, 8)
+    assert torch.equal(traced(x), model(x))
+
+
 def test_replace_pattern_of_torch_functions():
     def pattern(x, y):
         return torch_of(x).relu(x + y)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ...tensor import Tensor
-from .. import functional as F
 from .module import Module
+from .utils import _functional
 
 __all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
 
@@ -26,34 +26,34 @@ class _DropoutNd(Module):
 class Dropout(_DropoutNd):
     """Zeroes each element with probability p in training and scales the rest by 1 / (1 - p)."""
 
-    _function = staticmethod(F.dropout)
+    _function = _functional("dropout")
 
 
 class Dropout1d(_DropoutNd):
     """Zeroes whole channels of (N, C, L) or (C, L) inputs with probability p in training."""
 
-    _function = staticmethod(F.dropout1d)
+    _function = _functional("dropout1d")
 
 
 class Dropout2d(_DropoutNd):
     """Zeroes whole channels of (N, C, H, W) or (C, H, W) inputs with probability p."""
 
-    _function = staticmethod(F.dropout2d)
+    _function = _functional("dropout2d")
 
 
 class Dropout3d(_DropoutNd):
     """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) inputs with probability p."""
 
-    _function = staticmethod(F.dropout3d)
+    _function = _functional("dropout3d")
 
 
 class AlphaDropout(_DropoutNd):
     """Dropout that keeps the self-normalising mean and variance of SELU activations."""
 
-    _function = staticmethod(F.alpha_dropout)
+    _function = _functional("alpha_dropout")
 
 
 class FeatureAlphaDropout(_DropoutNd):
     """Alpha dropout of whole channels."""
 
-    _function = staticmethod(F.feature_alpha_dropout)
+    _function = _functional("feature_alpha_dropout")

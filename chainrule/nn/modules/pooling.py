@@ -6,7 +6,7 @@ from ...ops._nnutil import ntuple
 from ...tensor import Tensor
 from .. import functional as F
 from .module import Module
-from .utils import _single
+from .utils import _functional, _single
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
@@ -37,19 +37,19 @@ class _MaxPoolNd(Module):
 class MaxPool1d(_MaxPoolNd):
     """Maximum over sliding windows of (N, C, L) or (C, L) inputs."""
 
-    _function = staticmethod(F.max_pool1d)
+    _function = _functional("max_pool1d")
 
 
 class MaxPool2d(_MaxPoolNd):
     """Maximum over sliding windows of (N, C, H, W) or (C, H, W) inputs."""
 
-    _function = staticmethod(F.max_pool2d)
+    _function = _functional("max_pool2d")
 
 
 class MaxPool3d(_MaxPoolNd):
     """Maximum over sliding windows of (N, C, D, H, W) or (C, D, H, W) inputs."""
 
-    _function = staticmethod(F.max_pool3d)
+    _function = _functional("max_pool3d")
 
 
 class _AvgPoolNd(Module):
@@ -92,13 +92,13 @@ class _AvgPool(_AvgPoolNd):
 class AvgPool2d(_AvgPool):
     """Mean over sliding windows of (N, C, H, W) or (C, H, W) inputs."""
 
-    _function = staticmethod(F.avg_pool2d)
+    _function = _functional("avg_pool2d")
 
 
 class AvgPool3d(_AvgPool):
     """Mean over sliding windows of (N, C, D, H, W) or (C, D, H, W) inputs."""
 
-    _function = staticmethod(F.avg_pool3d)
+    _function = _functional("avg_pool3d")
 
 
 class _AdaptiveAvgPoolNd(Module):
@@ -116,19 +116,19 @@ class _AdaptiveAvgPoolNd(Module):
 class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
     """Mean pooling of (N, C, L) or (C, L) inputs to a fixed length."""
 
-    _function = staticmethod(F.adaptive_avg_pool1d)
+    _function = _functional("adaptive_avg_pool1d")
 
 
 class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     """Mean pooling to a fixed output size (None keeps that dim's input size)."""
 
-    _function = staticmethod(F.adaptive_avg_pool2d)
+    _function = _functional("adaptive_avg_pool2d")
 
 
 class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
     """Mean pooling of 3-D volumes to a fixed output size."""
 
-    _function = staticmethod(F.adaptive_avg_pool3d)
+    _function = _functional("adaptive_avg_pool3d")
 
 
 class _AdaptiveMaxPoolNd(Module):
@@ -146,19 +146,19 @@ class _AdaptiveMaxPoolNd(Module):
 class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
     """Max pooling of (N, C, L) or (C, L) inputs to a fixed length."""
 
-    _function = staticmethod(F.adaptive_max_pool1d)
+    _function = _functional("adaptive_max_pool1d")
 
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     """Max pooling to a fixed output size (None keeps that dim's input size)."""
 
-    _function = staticmethod(F.adaptive_max_pool2d)
+    _function = _functional("adaptive_max_pool2d")
 
 
 class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
     """Max pooling of 3-D volumes to a fixed output size (None keeps that dim's input size)."""
 
-    _function = staticmethod(F.adaptive_max_pool3d)
+    _function = _functional("adaptive_max_pool3d")
 
 
 class _LPPoolNd(Module):
@@ -180,19 +180,19 @@ class _LPPoolNd(Module):
 class LPPool1d(_LPPoolNd):
     """The p-norm over sliding windows of (N, C, L) or (C, L) inputs."""
 
-    _function = staticmethod(F.lp_pool1d)
+    _function = _functional("lp_pool1d")
 
 
 class LPPool2d(_LPPoolNd):
     """The p-norm over sliding windows of (N, C, H, W) or (C, H, W) inputs."""
 
-    _function = staticmethod(F.lp_pool2d)
+    _function = _functional("lp_pool2d")
 
 
 class LPPool3d(_LPPoolNd):
     """The p-norm over sliding windows of (N, C, D, H, W) or (C, D, H, W) inputs."""
 
-    _function = staticmethod(F.lp_pool3d)
+    _function = _functional("lp_pool3d")
 
 
 class _MaxUnpoolNd(Module):
@@ -217,21 +217,21 @@ class MaxUnpool1d(_MaxUnpoolNd):
     """The inverse of MaxPool1d: values put back at their indices, zeros elsewhere."""
 
     _nd = 1
-    _function = staticmethod(F.max_unpool1d)
+    _function = _functional("max_unpool1d")
 
 
 class MaxUnpool2d(_MaxUnpoolNd):
     """The inverse of MaxPool2d: values put back at their indices, zeros elsewhere."""
 
     _nd = 2
-    _function = staticmethod(F.max_unpool2d)
+    _function = _functional("max_unpool2d")
 
 
 class MaxUnpool3d(_MaxUnpoolNd):
     """The inverse of MaxPool3d: values put back at their indices, zeros elsewhere."""
 
     _nd = 3
-    _function = staticmethod(F.max_unpool3d)
+    _function = _functional("max_unpool3d")
 
 
 class _FractionalMaxPoolNd(Module):
@@ -266,7 +266,7 @@ class FractionalMaxPool2d(_FractionalMaxPoolNd):
     to output_size (or by output_ratio)."""
 
     _nd = 2
-    _function = staticmethod(F.fractional_max_pool2d)
+    _function = _functional("fractional_max_pool2d")
 
 
 class FractionalMaxPool3d(_FractionalMaxPoolNd):
@@ -274,4 +274,4 @@ class FractionalMaxPool3d(_FractionalMaxPoolNd):
     inputs to output_size (or by output_ratio)."""
 
     _nd = 3
-    _function = staticmethod(F.fractional_max_pool3d)
+    _function = _functional("fractional_max_pool3d")

@@ -8,6 +8,19 @@ from typing import Any
 __all__ = ["consume_prefix_in_state_dict_if_present"]
 
 
+class _functional:
+    """A module class's ``_function``: the function of ``nn.functional`` named ``name``, read
+    when used, so a module calls F's public function as wrapped for ``__torch_function__``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj, owner=None) -> Callable:
+        from .. import functional
+
+        return getattr(functional, self.name)
+
+
 def _ntuple(n: int, name: str = "parse") -> Callable[[Any], tuple]:
     """A parser giving an iterable as a tuple and repeating anything else ``n`` times."""
 
