@@ -214,6 +214,7 @@ def combine_state_for_ensemble(models: list[Module]):
 
 
 def make_fx(*args, **kwargs):
-    """Trace a function into an FX graph: chainrule has no FX graphs."""
-    raise RuntimeError("functorch.make_fx traces into a torch.fx graph; chainrule has no FX "
-                       "graphs (chainrule.compile records NumPy kernels instead)")
+    """Trace a function's kernel-level calls into an FX graph: not provided."""
+    raise RuntimeError("functorch.make_fx traces kernel-level (aten) calls into a torch.fx graph, "
+                       "which chainrule does not provide; torch.fx.symbolic_trace records the "
+                       "torch-level calls of a function or module")
