@@ -10,6 +10,7 @@ import warnings
 from . import linalg
 from ._backend import as_dtype, xp
 from ._creation import _check_device, _dtype, _finish, full, tensor
+from ._dispatch import apply
 from ._dtypes import SCALAR_NAMES
 from ._validation import dtype_argument
 from .tensor import Size, Tensor
@@ -221,14 +222,18 @@ def fill(input: Tensor, value) -> Tensor:
         if value.dim() != 0:
             raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value.dim()} dimensions.")
-        return value.to(input.dtype).expand(input.shape).clone()
+        from .ops.shape import FILL_TENSOR
+
+        return apply(FILL_TENSOR, input, value.to(input.dtype))
     if not isinstance(input, Tensor) or not isinstance(
             value, (bool, int, float, complex, xp.number, xp.bool_)):
         got = ", ".join(type(v).__name__ for v in (input, value))
         raise TypeError(f"fill() received an invalid combination of arguments - got ({got}), but "
                         "expected one of:\n * (Tensor input, Tensor value)\n"
                         " * (Tensor input, Number value)\n")
-    return full(input.shape, value, dtype=input.dtype)
+    from .ops.shape import FILL
+
+    return apply(FILL, input, value)  # on the graph (a zero gradient), as PyTorch's
 
 
 def broadcast_shapes(*shapes) -> Size:

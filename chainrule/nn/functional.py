@@ -744,7 +744,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     reduction = _reduction(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
-    x = input if input.ndim > 1 else input.unsqueeze(0)
+    x = input if input.ndim > 1 else input.reshape(1, -1)
     y = target.reshape(-1)
     classes = x.shape[1]
     rows = xp.arange(x.shape[0])
@@ -757,7 +757,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     if weight is not None:
         hinge = hinge * weight[y._data].unsqueeze(1)
     losses = hinge.sum(1) / classes
-    if input.ndim == 1:
+    if input.ndim <= 1:
         losses = losses.reshape(())
     return _reduce(losses, reduction)
 

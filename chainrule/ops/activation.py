@@ -26,6 +26,8 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 def _stable_sigmoid(x):
+    if x.dtype.kind == "c":  # no order to split on: the plain formula, as PyTorch's kernel
+        return 1 / (1 + xp.exp(-x))
     e = xp.exp(-xp.abs(x))
     return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 
@@ -333,6 +335,10 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     """x clamped to [min_val, max_val]; the gradient is 0 at the bounds."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if input._data.dtype.kind in "iu":
+        # integer tensors: PyTorch's kernel clamps to the bounds truncated to integers
+        low, high = int(min_val), int(max_val)
+        return input.clamp_(low, high) if inplace else input.clamp(low, high)
     return _activation(HARDTANH, input, inplace, min_val=min_val, max_val=max_val)
 
 

@@ -1013,7 +1013,7 @@ def _bunch_kaufman(A, hermitian: bool):
 
 def _ldl_factor(A, hermitian):
     *batch, n, _ = A.shape
-    LD = xp.tril(A).reshape(-1, n, n).copy()
+    LD = xp.tril(A).reshape(math.prod(batch), n, n).copy()  # -1 cannot stand for an empty batch
     pivots = xp.zeros((LD.shape[0], n), dtype=xp.int32)
     info = xp.zeros(LD.shape[0], dtype=xp.int32)
     for b in range(LD.shape[0]):

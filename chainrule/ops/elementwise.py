@@ -244,9 +244,23 @@ def _pow_exponent_grad(g, input, out):
 def _pow(input, exponent):
     if type(exponent) in (int, float) and _dtype(input) in (xp.float32, xp.float64):
         return _float_pow(input, exponent)
+    if getattr(exponent, "dtype", None) is not None and exponent.dtype.kind in "iu" \
+            and getattr(input, "dtype", xp.dtype(type(input))).kind in "iu" \
+            and bool((exponent < 0).any()):
+        return _int_pow_negative(input, exponent)
     out = xp.power(input, exponent)
     # NumPy raises bools to int8; PyTorch keeps bool (x ** True is x, x ** False is True).
     return out.astype(xp.bool_) if out.dtype == xp.int8 and _dtype(input).kind == "b" else out
+
+
+def _int_pow_negative(input, exponent):
+    """Integers to integer tensor powers some of which are negative, as PyTorch's kernel: 1 for
+    base 1, +-1 for base -1 (by the exponent's parity) and 0 for any other base there."""
+    negative = exponent < 0
+    out = xp.power(input, xp.where(negative, 0, exponent))
+    parity = xp.where(exponent % 2 == 0, 1, -1)
+    small = xp.where(input == 1, 1, xp.where(input == -1, parity, 0))
+    return xp.where(negative, small, out).astype(out.dtype)
 
 
 def _float_pow(input, exponent):
@@ -1979,7 +1993,7 @@ def _inplace(op):
 
 def _rsub_operator(self, other) -> Tensor:
     _check_subtraction(self, other)
-    return apply(RSUB, self, other)
+    return apply(RSUB_TENSOR if isinstance(other, Tensor) else RSUB, self, other)
 
 
 def _rfloordiv(self, other) -> Tensor:

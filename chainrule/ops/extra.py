@@ -102,8 +102,9 @@ def _nextafter(input, other):
 
 
 NEXTAFTER = defop("nextafter", _nextafter, ("input", "other"),
-                  (not_implemented("nextafter"), not_implemented("nextafter")), promote=True,
-                  batch="elementwise")
+                  # as PyTorch's: the step is treated as constant, other gets no gradient
+                  (lambda g: g, lambda g: g.new_zeros(g.shape)), promote=True,
+                  batch="elementwise", jvp="elementwise")
 
 
 def _signbit(input):
@@ -693,6 +694,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order: int = 1) -> tuple:
             raise RuntimeError("torch.gradient expected each dimension size to be at least "
                                "edge_order+1")
     f = input if input._data.dtype.kind in "fcV" else input.to(get_default_dtype())
+    spacing = 1 if spacing is None else spacing
     spacings = list(spacing) if isinstance(spacing, (tuple, list)) else [spacing] * len(dims)
     if len(spacings) != len(dims):
         raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's "

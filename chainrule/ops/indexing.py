@@ -1257,6 +1257,9 @@ def _check_same_dtype(op: str, input, other, what: str = "src") -> None:
 def gather(input, dim: int, index, *, sparse_grad: bool = False) -> Tensor:
     """``out[i][j] = input[index[i][j]][j]`` along ``dim`` (index has input's number of dims)."""
     dim = _check_scatter("gather", input, dim, index)
+    if index._data.size == 0:
+        # PyTorch's answer for an empty index whatever its number of dims: empty, on the graph
+        return reshape(reshape(input, -1)[:0], index._data.shape)
     return apply(GATHER, input, index, dim=dim)
 
 
@@ -1500,6 +1503,8 @@ def take_along_dim(input, indices, dim: int | None = None) -> Tensor:
         return gather(reshape(input, -1), 0, reshape(indices, -1))
     shape, ishape = input._data.shape, indices._data.shape
     dim = normalize_dim(dim, len(shape), "take_along_dim")
+    # with a dim, unlike gather, take_along_dim counts negative indices from the end
+    indices = where(indices < 0, indices + (shape[dim] if shape else 1), indices)
     if len(ishape) != len(shape):
         raise RuntimeError(
             f"torch.take_along_dim(): input and indices should have the same "

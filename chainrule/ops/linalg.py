@@ -337,6 +337,8 @@ def _scaled(x, factor):
 
 def _addmm(input, mat1, mat2, beta, alpha):
     product = xp.matmul(mat1, mat2)
+    if product.dtype.kind in "iu":  # PyTorch truncates the scalars for integer tensors
+        beta, alpha = int(beta), int(alpha)
     if alpha != 1:
         product *= alpha
     if beta == 0:  # input is ignored, NaN and inf included (PyTorch's convention)
@@ -739,6 +741,11 @@ def tensordot(a, b, dims=2) -> Tensor:
     if a._data.dtype != b._data.dtype:
         raise RuntimeError("both inputs should have same dtype")
     for da, db in zip(dims_a, dims_b):
+        # a contracted dim of size 1 meets the other side's dim summed, as PyTorch's does
+        if a._data.shape[da] != b._data.shape[db] and b._data.shape[db] == 1:
+            a = a.sum(da, keepdim=True)
+        elif a._data.shape[da] != b._data.shape[db] and a._data.shape[da] == 1:
+            b = b.sum(db, keepdim=True)
         if a._data.shape[da] != b._data.shape[db]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{a._data.shape[da]} in dim {da} and second has size "
@@ -1069,6 +1076,9 @@ def logdet(input) -> Tensor:
     sign, logabsdet = apply(LINALG_SLOGDET, input)
     from .elementwise import where
 
+    if input.is_complex():
+        # log(det) = log|det| + i arg(det), the principal branch as PyTorch's
+        return logabsdet + sign.log()
     return where(sign == -1, math.nan, logabsdet)
 
 
@@ -1141,19 +1151,20 @@ def _phi(x):
 
 
 def _cholesky_rule(g, out, upper):
-    # gA = sym(L^{-T} Phi(L^T gL) L^{-1}) (Murray 2016)
-    L, gL = (out.mT, g.mT) if upper else (out, g)
+    # gA = L^{-H} Psi L^{-1}, Psi = (X + tril(X, -1)^H) / 2 with X = tril(L^H gL) (Murray 2016;
+    # for complex A the diagonal of X keeps its imaginary part, as PyTorch's rule does)
+    L, gL = (out.mH, g.mH) if upper else (out, g)
     Linv = inv(L)
-    S = Linv.mT @ _phi(L.mT @ gL) @ Linv
-    return (S + S.mT) * 0.5
+    X = (L.mH @ gL).tril()
+    return Linv.mH @ ((X + X.tril(-1).mH) * 0.5) @ Linv
 
 
 def _cholesky_jvp(t_A, out, upper):
-    # dL = L Phi(L^{-1} dA L^{-T})
-    L = out.mT if upper else out
+    # dL = L Phi(L^{-1} dA L^{-H})
+    L = out.mH if upper else out
     Linv = inv(L)
-    dL = L @ _phi(Linv @ t_A @ Linv.mT)
-    return dL.mT if upper else dL
+    dL = L @ _phi(Linv @ t_A @ Linv.mH)
+    return dL.mH if upper else dL
 
 
 LINALG_CHOLESKY = defop(
@@ -1162,6 +1173,7 @@ LINALG_CHOLESKY = defop(
     ("A",),
     (_cholesky_rule,),
     backward_name="LinalgCholeskyExBackward0",
+    holomorphic=False,  # its rules are written in the complex convention (conjugate transposes)
     jvp=_cholesky_jvp,
     batch=leading_dims(2),
 )
@@ -1453,12 +1465,35 @@ def pinv(input, *, atol=None, rtol=None, hermitian: bool = False, rcond=None) ->
     if rcond is not None:
         rtol = rcond
     if isinstance(atol, Tensor) or isinstance(rtol, Tensor):
-        raise NotImplementedError("pinv: tensor atol/rtol are not implemented; pass floats")
+        return _pinv_tensor_tolerances(input, atol, rtol, hermitian)
     if rtol is None:
         rtol = 0.0 if atol is not None and atol > 0 else (
             xp.finfo(input._data.dtype).eps * max(input._data.shape[-2:]))
     return apply(LINALG_PINV, input, atol=0.0 if atol is None else float(atol), rtol=float(rtol),
                  hermitian=hermitian)
+
+
+def _pinv_tensor_tolerances(input, atol, rtol, hermitian: bool) -> Tensor:
+    """pinv with tolerances given as tensors broadcast over the batch: matrix by matrix."""
+    batch = tuple(input._data.shape[:-2])
+    tols = []
+    for tol in (atol, rtol):
+        if isinstance(tol, Tensor):
+            tol = xp.broadcast_to(xp.asarray(tol.detach()._data, dtype=xp.float64), batch)
+            tol = tol.reshape(-1)
+        tols.append(tol)
+    count = math.prod(batch)
+    if count == 0 or input._data.size == 0:
+        return pinv(input, hermitian=hermitian)
+    flat_in = input.reshape((count,) + tuple(input._data.shape[-2:]))
+    parts = []
+    for i in range(count):
+        a, r = (float(t[i]) if hasattr(t, "shape") else t for t in tols)
+        parts.append(pinv(flat_in[i], atol=a, rtol=r, hermitian=hermitian).unsqueeze(0))
+    from .shape import cat
+
+    out = cat(parts)
+    return out.reshape(batch + tuple(out._data.shape[-2:]))
 
 
 def pinverse(input, rcond: float = 1e-15) -> Tensor:
@@ -1666,8 +1701,8 @@ def norm(input, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
 
 
 def vecdot(x, y, *, dim: int = -1) -> Tensor:
-    """Dot products of vectors along ``dim`` (broadcast)."""
-    return (x * y).sum(dim)
+    """Dot products of vectors along ``dim`` (broadcast); x is conjugated, as PyTorch's."""
+    return ((x.conj() if x.is_complex() else x) * y).sum(dim)
 
 
 def linalg_diagonal(A, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:

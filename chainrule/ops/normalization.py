@@ -189,6 +189,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalise each channel (dim 1) by batch statistics (training, updating the running ones
     in place) or by the running statistics (eval)."""
+    if input.ndim < 2 and input.numel() == 0:
+        # PyTorch reads a 1-D input as having no channels: an empty one normalises to itself
+        for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                        ("weight", weight), ("bias", bias)):
+            if t is not None and t.numel() != 0:
+                raise RuntimeError(f"{name} should contain 0 elements not {t.numel()}")
+        return input * 1
     if input.ndim < 2:
         raise ValueError(f"expected 2D or more input (got {input.ndim}D input)")
     channels = input.shape[1]

@@ -279,7 +279,9 @@ AVG_POOL_BACKWARD = defop(
 
 
 def _pool_geometry(input, nd, kernel_size, stride, padding, dilation, ceil_mode, name):
-    if input.ndim not in (nd + 1, nd + 2) or input.numel() == 0:
+    # only the batch dim (of nd + 2 dims) may be empty
+    if input.ndim not in (nd + 1, nd + 2) or 0 in input.shape[input.ndim - nd - 1 + (
+            input.ndim == nd + 2):]:
         raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for "
                            "input")
     kernel = ntuple(kernel_size, nd, name)

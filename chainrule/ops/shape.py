@@ -998,7 +998,8 @@ def _squeeze_args(input, dim) -> tuple:
     else:
         op, dims = 2, dim
     dims = tuple(
-        d for d in (normalize_dim(d, ndim, "squeeze") for d in dims) if input._data.shape[d] == 1
+        d for d in (normalize_dim(d, ndim, "squeeze") for d in dims)
+        if ndim and input._data.shape[d] == 1
     )
     return op, dims
 

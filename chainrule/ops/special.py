@@ -514,6 +514,10 @@ def i1e(input, *, out=None) -> Tensor:
 
 def sinc(input, *, out=None) -> Tensor:
     """The normalized sinc function sin(pi x) / (pi x), 1 at 0."""
+    if out is None and isinstance(input, Tensor) and input.is_complex():
+        scaled = input * math.pi
+        safe = where(input == 0, 1.0, scaled)
+        return where(input == 0, 1.0, safe.sin() / safe)
     return _unary_call(SINC, "sinc", input, out)
 
 
