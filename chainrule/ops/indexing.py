@@ -1504,7 +1504,8 @@ def take_along_dim(input, indices, dim: int | None = None) -> Tensor:
     shape, ishape = input._data.shape, indices._data.shape
     dim = normalize_dim(dim, len(shape), "take_along_dim")
     # with a dim, unlike gather, take_along_dim counts negative indices from the end
-    indices = where(indices < 0, indices + (shape[dim] if shape else 1), indices)
+    if not indices.is_meta:  # (a meta index has no values to wrap)
+        indices = where(indices < 0, indices + (shape[dim] if shape else 1), indices)
     if len(ishape) != len(shape):
         raise RuntimeError(
             f"torch.take_along_dim(): input and indices should have the same "
