@@ -52,7 +52,7 @@ def listed() -> dict[str, str]:
         title, _, body = section.partition("\n")
         if not title.startswith(HEADING):
             continue
-        for bullet in re.split(r"\n- ", "\n" + body):
+        for bullet in re.split(r"\n- ", "\n" + body)[1:]:  # the bullets, not the intro
             group = bullet.split(":", 1)[0].strip()
             for name in re.findall(r"`([\w.]+(?:\[\w+\])?)`", bullet):
                 found[name] = group
