@@ -197,3 +197,15 @@ def test_post_accumulate_grad_hook_must_return_none(m):
     w.register_post_accumulate_grad_hook(lambda t: 1)
     with pytest.raises(TypeError, match="expected Variable, but hook returned 'int'"):
         (w * 2).sum().backward()
+
+
+@BOTH
+def test_a_root_below_another_root_is_counted_once(m):
+    """Outputs of one node given as roots beside an op of them: each edge below counts once."""
+    q = leaf(m, (3, 3), 7)
+    values, _ = q.max(0)
+    (g,) = m.autograd.grad([values, values.exp()], [q], [m.ones(3, dtype=q.dtype)] * 2)
+    expected = np.zeros((3, 3))
+    arg = np.random.default_rng(7).standard_normal((3, 3)).argmax(0)
+    expected[arg, range(3)] = 1 + np.exp(q.detach().numpy().max(0))
+    np.testing.assert_allclose(g.numpy(), expected, rtol=1e-12)

@@ -53,6 +53,7 @@ def _dependencies(root_nodes: list) -> dict:
     """How many edges of the graph below the roots lead into each node (one walk)."""
     deps: dict = {}
     todo = list(root_nodes)
+    roots = set(todo)  # walked already: a root below another root is not walked again
     pop, push = todo.pop, todo.append
     while todo:
         for edge in pop().next_edges:
@@ -62,7 +63,8 @@ def _dependencies(root_nodes: list) -> dict:
                     deps[child] += 1
                 else:
                     deps[child] = 1
-                    push(child)
+                    if child not in roots:
+                        push(child)
     return deps
 
 
