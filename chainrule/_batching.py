@@ -20,6 +20,7 @@ view of a batched tensor replays them (``view_scatter``). ``batch_dims`` rules h
 from __future__ import annotations
 
 import warnings
+import weakref
 
 from ._backend import xp
 from ._batched import BatchedTensor, batched, state
@@ -72,6 +73,8 @@ def vmap_call(op, inputs: tuple, params: dict):
         root_view = source._extra.get("view") if source._extra else None
         root, steps = root_view if root_view else (source, ())
         results[0]._extra_dict()["view"] = (root, steps + ((op, params),))
+        # The root knows its live views, to give them its new history after an in-place change.
+        root._extra_dict().setdefault("views", {})[id(results[0])] = weakref.ref(results[0])
     if grad_state.enabled and op.differentiable and any(
             isinstance(x, Tensor) and x._requires_grad for x in inputs):
         record(op, inputs, params, results)
@@ -104,8 +107,9 @@ def _take_values(self: BatchedTensor, new, op, capture) -> None:
 
 def _write_through(self: BatchedTensor, view: tuple, new):
     """A rule that made a real view wrote the values into the base: no history to replay."""
-    if not new._requires_grad and _same_storage(self, view[0]):
-        return None
+    tangents = new._extra.get("tangent") if new._extra else None
+    if not new._requires_grad and not tangents and _same_storage(self, view[0]):
+        return None  # (a tangent must still reach the base: it replays)
     return view
 
 
@@ -335,7 +339,14 @@ def batched_inplace(op, target, args: tuple, params: dict, level: int, inplace, 
     view = target._extra.get("view") if target._extra else None
     recording = grad_state.enabled and (target._requires_grad or any(
         isinstance(a, Tensor) and a._requires_grad for a in args))
-    if view is not None or rule_kind(op) != "elementwise" or recording:
+    # Tangents of dual levels opened inside this vmap level live on the wrappers: the batched
+    # rule's path computes them, a write straight into the batch would keep the old one.
+    base = state.fw_base[level - 1]
+    dual = forward_state.level > base and any(
+        isinstance(x, Tensor) and x._extra and any(
+            k > base for k in (x._extra.get("tangent") or ()))
+        for x in (target,) + args)
+    if view is not None or rule_kind(op) != "elementwise" or recording or dual:
         # Through the op's batching rule (and recorded at this level, written through to a
         # view's base), then written back; only elementwise ops write straight into the batch.
         source = target

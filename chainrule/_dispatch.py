@@ -443,7 +443,7 @@ def _refresh_views(root: Tensor, target: Tensor) -> None:
     """Views of ``root`` (other than ``target``) replay their steps on its new history, as
     PyTorch regenerates a view's grad_fn once its base changed in place."""
     views = root._extra.get("views") if root._extra else None
-    if not views or type(root) is BatchedTensor:
+    if not views:
         return
     for ref in tuple(views.values()):
         view = ref()
@@ -458,6 +458,7 @@ def _refresh_views(root: Tensor, target: Tensor) -> None:
             replay = apply(step_op, replay, **step_params)
         view.grad_fn, view._output_nr = replay.grad_fn, replay._output_nr
         view._requires_grad = replay._requires_grad
+        view._took_replay(replay)
         if stack.modes is not None and stack.dual is not None and forward_state.level:
             copy_tangents(replay, view)
 

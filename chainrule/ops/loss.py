@@ -358,6 +358,8 @@ def _mse_backward(grad, input, target, reduction):
     # 2 (input - target) * g, spread over the elements for 'mean'.
     d = input - target
     d *= 2.0 / d.size if reduction == "mean" and d.size else 2.0
+    if xp.broadcast_shapes(d.shape, xp.shape(grad)) != d.shape:
+        return d * grad  # a batch of g under vmap (jacrev): wider than the loss's input
     d *= grad
     return d
 

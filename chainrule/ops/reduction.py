@@ -383,7 +383,8 @@ def _ties(input, out, dim, keepdim):
     """Where the input equals the reduced extreme, divided by the number of ties: PyTorch splits
     the gradient of amax/amin/max()/min()/median() evenly among equal extremes."""
     mask = (input == _kept(out, input.shape, dim, keepdim)).to(input.dtype)
-    return mask / mask.sum(dim, keepdim=True)
+    # dim () reduces nothing here (a 0-d example under vmap), but all dims in sum().
+    return mask / mask.sum(dim, keepdim=True) if dim != () else mask
 
 
 def _ties_rule(g, input, out, dim, keepdim):
@@ -391,7 +392,8 @@ def _ties_rule(g, input, out, dim, keepdim):
 
 
 def _ties_jvp(t_input, input, out, dim, keepdim):
-    return (t_input * _ties(input, out, dim, keepdim)).sum(dim, keepdim=keepdim)
+    tangent = t_input * _ties(input, out, dim, keepdim)
+    return tangent.sum(dim, keepdim=keepdim) if dim != () else tangent
 
 
 def _whole_ties_rule(g, input, out):
