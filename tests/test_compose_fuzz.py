@@ -81,6 +81,17 @@ def test_mse_loss_jacobian_through_a_batched_gradient() -> None:
     _both(run)
 
 
-@pytest.mark.parametrize("seed", [91, 309, 492, 527, 635, 703, 933])
+@pytest.mark.parametrize("seed", [91, 309, 492, 527, 635, 703, 933, 2135, 2929, 3267, 4445])
 def test_seeds_that_found_bugs(seed: int) -> None:
     assert check(seed) == "ok"
+
+
+def test_norm_of_a_scalar_example_under_jacfwd() -> None:
+    # seeds 2135, 2929, 4445: the tangent of a norm (and logsumexp) over a 0-d example summed the
+    # batch (dim () means all dims to sum()).
+    def run(lib):
+        x = lib.tensor([0.3, -0.5, 0.8], dtype=lib.float64)
+        f = lib.func.vmap(lambda x: lib.stack([x.norm(), lib.logsumexp(x, ()), x.norm(p=3)]))
+        return lib.func.jacfwd(f)(x)
+
+    _both(run)

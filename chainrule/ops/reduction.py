@@ -46,6 +46,12 @@ def _kept_shape(shape: tuple, dim: tuple) -> tuple:
     return tuple(1 if i in dim else s for i, s in enumerate(shape))
 
 
+def _sum_over(x, dim, keepdim: bool):
+    """``x`` summed over the op's ``dim``: () reduces nothing here (a 0-d example under vmap),
+    though it means all dims to sum()."""
+    return x.sum(dim, keepdim=keepdim) if dim != () else x
+
+
 def _kept(g, input_shape: tuple, dim, keepdim: bool):
     """A reduced tensor reshaped so it broadcasts against the input (the reduced dims as 1)."""
     if keepdim or g is None:
@@ -383,8 +389,7 @@ def _ties(input, out, dim, keepdim):
     """Where the input equals the reduced extreme, divided by the number of ties: PyTorch splits
     the gradient of amax/amin/max()/min()/median() evenly among equal extremes."""
     mask = (input == _kept(out, input.shape, dim, keepdim)).to(input.dtype)
-    # dim () reduces nothing here (a 0-d example under vmap), but all dims in sum().
-    return mask / mask.sum(dim, keepdim=True) if dim != () else mask
+    return mask / _sum_over(mask, dim, True)
 
 
 def _ties_rule(g, input, out, dim, keepdim):
@@ -392,8 +397,7 @@ def _ties_rule(g, input, out, dim, keepdim):
 
 
 def _ties_jvp(t_input, input, out, dim, keepdim):
-    tangent = t_input * _ties(input, out, dim, keepdim)
-    return tangent.sum(dim, keepdim=keepdim) if dim != () else tangent
+    return _sum_over(t_input * _ties(input, out, dim, keepdim), dim, keepdim)
 
 
 def _whole_ties_rule(g, input, out):
@@ -763,7 +767,7 @@ def _norm_weight(input, out, ord, dim, keepdim):
     out = _kept(out, input.shape, dim, keepdim)
     if ord in (_inf, -_inf):
         mask = input.abs() == out
-        return sign(input) * mask / mask.sum(dim, keepdim=True)
+        return sign(input) * mask / _sum_over(mask, dim, True)
     zero = out == 0
     safe = where(zero, 1.0, out)
     if ord == 2:
@@ -778,8 +782,8 @@ LINALG_VECTOR_NORM = defop(
     (lambda g, input, out, ord, dim, keepdim: (
         _kept(g, input.shape, dim, keepdim) * _norm_weight(input, out, ord, dim, keepdim)),),
     float_out=True,
-    jvp=lambda t_input, input, out, ord, dim, keepdim: (
-        (t_input * _norm_weight(input, out, ord, dim, keepdim)).sum(dim, keepdim=keepdim)),
+    jvp=lambda t_input, input, out, ord, dim, keepdim: _sum_over(
+        t_input * _norm_weight(input, out, ord, dim, keepdim), dim, keepdim),
     batch=_over_dims,
 )
 
@@ -819,8 +823,8 @@ LOGSUMEXP = defop(
     (lambda g, input, out, dim, keepdim: (
         _kept(g, input.shape, dim, keepdim) * _softmax_weight(input, out, dim, keepdim)),),
     float_out=True,
-    jvp=lambda t_input, input, out, dim, keepdim: (
-        (t_input * _softmax_weight(input, out, dim, keepdim)).sum(dim, keepdim=keepdim)),
+    jvp=lambda t_input, input, out, dim, keepdim: _sum_over(
+        t_input * _softmax_weight(input, out, dim, keepdim), dim, keepdim),
     batch=_over_dims,
 )
 
