@@ -200,6 +200,15 @@ def test_post_accumulate_grad_hook_must_return_none(m):
 
 
 @BOTH
+def test_post_accumulate_grad_hook_may_return_its_tensor(m):
+    """PyTorch's docstring example: an SGD step in the hook, returning add_'s result."""
+    v = m.tensor([0.0, 0.0, 0.0], requires_grad=True)
+    v.register_post_accumulate_grad_hook(lambda p: p.add_(p.grad, alpha=-0.01))
+    v.backward(m.tensor([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(v.detach().numpy(), np.float32([-0.01, -0.02, -0.03]))
+
+
+@BOTH
 def test_a_root_below_another_root_is_counted_once(m):
     """Outputs of one node given as roots beside an op of them: each edge below counts once."""
     q = leaf(m, (3, 3), 7)

@@ -612,7 +612,7 @@ class AccumulateGrad(Node):
         if self._post_hooks:
             for hook in tuple(self._post_hooks.values()):
                 result = hook(tensor)
-                if result is not None:
+                if result is not None and result is not tensor:  # PyTorch lets it through
                     if not isinstance(result, Tensor):
                         raise TypeError(f"expected Variable, but hook returned "
                                         f"'{type(result).__name__}'")
