@@ -90,13 +90,18 @@ def _overloaded(relevant) -> list:
                 _inert.add(t)
             continue
         seen.add(t)
-        index = len(found)
-        for i, old in enumerate(found):
-            if issubclass(t, type(old)):
-                index = i
-                break
-        found.insert(index, arg)
+        _insert(found, arg)
     return found
+
+
+def _insert(found: list, arg) -> None:
+    """Put ``arg`` before the first argument whose type its type subclasses, else last."""
+    t = type(arg)
+    for i, old in enumerate(found):
+        if issubclass(t, type(old)):
+            found.insert(i, arg)
+            return
+    found.append(arg)
 
 
 def _flatten(args: tuple, kwargs: dict) -> list:
@@ -209,12 +214,7 @@ def _python_overloaded(relevant) -> list:
             if tf is None or _is_disabled(tf) or _is_torchs_own(t) or any(
                     type(f) is t for f in found):
                 continue
-            index = len(found)
-            for i, old in enumerate(found):
-                if issubclass(t, type(old)):
-                    index = i
-                    break
-            found.insert(index, arg)
+            _insert(found, arg)
     return found
 
 
