@@ -551,6 +551,14 @@ def _apply_inplace_in_modes(op, target: Tensor, args: tuple, params: dict) -> Te
         isinstance(x, Tensor) and get_tangent(x) is not None for x in (target,) + args)
     if not recording and not dual:
         return _write_inplace(op, target, args, arrays, params, stack.capture)
+    if not recording and not (target._extra and (
+            target._extra.get("view") or target._extra.get("views"))):
+        # Only the values and the tangent change: the history stays, as PyTorch's. (A view or
+        # a base with views still takes the write's empty history: a known bug.)
+        kept = target.grad_fn, target._output_nr, target._requires_grad
+        _inplace_recorded(op, target, args, params, dual)
+        target.grad_fn, target._output_nr, target._requires_grad = kept
+        return target
     return _inplace_recorded(op, target, args, params, dual)
 
 

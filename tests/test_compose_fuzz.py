@@ -81,7 +81,7 @@ def test_mse_loss_jacobian_through_a_batched_gradient() -> None:
     _both(run)
 
 
-@pytest.mark.parametrize("seed", [91, 309, 492, 527, 635, 703, 933, 2135, 2929, 3267, 4445])
+@pytest.mark.parametrize("seed", [91, 309, 492, 527, 635, 703, 933, 2135, 2929, 2991, 3267, 4445])
 def test_seeds_that_found_bugs(seed: int) -> None:
     assert check(seed) == "ok"
 
@@ -93,5 +93,22 @@ def test_norm_of_a_scalar_example_under_jacfwd() -> None:
         x = lib.tensor([0.3, -0.5, 0.8], dtype=lib.float64)
         f = lib.func.vmap(lambda x: lib.stack([x.norm(), lib.logsumexp(x, ()), x.norm(p=3)]))
         return lib.func.jacfwd(f)(x)
+
+    _both(run)
+
+
+def test_no_grad_inplace_keeps_the_history_under_forward_mode() -> None:
+    # seed 2991: with a tangent, an in-place op under no_grad took the write's empty history
+    # (autograd.grad raised "does not require grad"; jvp(grad(f)) gave a 0 tangent).
+    def run(lib):
+        def f(x):
+            v = (x * x).sum()
+            with lib.no_grad():
+                v.mul_(2)
+            return v
+
+        x = lib.tensor([0.3, -0.5], dtype=lib.float64)
+        t = lib.tensor([1.0, 2.0], dtype=lib.float64)
+        return lib.func.jvp(lib.func.grad(f), (x,), (t,))[1]
 
     _both(run)
