@@ -271,6 +271,9 @@ class _Warnings(_types.ModuleType):
     def __getattr__(self, name: str):
         return getattr(_python_warnings, name)
 
+    def __setattr__(self, name: str, value) -> None:  # warnings.showwarning = ... and the like
+        setattr(_python_warnings, name, value)
+
     @staticmethod
     def warn(message, category=None, stacklevel: int = 1, source=None) -> None:
         frame, extra = sys._getframe(1), 1
