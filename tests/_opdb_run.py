@@ -33,9 +33,13 @@ def load_op_db() -> list:
         stub = types.ModuleType("expecttest")
         stub.TestCase = unittest.TestCase
         sys.modules["expecttest"] = stub
+    frozen = torch.backends.flags_frozen()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from torch.testing._internal.common_methods_invocations import op_db
+    # importing them freezes torch.backends' flags for the whole process, where the rest of the
+    # suite sets them; the flag lives in the globals of torch.backends' functions
+    torch.backends.flags_frozen.__globals__["__allow_nonbracketed_mutation_flag"] = not frozen
     return list(op_db)
 
 

@@ -100,11 +100,13 @@ VALUES = Const([0.5, 0.25, 0.75])
 COUNTS = Const([0, 1, 1, 3, 7])
 
 # No gradient (integer or bool results, or none in PyTorch); values also in test_torch_surface.
+# nextafter's derivative (the step held constant, as PyTorch's) has a row of its own.
 NO_GRAD = [
     op("gcd", (S(INTS_A, INTS_B),), orders=(), inplace=("gcd_",)),
     op("lcm", (S(INTS_A, INTS_B),), orders=(), inplace=("lcm_",)),
     op("heaviside", (S(STEPS, VALUES),), orders=(), inplace=("heaviside_",)),
-    op("nextafter", (S(STEPS, VALUES), S((2, 3), (3,))), orders=(), inplace=("nextafter_",)),
+    op("nextafter", (S(STEPS, VALUES),), orders=(), inplace=("nextafter_",)),
+    op("nextafter", (S((2, 3), (3,)),), variant="derivative"),
     op("signbit", (S(STEPS), S(INTS_A), S((3, 4))), orders=()),
     op("count_nonzero", (S(INTS_A), S(STEPS)), orders=()),
     # (PyTorch gives histograms of a tensor that requires grad a grad_fn that raises; chainrule's
