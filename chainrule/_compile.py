@@ -94,6 +94,10 @@ class Capture:
         self.fns: dict[int, str] = {}
         self.function = None  # the compiled function (its closure and globals are guarded)
         self.externals: list = []  # [name, array, owner tensor or None, snapshot, written]
+        # id(the array owning the memory) -> externals over it whose value is not yet copied:
+        # an external's value at first use is copied only before a kernel writes into its
+        # memory (parameters, the most of them, are never copied: a capture's memory is eager's)
+        self.unkept: dict[int, list] = {}
         self.grads: dict[int, str] = {}  # id(a leaf's .grad array) -> the leaf's name
         self.seen: dict[int, tuple] = {}  # id(tensor) -> (tensor, name, grad was None at first)
         self.generators: dict[int, tuple] = {}
@@ -182,8 +186,17 @@ class Capture:
         if isinstance(owner, Tensor) and owner._requires_grad and owner.grad_fn is None:
             self.tensor_name(owner)  # a leaf: its .grad state is guarded
         name = self._name(array, self._new("e"))
-        self.externals.append([name, array, owner, array.copy(), False])
+        entry = [name, array, owner, None, False]
+        self.externals.append(entry)
+        self.unkept.setdefault(id(_root(array)), []).append(entry)
         return name
+
+    def _keep(self, array) -> None:
+        """A kernel may write into ``array``: copy the values of the externals sharing its
+        memory first (their values at first use are the program's)."""
+        if self.unkept:
+            for entry in self.unkept.pop(id(_root(array)), ()):
+                entry[3] = entry[1].copy()
 
     def fn(self, f) -> str:
         name = self.fns.get(id(f))
@@ -267,12 +280,16 @@ class Capture:
             return f(*args, **kwargs)
         if out is not None:  # named (and a new array's value kept) before the write
             self.written(out)
+            self._keep(out)
             text = self.call_text(f, args, kwargs)
             f(*args, **kwargs)
             self.lines.append(text)
             return out
         for a in args:
             self.ref(a)
+        if self.unkept:  # the kernel may write into its arguments (a draw into a tensor)
+            for a in _arrays_in((args, kwargs)):
+                self._keep(a)
         if self.generators and self._advanced():
             self.stray = True
         result = f(*args, **kwargs)
@@ -317,12 +334,15 @@ class Capture:
             if self.generators:
                 self._advanced()
 
-    def before_write(self, *arrays) -> None:
-        """Name arrays about to be written in place (a new one's value is kept first)."""
+    def before_write(self, target, *arrays) -> None:
+        """Name ``target``, about to be written in place, and the arrays written into it (the
+        values of the externals sharing the target's memory are kept first)."""
         if self.mine():
-            for a in arrays:
+            for a in (target, *arrays):
                 if type(a) is _ndarray:
                     self.ref(a)
+            if type(target) is _ndarray:
+                self._keep(target)
 
     def inplace(self, f, arrays: list, target) -> None:
         """``apply_inplace`` ran ``f(*arrays, out=target)`` (``before_write`` named them)."""
@@ -414,8 +434,9 @@ class Capture:
             if sys.getrefcount(array) - 3 - (owner is not None and owner._data is array) > 0:
                 self.ns[name + "_"] = array  # an array that outlives the call
                 head.append(f"{name} = {name}_")
-            else:  # a temporary made during the call: its value at first use
-                self.ns[name + "_"] = snapshot
+            else:  # a temporary made during the call: its value at first use (nothing wrote
+                # into its memory if it was not copied)
+                self.ns[name + "_"] = array if snapshot is None else snapshot
                 head.append(f"{name} = {name}_.copy()" if written else f"{name} = {name}_")
         if self.backward is None:
             body = _free_dead(head + self.lines + [f"return {out_text}"], self)
@@ -776,6 +797,28 @@ def _make_live(arrays: tuple, backward, saved: tuple, sources: tuple) -> list:
         t._requires_grad = True
         live.append(t)
     return live
+
+
+def _root(array):
+    """The object owning ``array``'s memory (an array, or a buffer ending the chain)."""
+    while array.base is not None:
+        array = array.base
+        if type(array) is not _ndarray and getattr(array, "base", None) is None:
+            break
+    return array
+
+
+def _arrays_in(values):
+    """The arrays in ``values`` (nested tuples, lists and dicts)."""
+    kind = type(values)
+    if kind is _ndarray:
+        yield values
+    elif kind in (tuple, list):
+        for v in values:
+            yield from _arrays_in(v)
+    elif kind is dict:
+        for v in values.values():
+            yield from _arrays_in(v)
 
 
 def _walk(roots, children):

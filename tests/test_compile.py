@@ -6,7 +6,9 @@ RuntimeWarnings are errors in this suite (pyproject.toml), so a test that does n
 
 from __future__ import annotations
 
+import gc
 import inspect
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -599,3 +601,67 @@ def test_a_kernel_returning_its_input_is_never_written_over():
         before = big.clone()
         assert torch.equal(c(big), f(big)) and torch.equal(big, before)
     assert _replays(c) == 1
+
+
+def test_a_tensor_made_in_the_call_keeps_its_value_at_first_use():
+    """A tensor made outside any kernel is a constant of the program, copied only when a kernel
+    writes into its memory (through itself or a view) after it was first read."""
+    def f(x):
+        c = torch.tensor([1.0, 2.0, 3.0, 4.0])
+        v = c[1:]
+        y = x[1:] * v
+        w = x * c
+        c.add_(1)
+        v.mul_(2)
+        return y + v, w + c
+
+    c = torch.compile(f)
+    for _ in range(4):
+        x = torch.tensor(RNG.standard_normal(4))
+        assert all(torch.equal(p, q) for p, q in zip(c(x), f(x)))
+    assert _replays(c) == 1
+
+
+def _traced_peak(fn, *args) -> int:
+    """Bytes allocated at the peak of ``fn(*args)`` above what was allocated before."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        fn(*args)
+        return tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+
+
+def test_compiled_memory_is_not_above_eager():
+    """A chain of big ops, forward and backward: neither the captures (which copy no parameter)
+    nor the replay (which frees each buffer after its last reader) peak above eager."""
+    weights = [torch.tensor(RNG.standard_normal((256, 256)).astype(np.float32),
+                            requires_grad=True) for _ in range(8)]
+    x = torch.tensor(RNG.standard_normal((512, 256)).astype(np.float32))
+
+    def step(x):
+        for w in weights:
+            w.grad = None
+        h = x
+        for w in weights:
+            h = torch.tanh(h @ w) * 1.5 + h
+        loss = (h * h).mean()
+        loss.backward()
+        return loss
+
+    eager = _traced_peak(step, x)
+    assert eager > 8 * (512 * 256 * 4)  # the activations are what peaks
+    c = torch.compile(step)
+    captures = [_traced_peak(c, x) for _ in range(2)]
+    assert _replays(c) == 1
+    replayed = _traced_peak(c, x)
+    assert c.stats["replays"] == 1
+    assert replayed <= eager
+    # A capture's bookkeeping (names, lines) is Python objects of a few kilobytes.
+    assert max(captures) <= eager + (64 << 10)
+    loss = c(x)
+    grads = [w.grad.clone() for w in weights]
+    assert torch.equal(loss, step(x))
+    assert all(torch.equal(g, w.grad) for g, w in zip(grads, weights))
