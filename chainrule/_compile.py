@@ -109,6 +109,7 @@ class Capture:
         self.streams: dict = {}  # id(generator) -> its state after the last recorded kernel
         self.stray = False  # a generator advanced outside a recorded kernel
         self.n = 0
+        self._dead = self._on_dead  # one bound method for every weak reference's callback
         for i, t in enumerate(arg_tensors):
             self._name(t._data, f"a{i}")
 
@@ -116,22 +117,26 @@ class Capture:
 
     def _name(self, array, name: str) -> str:
         key = id(array)
-        earlier = self.names.get(key)
-        if earlier is not None and earlier in self.meta:  # a kernel returned an array it read:
-            self.meta[earlier] = self.meta[earlier][:2] + (False,) + self.meta[earlier][3:]
-        self.names[key] = name
-        self.refs[name] = weakref.ref(array, functools.partial(self._dead, key, name))
-        root = array.base
+        names = self.names
+        earlier = names.get(key)
+        meta = self.meta
+        if earlier is not None and earlier in meta:  # a kernel returned an array it read:
+            meta[earlier] = meta[earlier][:2] + (False,) + meta[earlier][3:]
+        names[key] = name
+        ref = self.refs[name] = _Ref(array, self._dead)
+        ref.key, ref.name = key, name
+        base = root = array.base
         while getattr(root, "base", None) is not None:  # a buffer (mmap, bytes) ends the chain
             root = root.base
-        self.meta[name] = (array.shape, array.dtype, array.base is None and earlier is None,
-                           array.flags.c_contiguous and array.flags.writeable,
-                           None if root is None else self.names.get(id(root)))
+        flags = array.flags
+        meta[name] = (array.shape, array.dtype, base is None and earlier is None,
+                      flags.c_contiguous and flags.writeable,
+                      None if root is None else names.get(id(root)))
         return name
 
-    def _dead(self, key: int, name: str, _ref) -> None:
-        if self.names.get(key) == name:
-            del self.names[key]
+    def _on_dead(self, ref) -> None:
+        if self.names.get(ref.key) == ref.name:
+            del self.names[ref.key]
 
     def _new(self, prefix: str) -> str:
         self.n += 1
@@ -234,6 +239,30 @@ class Capture:
         """``apply`` ran ``out = record.forward(*arrays, **params)``; returns ``out`` as
         arrays."""
         f = record.forward
+        if (type(out) is _ndarray and not self.generators and self.broken is None
+                and len(inputs) == len(arrays)
+                and threading.get_ident() == self.thread):  # the common case, shortest
+            names = self.names
+            parts = []
+            for x, a in zip(inputs, arrays):
+                if type(a) is _ndarray:
+                    name = names.get(id(a))
+                    parts.append(name if name is not None else self._external(
+                        a, x if isinstance(x, Tensor) else None))
+                else:
+                    parts.append(self.ref(a))
+            if params:
+                parts += [f"{k}={self.ref(v)}" for k, v in params.items()]
+            fname = self.fns.get(id(f))
+            if fname is None:
+                fname = self.fn(f)
+            self.n += 1
+            name = f"s{self.n}"
+            self.lines.append(f"{name} = {fname}({', '.join(parts)}){_PURE}")
+            self._name(out, name)
+            if record.name == "expand":
+                self.expands.add(name)
+            return out
         single = type(out) is not tuple
         outs = [out] if single else list(out)
         arrays_out = [o if type(o) is _ndarray else xp.asarray(o) for o in outs]
@@ -439,13 +468,24 @@ class Capture:
                 self.ns[name + "_"] = array if snapshot is None else snapshot
                 head.append(f"{name} = {name}_.copy()" if written else f"{name} = {name}_")
         if self.backward is None:
-            body = _free_dead(head + self.lines + [f"return {out_text}"], self)
-            source = "def replay(A):\n" + "".join(f"    {line}\n" for line in body)
+            raw = (head + self.lines + [f"return {out_text}"], None)
         else:
-            source = self._with_backward(head, out_text)
+            raw = self._with_backward(head, out_text)
         guards = self._guards(arg_tensors)
         self.ns.update(asarray=xp.asarray, wrap=_wrap, freed=_freed)
-        return Program(source, self.ns, guards, self.temps)
+        self.externals = self.held = None  # the arrays are the program's constants or not used
+        self.unkept = {}
+        return Program(raw, self.ns, guards, self.temps, self)
+
+    def source(self, raw: tuple) -> str:
+        """The program's Python source: ``raw`` (the forward's lines and the backward's or None)
+        simplified (see ``_free_dead``)."""
+        forward, backward = raw
+        text = "def replay(A):\n" + "".join(f"    {line}\n" for line in _free_dead(forward, self))
+        if backward is not None:
+            text += "\n\ndef backward(S, G):\n" + "".join(
+                f"    {line}\n" for line in _free_dead(backward, self))
+        return text
 
     def capture_backward(self, result, arg_tensors: list) -> None:
         """Outputs with a live graph: record the backward from them to the edges where the
@@ -501,9 +541,9 @@ class Capture:
         self.live = live
         self.backward = (lines, outs, sources)
 
-    def _with_backward(self, head: list, out_text: str) -> str:
-        """Source of ``replay(A)`` returning the outputs, whose live ones get a CompiledNode
-        running ``backward(S, G)`` on the forward arrays ``S`` it reads."""
+    def _with_backward(self, head: list, out_text: str) -> tuple[list, list]:
+        """Lines of ``replay(A)`` returning the outputs, whose live ones get a CompiledNode
+        running ``backward(S, G)`` on the forward arrays ``S`` it reads, and of ``backward``."""
         lines, outs, sources = self.backward
         back_body = lines + [f"return ({', '.join(outs)},)"]
         word = re.compile(r"\b([saet]\d+)\b")
@@ -515,12 +555,9 @@ class Capture:
             f"live = make_live(({live},), backward, ({', '.join(needed)}{',' if needed else ''}),"
             f" ({edges},))",
             f"return {out_text}"]
-        fwd = _free_dead(fwd, self)
         unpack = [f"{', '.join(needed)}, = S"] if needed else []
-        back = _free_dead(unpack + back_body, self)
         self.ns["make_live"] = _make_live
-        return ("def replay(A):\n" + "".join(f"    {line}\n" for line in fwd)
-                + "\n\ndef backward(S, G):\n" + "".join(f"    {line}\n" for line in back))
+        return fwd, unpack + back_body
 
     def _times_one(self, lines: list) -> tuple[list, set]:
         """``sX = multiply(ones, B)``, as backward starts from a gradient of ones: when the
@@ -748,6 +785,12 @@ class Capture:
         return checks
 
 
+class _Ref(weakref.ref):
+    """A capture's weak reference to an array: the name it had, dropped when it dies."""
+
+    __slots__ = ("key", "name")
+
+
 class CompiledNode(Node):
     """The grad_fn of a replayed output whose graph lives on: runs the captured backward."""
 
@@ -946,31 +989,41 @@ def _free_dead(lines: list, capture: Capture) -> list:
 
 
 class Program:
-    """One replayable capture: the generated function, its guards and what to compare."""
+    """One replayable capture: its recorded lines, its guards and what to compare; built (the
+    lines simplified into Python source and compiled) only when the next capture agrees."""
 
-    def __init__(self, source: str, ns: dict, guards: list, temps: set = frozenset()) -> None:
-        self.source = source
+    def __init__(self, raw: tuple, ns: dict, guards: list, temps: set = frozenset(),
+                 capture: Capture | None = None) -> None:
+        self.raw = raw  # the forward's lines and the backward's (or None), as recorded
+        self.source = ""
         self.temps = temps  # names of tensors made during the call: not compared
         self.guard_source = ("def guard(A):\n    return (" + "\n            and ".join(guards)
                              + ")\n")
         self.ns = ns
+        self._capture = capture  # what simplifying the lines reads (arrays' shapes and layouts)
 
     def build(self) -> Program:
-        """Make the Python functions (only for the capture that becomes the program)."""
-        exec(builtins.compile(self.source, "<chainrule.compile>", "exec"), self.ns)  # noqa: S102
-        exec(builtins.compile(self.guard_source, "<chainrule.compile guard>", "exec"),  # noqa: S102
-             self.ns)
+        """Write and make the Python functions (only for the capture that becomes the
+        program)."""
+        self.source = self._capture.source(self.raw)
+        self._capture = None
+        exec(_code(self.source, "<chainrule.compile>"), self.ns)  # noqa: S102
+        exec(_code(self.guard_source, "<chainrule.compile guard>"), self.ns)  # noqa: S102
         self.replay = self.ns["replay"]
         self.guard = self.ns["guard"]
         return self
 
     def difference(self, other: Program) -> str | None:
         """What differs between two captures (None: the same computation, so it does not
-        depend on values the guards do not see)."""
-        if self.source != other.source:
+        depend on values the guards do not see, and both simplify to the same source)."""
+        if self.raw != other.raw:
             return "the kernels"
         if self.guard_source != other.guard_source:
             return "the guards"
+        mine, theirs = self._capture, other._capture
+        if (mine.meta != theirs.meta or mine.expands != theirs.expands) and (
+                mine.source(self.raw) != theirs.source(other.raw)):  # shapes set by values
+            return "the kernels"
         mine, theirs = self.ns, other.ns
         for key, value in mine.items():
             if key in ("replay", "guard", "backward") or key.startswith("__") or key in self.temps:
@@ -978,6 +1031,20 @@ class Program:
             if not _same(value, theirs.get(key)):
                 return f"{key} ({type(value).__name__})"
         return None
+
+
+_CODES: dict = {}  # generated source -> its code object (recordings of the same structure)
+_CODES_MAX = 256
+
+
+def _code(source: str, filename: str):
+    """``compile(source)``, once per distinct source (the oldest forgotten beyond a bound)."""
+    code = _CODES.get(source)
+    if code is None:
+        if len(_CODES) >= _CODES_MAX:
+            del _CODES[next(iter(_CODES))]
+        code = _CODES[source] = builtins.compile(source, filename, "exec")
+    return code
 
 
 def _same(a, b) -> bool:
