@@ -80,11 +80,12 @@ def measure_peak(run: Callable[[], Any]) -> tuple[Any, float, str]:
                                              else "ru_maxrss (includes set-up)")
 
 
-def replayed(run: Callable[[], Any]) -> str | None:
-    """After a compiled ``run``: why its step did not replay (None: it did)."""
+def replayed(run: Callable[[], Any], first: bool = False) -> str | None:
+    """After a compiled ``run``: why its step did not replay (None: it did); ``first``: after
+    its first call, why it runs eagerly from now on (None: it may replay)."""
     fn = getattr(run, "compiled", run)  # W5's run holds its compiled step; W10's is one
     stats = getattr(fn, "stats", None)
-    if stats is None or stats.get("replays"):
+    if stats is None or (stats.get("replays") if not first else fn._eager_reason is None):
         return None
     return fn._eager_reason or fn._why or "not replayed"
 
@@ -102,6 +103,9 @@ def child(impl_name: str, tiny: bool) -> dict[str, Any]:
         del data  # the implementation's copies are all that stays
         (loss, grads), peak, method = measure_peak(run)
         out: dict[str, Any] = {}
+        if impl.compiled and replayed(run, first=True) is not None:  # eager from now on
+            return {"cell": {"text": "error (not replayed)", "note": replayed(run, first=True),
+                             "failed": True}}
         if impl.compiled:  # that was the first capture; the second, then a replay
             del loss, grads
             run.forget()

@@ -566,7 +566,7 @@ class Capture:
         the names that must not be written into."""
         ones = set()
         for line in lines:
-            m = _CONST.match(line)
+            m = line[0] == "e" and _CONST.match(line)
             if m:
                 value = self.ns.get(m.group(2))
                 if type(value) is _ndarray and value.size and bool((value == 1).all()):
@@ -577,8 +577,9 @@ class Capture:
         ones.update(n for n, m in meta.items() if m[4] in ones)  # views of a ones array
         frozen: set = set()
         out = list(lines)
+        mentions = _any_of(ones)
         for i, line in enumerate(lines):
-            m = _CALL.match(line.removesuffix(_PURE))
+            m = mentions(line) and _CALL.match(line.removesuffix(_PURE))
             if not m or self.ns.get(m.group(2)) is not xp.multiply:
                 continue
             args = m.group(3).split(", ")
@@ -607,8 +608,9 @@ class Capture:
         if not source:
             return lines
         out = []
+        mentions = _any_of(source)
         for line in lines:
-            m = _CALL.match(line.removesuffix(_PURE))
+            m = mentions(line) and _CALL.match(line.removesuffix(_PURE))
             f = m and self.ns.get(m.group(2))
             if m and isinstance(f, xp.ufunc) and m.group(1) in meta:
                 args = m.group(3).split(", ")
@@ -908,6 +910,11 @@ _PURE = "  # pure"  # marks a kernel line without effects: dropped when its resu
 _WORD = re.compile(r"\b([a-zA-Z_]\w*)\b")
 
 
+def _any_of(names) -> Callable:
+    """A test of whether a line mentions one of ``names`` (a quick filter before parsing)."""
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")(?!\w)").search
+
+
 def _drop_unused(lines: list) -> list:
     """Drop pure kernel lines whose results nothing reads (a loss value no one returns)."""
     used: set = set()
@@ -918,9 +925,9 @@ def _drop_unused(lines: list) -> list:
             if target not in used:
                 continue
             line = f"{target} = {expr}"
-            used.update(_WORD.findall(expr))
+            used.update(_RESULT.findall(expr))
         else:
-            used.update(_WORD.findall(line))
+            used.update(_RESULT.findall(line))
         kept.append(line)
     return kept[::-1]
 
