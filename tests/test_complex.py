@@ -241,3 +241,83 @@ def test_legacy_type_names_of_complex_tensors():
             2, dtype=getattr(torch, name))
         assert ours.type() == theirs.type()
         assert ours.type(theirs.type()).dtype == getattr(cr, name)
+
+
+# Functions of several outputs, some real (norms, variances, decompositions): each output takes a
+# cotangent, and the losses of eigen and singular vectors are invariant to their phases.
+def _hermitian(n):
+    a = _complex(n, n)
+    return a + a.conj().T
+
+
+SEVERAL = {
+    "var_mean": (lambda m, z: m.var_mean(z, 1), [(3, 4)]),
+    "std_mean": (lambda m, z: m.std_mean(z, 0, correction=0), [(3, 4)]),
+    "vector_norm3": (lambda m, z: (m.linalg.vector_norm(z, 3, dim=1),), [(3, 4)]),
+    "vector_norm_inf": (lambda m, z: (m.linalg.vector_norm(z, float("inf")),), [(5,)]),
+    "vector_norm1": (lambda m, z: (m.linalg.vector_norm(z, 1, dim=0),), [(3, 2)]),
+    "vdot": (lambda m, a, b: (m.vdot(a, b),), [(4,), (4,)]),
+    "slogdet": (lambda m, z: tuple(m.linalg.slogdet(z)), [(3, 3)]),
+    "logdet": (lambda m, z: (m.logdet(z),), [(3, 3)]),
+    "qr": (lambda m, z: tuple(m.linalg.qr(z)), [(4, 3)]),
+    "qr_wide": (lambda m, z: tuple(m.linalg.qr(z)), [(2, 4)]),
+    "eigh": (lambda m, z: (lambda L, V: (L, V.abs()))(*m.linalg.eigh(z + z.mH)), [(3, 3)]),
+    "eigh_vectors": (lambda m, z: (m.linalg.eigh(z + z.mH)[1].abs(),), [(3, 3)]),
+    "svd": (lambda m, z: (lambda U, S, Vh: (U @ Vh, S))(*m.linalg.svd(z, full_matrices=False)),
+            [(4, 3)]),
+    "svd_wide": (lambda m, z: (lambda U, S, Vh: (U @ Vh, S))(
+        *m.linalg.svd(z, full_matrices=False)), [(2, 4)]),
+    "svdvals": (lambda m, z: (m.linalg.svdvals(z),), [(4, 2)]),
+}
+
+
+def _cotangent(out):
+    shape = tuple(out.shape)
+    return RNG.normal(size=shape) + (1j * RNG.normal(size=shape) if out.is_complex() else 0)
+
+
+@pytest.mark.parametrize("name", list(SEVERAL))
+def test_several_outputs_vjp_and_jvp_match_torch(name):
+    import torch.autograd.forward_ad as tfwd
+
+    import chainrule.autograd.forward_ad as cfwd
+    fn, shapes = SEVERAL[name]
+    arrays = [_complex(*s) for s in shapes]
+    pairs = [_both(a) for a in arrays]
+    outs_c, outs_t = fn(cr, *[p[0] for p in pairs]), fn(torch, *[p[1] for p in pairs])
+    for c, t in zip(outs_c, outs_t):
+        assert str(c.dtype) == str(t.dtype)
+        _assert_close(c, t, 1e-9)
+    ws = [_cotangent(t) for t in outs_t]
+    grads_c = cr.autograd.grad(outs_c, [p[0] for p in pairs], [cr.tensor(w) for w in ws])
+    grads_t = torch.autograd.grad(outs_t, [p[1] for p in pairs], [torch.tensor(w) for w in ws])
+    for gc, gt in zip(grads_c, grads_t):
+        _assert_close(gc, gt, 1e-9)
+    tangents = [_complex(*s) for s in shapes]
+    with cfwd.dual_level():
+        duals = [cfwd.make_dual(cr.tensor(a), cr.tensor(t)) for a, t in zip(arrays, tangents)]
+        jvp_c = [cfwd.unpack_dual(o).tangent for o in fn(cr, *duals)]
+    with tfwd.dual_level():
+        duals = [tfwd.make_dual(torch.tensor(a), torch.tensor(t))
+                 for a, t in zip(arrays, tangents)]
+        jvp_t = [tfwd.unpack_dual(o).tangent for o in fn(torch, *duals)]
+    for c, t in zip(jvp_c, jvp_t):
+        _assert_close(c, t, 1e-9)
+
+
+@pytest.mark.parametrize("name", list(SEVERAL))
+def test_several_outputs_by_finite_differences(name):
+    fn, shapes = SEVERAL[name]
+    inputs = [cr.tensor(_complex(*s), requires_grad=True) for s in shapes]
+    assert cr.autograd.gradcheck(lambda *z: fn(cr, *z), inputs, check_forward_ad=True)
+    assert cr.autograd.gradgradcheck(lambda *z: fn(cr, *z), inputs)
+
+
+@pytest.mark.parametrize("center", [False, True])
+def test_complex_low_rank_factorizations_reconstruct(center):
+    a = _complex(5, 3) @ _complex(3, 4)  # rank 3
+    U, S, V = cr.pca_lowrank(cr.tensor(a), q=3, center=center)
+    target = a - a.mean(0, keepdims=True) if center else a
+    np.testing.assert_allclose((U * S) @ V.mH, target, atol=1e-10)
+    U, S, V = cr.svd_lowrank(cr.tensor(a).mH, q=3)
+    np.testing.assert_allclose((U * S) @ V.mH, a.conj().T, atol=1e-10)

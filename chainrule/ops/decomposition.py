@@ -789,9 +789,9 @@ def _range_basis(A, q: int, niter: int, M=None):
     iteration (N. Halko, P.-G. Martinsson and J. Tropp, "Finding structure with randomness",
     2011, Algorithm 4.4): M is subtracted from each product, never formed into A - M."""
 
-    def times(X, transposed: bool):
-        if transposed:
-            return A.mT @ X if M is None else A.mT @ X - M.mT @ X
+    def times(X, adjoint: bool):
+        if adjoint:
+            return A.mH @ X if M is None else A.mH @ X - M.mH @ X
         return A @ X if M is None else A @ X - M @ X
 
     sketch = randn(A._data.shape[-1], q, dtype=A.dtype)
@@ -810,13 +810,13 @@ def svd_lowrank(A, q: int | None = 6, niter: int | None = 2, M=None) -> tuple:
     m, n = A._data.shape[-2:]
     if M is not None:
         M = M.expand(A.shape)
-    if m < n:  # work on the transpose, whose range is the smaller space
-        V, S, U = svd_lowrank(A.mT, q, niter, None if M is None else M.mT)
+    if m < n:  # work on the adjoint, whose range is the smaller space
+        V, S, U = svd_lowrank(A.mH, q, niter, None if M is None else M.mH)
         return U, S, V
     Q = _range_basis(A, q, niter, M)
-    B = Q.mT @ A if M is None else Q.mT @ A - Q.mT @ M
+    B = Q.mH @ A if M is None else Q.mH @ A - Q.mH @ M
     U, S, Vh = svd(B, full_matrices=False)
-    return Q @ U, S, Vh.mT
+    return Q @ U, S, Vh.mH
 
 
 def pca_lowrank(A, q: int | None = None, center: bool = True, niter: int = 2) -> tuple:

@@ -169,12 +169,6 @@ VM = defop(
 )
 
 
-def _vdot_rule(g, other):
-    if other._data.dtype.kind == "c":
-        raise RuntimeError("the derivative of vdot for complex inputs is not implemented")
-    return g * other
-
-
 def _vdot_batch(op, args, flags, size, params):
     if any(isinstance(a, Tensor) and a._data.dtype.kind == "c" for a in args):
         # Complex inputs need a conjugate, and chainrule has no conj op: run per example.
@@ -186,8 +180,10 @@ VDOT = defop(
     "vdot",
     xp.vdot,
     ("input", "other"),
-    (_vdot_rule, lambda g, input: _vdot_rule(g, input)),
+    # conj(input) . other: the rules follow the complex convention themselves
+    (lambda g, other: g.conj() * other, lambda g, input: g * input),
     promote=True,
+    holomorphic=False,
     jvp="multilinear",
     batch=_vdot_batch,
 )
@@ -1031,11 +1027,27 @@ def det(A) -> Tensor:
     return apply(LINALG_DET, A)
 
 
-def _slogdet_rule(grads, A):
-    # d log|det A| = tr(A^{-1} dA)
-    if grads[1] is None:
-        return None
-    return grads[1].unsqueeze(-1).unsqueeze(-1) * inv(A).mT
+def _slogdet_rule(grads, A, out):
+    # t = tr(A^{-1} dA): d log|det A| = Re t and, complex, d sign = sign i Im t, so
+    # gA = (g_logabsdet + i Im(conj(sign) g_sign)) A^{-H}
+    g_sign, g_logabsdet = grads
+    if not A.is_complex():
+        return None if g_logabsdet is None else _as_matrix(g_logabsdet) * inv(A).mT
+    weight = None if g_logabsdet is None else g_logabsdet.to(A.dtype)
+    if g_sign is not None:
+        weight = _add(weight, (out[0].conj() * g_sign).imag * 1j)
+    return None if weight is None else _as_matrix(weight) * inv(A).mH
+
+
+def _slogdet_jvp(t_A, A, out):
+    trace = (inv(A).mT * t_A).sum((-2, -1))
+    if not A.is_complex():
+        return out[0].new_zeros(out[0].shape), trace
+    return out[0] * (trace.imag * 1j), trace.real
+
+
+def _as_matrix(v):
+    return v.unsqueeze(-1).unsqueeze(-1)
 
 
 LINALG_SLOGDET = defop(
@@ -1044,7 +1056,8 @@ LINALG_SLOGDET = defop(
     ("A",),
     (_slogdet_rule,),
     n_outputs=2,
-    jvp=lambda t_A, A, out: (out[0].new_zeros(out[0].shape), (inv(A).mT * t_A).sum((-2, -1))),
+    holomorphic=False,
+    jvp=_slogdet_jvp,
     batch=leading_dims(2),
 )
 
@@ -1192,16 +1205,23 @@ def _qr(A, mode):
     return tuple(_lapack("linalg.qr", xp.linalg.qr, A, mode=mode))
 
 
+def _real_diagonal(M):
+    """M's diagonal as a diagonal matrix, its real part for complex M."""
+    d = diagonal(M, 0, -2, -1)
+    return _diag(d.real if M.is_complex() else d)
+
+
 def _copyltu(M):
-    """The symmetric matrix with M's lower triangle."""
-    return M.tril(-1) + M.tril(-1).mT + diagonal(M, 0, -2, -1).diag_embed()
+    """The Hermitian matrix with M's strict lower triangle and the real part of its diagonal."""
+    return M.tril(-1) + M.tril(-1).mH + _real_diagonal(M)
 
 
 def _qr_grad_tall(gQ, gR, Q, R):
-    # m >= n: M = R gR^T - gQ^T Q, gA = (gQ + Q copyltu(M)) R^{-T} (Liao et al. 2019)
-    M = _add(None if gR is None else R @ gR.mT, None if gQ is None else -(gQ.mT @ Q))
+    # m >= n: M = R gR^H - gQ^H Q, gA = (gQ + Q copyltu(M)) R^{-H} (Liao et al. 2019; complex:
+    # Q^H dQ is skew-Hermitian and R's diagonal real)
+    M = _add(None if gR is None else R @ gR.mH, None if gQ is None else -(gQ.mH @ Q))
     b = _add(gQ, None if M is None else Q @ _copyltu(M))
-    return _solve_right(b, R.mT)
+    return _solve_right(b, R.mH)
 
 
 def _qr_rule(grads, A, out, mode):
@@ -1220,7 +1240,7 @@ def _qr_rule(grads, A, out, mode):
     # m < n: A = [X | Y], R = [U | V], X = Q U, Y = Q V (Liao et al. 2019)
     U, Y = R[..., :m], A[..., m:]
     gU, gV = (None, None) if gR is None else (gR[..., :m], gR[..., m:])
-    gX = _qr_grad_tall(_add(gQ, None if gV is None else Y @ gV.mT), gU, Q, U)
+    gX = _qr_grad_tall(_add(gQ, None if gV is None else Y @ gV.mH), gU, Q, U)
     gA = gX @ _eye(m, n, dtype=A._data.dtype)
     if gV is not None:
         gA = gA + (Q @ gV) @ _eye(n - m, n, m, dtype=A._data.dtype)
@@ -1228,12 +1248,11 @@ def _qr_rule(grads, A, out, mode):
 
 
 def _qr_jvp_tall(dA, Q, R):
-    # C = Q^T dA R^{-1}, Omega = tril(C, -1) - tril(C, -1)^T: dR = (C - Omega) R,
-    # dQ = dA R^{-1} - Q (C - Omega)
+    # C = Q^H dA R^{-1} = Omega + dR R^{-1}, Omega = Q^H dQ skew-Hermitian and dR R^{-1} upper
+    # triangular with a real diagonal: dR = (C - Omega) R, dQ = dA R^{-1} - Q (C - Omega)
     dAR = _solve_right(dA, R)
-    C = Q.mT @ dAR
-    omega = C.tril(-1) - C.tril(-1).mT
-    upper = C - omega
+    C = Q.mH @ dAR
+    upper = C.triu(1) + C.tril(-1).mH + _real_diagonal(C)
     return dAR - Q @ upper, upper @ R
 
 
@@ -1246,7 +1265,7 @@ def _qr_jvp(t_A, A, out, mode):
     if m >= n:
         return _qr_jvp_tall(t_A, Q, R)
     dQ, dU = _qr_jvp_tall(t_A[..., :m], Q, R[..., :m])
-    dV = Q.mT @ (t_A[..., m:] - dQ @ R[..., m:])
+    dV = Q.mH @ (t_A[..., m:] - dQ @ R[..., m:])
     dR = dU @ _eye(m, n, dtype=A._data.dtype) + dV @ _eye(n - m, n, m, dtype=A._data.dtype)
     return dQ, dR
 
@@ -1259,7 +1278,7 @@ def _qr_batch(op, args, flags, size, params):
 
 
 LINALG_QR = defop("linalg_qr", _qr, ("A",), (_qr_rule,), n_outputs=2, jvp=_qr_jvp,
-                  batch=_qr_batch)
+                  batch=_qr_batch, holomorphic=False)
 
 
 def qr(A, mode: str = "reduced") -> tuple:
@@ -1281,23 +1300,28 @@ def _gaps(w):
 
 
 def _eigh_rule(grads, out):
-    # gA = V (diag(gL) + skew(V^T gV) / E) V^T with E_ij = L_j - L_i (distinct eigenvalues)
+    # gA = V (diag(gL) + skew(V^H gV) / E) V^H with E_ij = L_j - L_i (distinct eigenvalues);
+    # complex: the skew part's diagonal (i Im) stays where gL is not given (as PyTorch's)
     gL, gV = grads
     L, V = out
     inner = None if gL is None else _diag(gL)
     if gV is not None:
-        VtgV = V.mT @ gV
-        inner = _add(inner, (VtgV - VtgV.mT) * 0.5 / _gaps(L))
-    return V @ inner @ V.mT
+        VhgV = V.mH @ gV
+        skew = (VhgV - VhgV.mH) * 0.5 / _gaps(L)
+        if gL is not None and V.is_complex():
+            skew = skew * (1 - _eye(L.shape[-1], dtype=L._data.dtype))
+        inner = _add(inner, skew)
+    return V @ inner.to(V.dtype) @ V.mH
 
 
 def _eigh_jvp(t_A, out):
-    # dL = diag(V^T dA V), dV = V ((V^T dA V) / E off the diagonal)
+    # P = V^H dA V: dL = Re diag(P), dV = V (P / E off the diagonal)
     L, V = out
-    P = V.mT @ t_A @ V
+    P = V.mH @ t_A @ V
     n = L.shape[-1]
     off = 1 - _eye(n, dtype=L._data.dtype)
-    return diagonal(P, 0, -2, -1), V @ (P * off / _gaps(L))
+    dL = diagonal(P, 0, -2, -1)
+    return dL.real if dL.is_complex() else dL, V @ (P * off / _gaps(L))
 
 
 LINALG_EIGH = defop(
@@ -1306,6 +1330,7 @@ LINALG_EIGH = defop(
     ("A",),
     (_eigh_rule,),
     n_outputs=2,
+    holomorphic=False,
     jvp=_eigh_jvp,
     batch=leading_dims(2),
 )
@@ -1326,8 +1351,9 @@ def eigvalsh(A, UPLO: str = "L") -> Tensor:
 
 def _svd_rule(grads, A, out):
     # Townsend 2016, with F_ij = 1 / (s_j^2 - s_i^2) (distinct singular values):
-    # gA = U [(F o (U^T gU - gU^T U)) S + diag(gS) + S (F o (V^T gV - gV^T V))] V^T
-    #      + (I - U U^T) gU S^{-1} V^T + U S^{-1} gV^T (I - V V^T)
+    # gA = U [(F o (U^H gU - gU^H U)) S + diag(gS) + S (F o (V^H gV - gV^H V))] V^H
+    #      + (I - U U^H) gU S^{-1} V^H + U S^{-1} gV^H (I - V V^H);
+    # complex: plus i Im(diag(U^H gU)) / S on the diagonal (the phase of U's columns)
     gU, gS, gVh = grads
     U, S, Vh = out
     k = S.shape[-1]
@@ -1340,41 +1366,50 @@ def _svd_rule(grads, A, out):
     F = 1 / _gaps(S2) * (1 - _eye(k, dtype=S._data.dtype))
     out_grad = None
     if gU is not None:
-        UtgU = U.mT @ gU
-        inner = _add(inner, (F * (UtgU - UtgU.mT)) * S.unsqueeze(-2))
+        UhgU = U.mH @ gU
+        inner = _add(inner, (F * (UhgU - UhgU.mH)) * S.unsqueeze(-2))
+        if U.is_complex():
+            inner = inner + _diag(diagonal(UhgU, 0, -2, -1).imag / S * 1j)
         if U.shape[-2] > k:
-            out_grad = ((gU - U @ UtgU) / S.unsqueeze(-2)) @ Vh
+            out_grad = ((gU - U @ UhgU) / S.unsqueeze(-2)) @ Vh
     if gVh is not None:
-        gV, V = gVh.mT, Vh.mT
-        VtgV = V.mT @ gV
-        inner = _add(inner, S.unsqueeze(-1) * (F * (VtgV - VtgV.mT)))
+        gV, V = gVh.mH, Vh.mH
+        VhgV = V.mH @ gV
+        inner = _add(inner, S.unsqueeze(-1) * (F * (VhgV - VhgV.mH)))
         if V.shape[-2] > k:
-            out_grad = _add(out_grad, (U / S.unsqueeze(-2)) @ (gV - V @ VtgV).mT)
-    return _add(None if inner is None else U @ inner @ Vh, out_grad)
+            out_grad = _add(out_grad, (U / S.unsqueeze(-2)) @ (gV - V @ VhgV).mH)
+    return _add(None if inner is None else U @ inner.to(U.dtype) @ Vh, out_grad)
 
 
 def _svd_jvp(t_A, A, out):
-    # dP = U^T dA V: dS = diag(dP), U^T dU = F o (dP S + S dP^T), V^T dV = F o (S dP + dP^T S),
-    # plus the parts outside the span of U (V) for non-square A.
+    # dP = U^H dA V: dS = Re diag(dP), U^H dU = F o (dP S + S dP^H), V^H dV = F o (S dP + dP^H S),
+    # plus the parts outside the span of U (V) for non-square A; complex: U^H dU also has
+    # i Im(diag(dP)) / S on its diagonal (PyTorch's choice of phase).
     U, S, Vh = out
     k = S.shape[-1]
-    Uk, Vk = U[..., :k], Vh[..., :k, :].mT
-    dP = Uk.mT @ t_A @ Vk
+    Uk = U[..., :k]
+    Vk = Vh[..., :k, :].mH
+    dP = Uk.mH @ t_A @ Vk
     Sr, Sc = S.unsqueeze(-2), S.unsqueeze(-1)
     F = 1 / _gaps(S * S) * (1 - _eye(k, dtype=S._data.dtype))
-    dU = Uk @ (F * (dP * Sr + Sc * dP.mT))
-    dV = Vk @ (F * (Sc * dP + dP.mT * Sr))
+    UhdU = F * (dP * Sr + Sc * dP.mH)
+    dS = diagonal(dP, 0, -2, -1)
+    if dP.is_complex():
+        UhdU = UhdU + _diag(dS.imag / S * 1j)
+        dS = dS.real
+    dU = Uk @ UhdU
+    dV = Vk @ (F * (Sc * dP + dP.mH * Sr))
     m, n = A.shape[-2:]
     if m > k:
-        dU = dU + (t_A @ Vk - Uk @ (Uk.mT @ t_A @ Vk)) / Sr
+        dU = dU + (t_A @ Vk - Uk @ (Uk.mH @ t_A @ Vk)) / Sr
     if n > k:
-        dV = dV + (t_A.mT @ Uk - Vk @ (Vk.mT @ t_A.mT @ Uk)) / Sr
+        dV = dV + (t_A.mH @ Uk - Vk @ (Vk.mH @ t_A.mH @ Uk)) / Sr
     dtype = A._data.dtype
     if U.shape[-1] != k:  # full_matrices: the extra columns get zero tangents (as PyTorch)
         dU = dU @ _eye(k, m, dtype=dtype)
     if Vh.shape[-2] != k:
         dV = dV @ _eye(k, n, dtype=dtype)
-    return dU, diagonal(dP, 0, -2, -1), dV.mT
+    return dU, dS, dV.mH
 
 
 LINALG_SVD = defop(
@@ -1384,6 +1419,7 @@ LINALG_SVD = defop(
     ("A",),
     (_svd_rule,),
     n_outputs=3,
+    holomorphic=False,
     jvp=_svd_jvp,
     batch=leading_dims(2),
 )

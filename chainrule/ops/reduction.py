@@ -21,6 +21,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from ._registry import defop
 from ._shapes import normalize_dim, normalize_dims
+from .complex import sgn
 from .elementwise import _C_NAMES, _KERNEL_NAMES, _unsupported, isnan, sign, where
 
 _inf = math.inf
@@ -621,6 +622,12 @@ def _std_weight(input, out, dim, correction, keepdim):
                   / where(zero, 1.0, out))
 
 
+def _along(tangent, weight):
+    """The tangent of a real function whose VJP is ``g * weight``: ``Re(conj(weight) tangent)``
+    for a complex input."""
+    return (tangent * weight.conj()).real if weight.is_complex() else tangent * weight
+
+
 def _mean_part(g, input, dim, keepdim):
     return _unreduce(g, input.shape, dim, keepdim) / _count(input.shape, dim)
 
@@ -632,7 +639,7 @@ VAR = defop(
     (lambda g, input, dim, correction, keepdim: (
         _kept(g, input.shape, dim, keepdim) * _var_weight(input, dim, correction)),),
     jvp=lambda t_input, input, dim, correction, keepdim: (
-        (t_input * _var_weight(input, dim, correction)).sum(dim, keepdim=keepdim)),
+        _along(t_input, _var_weight(input, dim, correction)).sum(dim, keepdim=keepdim)),
     batch=_over_dims,
 )
 STD = defop(
@@ -642,7 +649,8 @@ STD = defop(
     (lambda g, input, out, dim, correction, keepdim: (
         _kept(g, input.shape, dim, keepdim) * _std_weight(input, out, dim, correction, keepdim)),),
     jvp=lambda t_input, input, out, dim, correction, keepdim: (
-        (t_input * _std_weight(input, out, dim, correction, keepdim)).sum(dim, keepdim=keepdim)),
+        _along(t_input, _std_weight(input, out, dim, correction, keepdim)).sum(
+            dim, keepdim=keepdim)),
     batch=_over_dims,
 )
 
@@ -677,8 +685,9 @@ VAR_MEAN = defop(
     ("input",),
     (_var_mean_rule,),
     n_outputs=2,
+    holomorphic=False,  # the variance's part is written for complex inputs
     jvp=lambda t_input, input, dim, correction, keepdim: (
-        (t_input * _var_weight(input, dim, correction)).sum(dim, keepdim=keepdim),
+        _along(t_input, _var_weight(input, dim, correction)).sum(dim, keepdim=keepdim),
         t_input.mean(dim, keepdim=keepdim)),
     batch=_over_dims,
 )
@@ -689,8 +698,9 @@ STD_MEAN = defop(
     ("input",),
     (_std_mean_rule,),
     n_outputs=2,
+    holomorphic=False,  # the variance's part is written for complex inputs
     jvp=lambda t_input, input, out, dim, correction, keepdim: (
-        (t_input * _std_weight(input, out[0], dim, correction, keepdim)).sum(
+        _along(t_input, _std_weight(input, out[0], dim, correction, keepdim)).sum(
             dim, keepdim=keepdim),
         t_input.mean(dim, keepdim=keepdim)),
     batch=_over_dims,
@@ -762,12 +772,13 @@ def _norm_weight(input, out, ord, dim, keepdim):
     share the gradient evenly)."""
     if ord == 0:
         return input.new_zeros(input.shape)
+    unit = sgn(input) if input.is_complex() else sign(input)
     if ord == 1:
-        return sign(input)
+        return unit
     out = _kept(out, input.shape, dim, keepdim)
     if ord in (_inf, -_inf):
         mask = input.abs() == out
-        return sign(input) * mask / _sum_over(mask, dim, True)
+        return unit * mask / _sum_over(mask, dim, True)
     zero = out == 0
     safe = where(zero, 1.0, out)
     if ord == 2:
@@ -783,7 +794,7 @@ LINALG_VECTOR_NORM = defop(
         _kept(g, input.shape, dim, keepdim) * _norm_weight(input, out, ord, dim, keepdim)),),
     float_out=True,
     jvp=lambda t_input, input, out, ord, dim, keepdim: _sum_over(
-        t_input * _norm_weight(input, out, ord, dim, keepdim), dim, keepdim),
+        _along(t_input, _norm_weight(input, out, ord, dim, keepdim)), dim, keepdim),
     batch=_over_dims,
 )
 
