@@ -1,5 +1,6 @@
 """W8 and W9: function transforms. Per-sample gradients with vmap(grad), and a full Jacobian
-with jacrev, each against torch.func and a hand-written NumPy floor.
+with jacrev, each against torch.func and a hand-written NumPy floor; compiled columns compile
+the transformed function as a whole.
 
 W8L times the same per-sample gradients as a Python loop of ``grad`` over the batch, the way
 one would write them without vmap (chainrule and torch; the floor is W8's).
@@ -70,7 +71,7 @@ def _w8_build(impl: Impl, data: dict[str, np.ndarray]) -> Case:
         return Case(lambda: numpy_per_sample_grads(data), lambda: numpy_per_sample_grads(data))
     t = impl.module
     params, x, y = _module_inputs(t, data)
-    per_sample = t.func.vmap(t.func.grad(_loss(t)), in_dims=(None, 0, 0))
+    per_sample = impl.jit(t.func.vmap(t.func.grad(_loss(t)), in_dims=(None, 0, 0)))
 
     def check() -> dict[str, Any]:
         return {k: to_numpy(v) for k, v in per_sample(params, x, y).items()}
@@ -102,6 +103,7 @@ W8 = Timed(
     needs=("func.vmap", "func.grad", "nn.functional.linear", "nn.functional.cross_entropy"),
     prepare=_w8_prepare,
     build=_w8_build,
+    compiles=True,
 )
 
 W8L = Timed(
@@ -136,7 +138,7 @@ def _w9_build(impl: Impl, data: dict[str, np.ndarray]) -> Case:
         return Case(lambda: {"jac": numpy_jacobian(data)}, lambda: numpy_jacobian(data))
     t = impl.module
     w1, w2, x = (t.tensor(data[k].copy()) for k in ("w1", "w2", "x"))
-    jac = t.func.jacrev(lambda x: t.tanh(w2 @ t.tanh(w1 @ x)))
+    jac = impl.jit(t.func.jacrev(lambda x: t.tanh(w2 @ t.tanh(w1 @ x))))
     return Case(lambda: {"jac": to_numpy(jac(x))}, lambda: jac(x))
 
 
@@ -147,4 +149,5 @@ W9 = Timed(
     needs=("func.jacrev", "tanh"),
     prepare=_w9_prepare,
     build=_w9_build,
+    compiles=True,
 )

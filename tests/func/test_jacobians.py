@@ -153,3 +153,36 @@ def test_jacrev_has_aux_with_chunks(same):
 @pytest.mark.parametrize("jac", JACOBIANS)
 def test_jacobian_of_the_identity(same, jac):
     same(lambda lib, x: getattr(lib.func, jac)(lambda a: a)(x), *randn(14, (2, 2)))
+
+
+# From 128 rows on, a product with a diagonal factor (what vmap over the identity basis makes)
+# runs as a scaling in chainrule; these check its numbers, and where it must not apply.
+
+@pytest.mark.parametrize("jac", JACOBIANS)
+def test_identity_basis_of_a_large_input(same, jac):
+    def f(x, w1, w2):
+        return (w2 @ (w1 @ x).tanh()).tanh()
+
+    same(lambda lib, *a: getattr(lib.func, jac)(f)(*a), *randn(20, (256,), (256, 256), (256, 256)),
+         rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("jac", JACOBIANS)
+def test_identity_basis_meets_infinity_and_nan(same, jac):
+    x, w = randn(21, (160,), (160, 160))
+    w[3, 5], w[7, 1] = np.inf, np.nan  # a product spreads them over whole rows or columns
+    same(lambda lib, x, w: getattr(lib.func, jac)(lambda x: w @ x)(x), x, w)
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_products_with_diagonal_and_nearly_diagonal_factors(same, side):
+    d, w = randn(22, (200,), (200, 200))
+    near = np.diag(d)
+    near[5, 2] = 0.5  # first row clean, one element below the diagonal: a full product
+
+    def program(lib, d, w, near):
+        m = lib.diag(d)
+        pairs = [(m, w), (near, w), (m.mT, w.mT), (m.float(), w.float())]
+        return [a @ b if side == "left" else b @ a for a, b in pairs]
+
+    same(program, d, w, near, rtol=1e-6, atol=1e-6)
