@@ -165,9 +165,11 @@ def batched(value: Tensor, level: int) -> BatchedTensor:
     """Wrap ``value`` (batch in dim 0) as a BatchedTensor of vmap level ``level``."""
     t = _new(BatchedTensor)
     data = value._data
-    t._data = _placeholder(data.dtype, data.shape[1:])
+    shape = data.shape[1:]
+    placeholder = _placeholders.get((data.dtype, shape))
+    t._data = _placeholder(data.dtype, shape) if placeholder is None else placeholder
     t._requires_grad = False
-    t.grad = None
+    t._grad = None
     t.grad_fn = None
     t._output_nr = 0
     t._vc = None

@@ -50,7 +50,12 @@ def vmap_call(op, inputs: tuple, params: dict):
     """
     if not state.level:
         return RUN  # vmap is running in another thread
-    level = find_level(inputs, params)
+    level = 0
+    for x in inputs:  # find_level, inlined: every op call inside vmap passes here
+        if type(x) is BatchedTensor and x._level > level:
+            level = x._level
+    if params:
+        level = max(level, find_level((), params))
     if not level:
         return RUN
     base = state.fw_base[level - 1]
@@ -75,9 +80,11 @@ def vmap_call(op, inputs: tuple, params: dict):
         results[0]._extra_dict()["view"] = (root, steps + ((op, params),))
         # The root knows its live views, to give them its new history after an in-place change.
         root._extra_dict().setdefault("views", {})[id(results[0])] = weakref.ref(results[0])
-    if grad_state.enabled and op.differentiable and any(
-            isinstance(x, Tensor) and x._requires_grad for x in inputs):
-        record(op, inputs, params, results)
+    if grad_state.enabled and op.differentiable:
+        for x in inputs:
+            if isinstance(x, Tensor) and x._requires_grad:
+                record(op, inputs, params, results)
+                break
     if top > base:
         tangents(op, inputs, params, results, base + 1)
     return results[0] if op.n_outputs == 1 else results
@@ -161,9 +168,12 @@ def batched_apply(op, inputs: tuple, params: dict, level: int) -> tuple:
     flags = []
     size = state.sizes[level - 1]
     for x in inputs:
-        a, f = _unwrap(x, level)
-        args.append(a)
-        flags.append(f)
+        if type(x) is BatchedTensor and x._level == level:
+            args.append(x._value)
+            flags.append(True)
+        else:
+            args.append(x)
+            flags.append(False)
     rule = op.batch
     if params and _in_params(params, level):
         # A batched tensor among the parameters (an index): only the loop sees it.
@@ -174,7 +184,7 @@ def batched_apply(op, inputs: tuple, params: dict, level: int) -> tuple:
         elif rule == "elementwise":
             rule = elementwise
         out = rule(op, args, flags, size, params)
-    if op.n_outputs == 1 and not isinstance(out, (tuple, list)):
+    if op.n_outputs == 1 and type(out) is not tuple and type(out) is not list:
         return (batched(out, level),)
     return tuple(batched(o, level) for o in out)
 

@@ -130,7 +130,9 @@ def _reaches_outside(tensors, ours: set, start: int) -> bool:
             continue
         if node.seq < start:
             return True
-        stack.extend(e[0] for e in node.next_edges if e is not None)
+        for e in node.next_edges:
+            if e is not None:
+                stack.append(e[0])
     return False
 
 

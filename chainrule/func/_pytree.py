@@ -74,8 +74,10 @@ def _node_type(tree) -> Any:
 
 
 def _node_def(tree) -> NodeDef | None:
-    kind = _node_type(tree)
-    node = SUPPORTED_NODES.get(kind)
+    kind = type(tree)
+    # (only a subclass of tuple can be a namedtuple: _node_type without its checks for others)
+    node = SUPPORTED_NODES.get(kind if kind is tuple or not issubclass(kind, tuple)
+                               else _node_type(tree))
     if node is None and return_types.is_pytree_node(kind):
         node = _structseq_node(kind)
     return node
@@ -105,8 +107,11 @@ class TreeSpec:
                 raise AssertionError("leaf node should not have children")
             self.num_nodes = self.num_leaves = 1
         else:
-            self.num_nodes = 1 + sum(c.num_nodes for c in self._children)
-            self.num_leaves = sum(c.num_leaves for c in self._children)
+            nodes, leaves = 1, 0
+            for c in self._children:
+                nodes += c.num_nodes
+                leaves += c.num_leaves
+            self.num_nodes, self.num_leaves = nodes, leaves
         self.num_children = len(self._children)
 
     @property
@@ -192,7 +197,7 @@ class TreeSpec:
         return self._build(leaves, 0)
 
     def _build(self, leaves, start: int) -> Any:
-        if self.is_leaf():
+        if self.type is None:  # a leaf
             return leaves[start]
         children = []
         for spec in self._children:

@@ -79,14 +79,17 @@ def _matmul_batch(op, args, flags, size, params):
         # (B, ..., k) @ (k, n): one product with the batch (and a's leading dims) as rows,
         # rather than B products against a broadcast copy of b.
         shape = a._data.shape
-        out = matmul(a.reshape(-1, shape[-1]), b)
-        return out.reshape(shape[:-1] + b._data.shape[1:])
+        out = matmul(a if len(shape) == 2 else a.reshape(-1, shape[-1]), b)
+        want = shape[:-1] + b._data.shape[1:]
+        return out if out._data.shape == want else out.reshape(want)
     if fb and not fa and na == 2 and nb <= 2:
         # (m, k) @ (B, k, n) as (B n, k) @ (k, m), transposed back (a copy of b at most, where
         # n > 1, against B separate products)
         if nb == 1:
             return matmul(b, a.mT)
         _, k, n = b._data.shape
+        if n == 1:  # a column per example: the columns are the rows of one product
+            return matmul(b.reshape(size, k), a.mT).unsqueeze(-1)
         out = matmul(b.mT.reshape(-1, k), a.mT)
         return out.reshape(size, n, out._data.shape[-1]).mT
     # A vector is a one-row (left) or one-column (right) matrix, for batched and unbatched

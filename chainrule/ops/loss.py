@@ -140,19 +140,22 @@ def _class_loss_batch(op, args, flags, size, params):
     input, target = (a if f else materialize(a, size) for a, f in zip(args[:2], flags[:2]))
     weight = args[2]
     shape, per_example = tuple(input.shape), tuple(target.shape[1:])
+    examples = target
+    reduction = params["reduction"]
     if per_example:
         input = input.reshape((size * shape[1],) + shape[2:])
         target = target.reshape((size * shape[1],) + per_example[1:])
     out = apply(op, input, target, weight, **dict(params, reduction="none"))
     losses, logp = out if op.n_outputs == 2 else (out, None)
     if per_example:
-        losses = losses.reshape((size,) + per_example)
         logp = None if logp is None else logp.reshape(shape)
-        target = target.reshape((size,) + per_example)
-    reduction = params["reduction"]
-    if reduction != "none":
-        if per_example:
+        # One sample per example (a batch of one), reduced: the losses are the reductions.
+        if reduction == "none" or math.prod(per_example) != 1:
+            losses = losses.reshape((size,) + per_example)
+        if reduction != "none" and math.prod(per_example) != 1:
             losses = losses.sum(tuple(range(1, losses.ndim)))
+    target = examples
+    if reduction != "none":
         if reduction == "mean":
             losses = _divide(losses, _example_totals(
                 target, weight, params["ignore_index"], shape[1 if len(shape) == 2 else 2],
@@ -223,12 +226,13 @@ def _ce_backward_batch(op, args, flags, size, params):
         grad = _divide(grad, _example_totals(
             target, weight, params["ignore_index"], shape[1 if len(shape) == 2 else 2],
             logp._data.dtype))
-    if reduction != "none" and per_example:
+    if reduction != "none" and per_example and math.prod(per_example) != 1:
         grad = grad.reshape((size,) + (1,) * len(per_example)).expand(tuple(target.shape))
     if per_example:
         logp = logp.reshape((size * shape[1],) + shape[2:])
         target = target.reshape((size * shape[1],) + per_example[1:])
-        grad = grad.reshape(tuple(target.shape))
+        if tuple(grad.shape) != tuple(target.shape):  # (one sample per example: (B,) already)
+            grad = grad.reshape(tuple(target.shape))
     out = apply(op, grad, logp, target, weight, **dict(params, reduction="none"))
     return out.reshape(shape) if per_example else out
 
