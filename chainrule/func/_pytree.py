@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from .. import return_types
-from ..tensor import Size
+from .._batched import BatchedTensor
+from ..tensor import Size, Tensor
 
 __all__ = ["tree_flatten", "tree_unflatten", "tree_map", "broadcast_prefix", "treespec_pprint",
            "TreeSpec", "LeafSpec", "LEAF", "SUPPORTED_NODES", "NodeDef", "tree_is_leaf"]
@@ -253,11 +254,14 @@ with warnings.catch_warnings():
     LEAF = LeafSpec()
 
 _DICT_TYPES = frozenset({dict, OrderedDict, defaultdict})
+_TENSORS = frozenset({Tensor, BatchedTensor})
 _BUILTIN_TYPES = frozenset({tuple, list, dict, namedtuple, OrderedDict, defaultdict, deque})
 
 
 def tree_flatten(tree, is_leaf: Callable | None = None) -> tuple[list, TreeSpec]:
     """The leaves of ``tree`` in order, and its structure."""
+    if type(tree) in _TENSORS and is_leaf is None and type(tree) not in SUPPORTED_NODES:
+        return [tree], LEAF  # (the transforms flatten single tensors often)
     leaves: list = []
     return leaves, _flatten(tree, leaves, is_leaf)
 

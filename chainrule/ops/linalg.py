@@ -79,9 +79,9 @@ def _matmul_batch(op, args, flags, size, params):
         # (B, ..., k) @ (k, n): one product with the batch (and a's leading dims) as rows,
         # rather than B products against a broadcast copy of b.
         shape = a._data.shape
-        out = matmul(a if len(shape) == 2 else a.reshape(-1, shape[-1]), b)
-        want = shape[:-1] + b._data.shape[1:]
-        return out if out._data.shape == want else out.reshape(want)
+        if nb == 2 or len(shape) == 2:  # (the kernel makes a stack @ matrix one 2-D product)
+            return matmul(a, b)
+        return matmul(a.reshape(-1, shape[-1]), b).reshape(shape[:-1])
     if fb and not fa and na == 2 and nb <= 2:
         # (m, k) @ (B, k, n) as (B n, k) @ (k, m), transposed back (a copy of b at most, where
         # n > 1, against B separate products)
@@ -187,7 +187,8 @@ MV = defop(
     ("input", "other"),
     (
         lambda g, other: g.unsqueeze(-1) * other,
-        lambda g, input: (input.mT @ g.unsqueeze(-1)).squeeze(-1),
+        # one vector-matrix product for a matrix (4 ops less, 8 less under vmap)
+        lambda g, input: g @ input if input.ndim == 2 else (input.mT @ g.unsqueeze(-1)).squeeze(-1),
     ),
     promote=True,
     jvp="multilinear",
@@ -199,7 +200,7 @@ VM = defop(
     xp.matmul,
     ("input", "other"),
     (
-        lambda g, other: (g.unsqueeze(-2) @ other.mT).squeeze(-2),
+        lambda g, other: other @ g if other.ndim == 2 else (g.unsqueeze(-2) @ other.mT).squeeze(-2),
         lambda g, input: input.unsqueeze(-1) * g.unsqueeze(-2),
     ),
     promote=True,

@@ -205,6 +205,9 @@ def _sum_to_size_batch(op, args, flags, size, params):
     lead = x._data.ndim - 1 - len(shape)  # leading dims of an example, summed away
     if not lead:
         return apply(op, x, shape=(size,) + shape)
+    have = x._data.shape
+    if have[1 + lead:] == tuple(shape) and all(n == 1 for n in have[1:1 + lead]):
+        return apply(VIEW, x, shape=(size,) + tuple(shape))  # nothing to sum: drop unit dims
     out = apply(op, x, shape=(size,) + (1,) * lead + shape)
     return apply(VIEW, out, shape=(size,) + shape)
 
