@@ -70,16 +70,23 @@ def vmap_call(op, inputs: tuple, params: dict):
         results = batched_apply(op, inputs, params, level)
     if op.view and type(inputs[0]) is BatchedTensor:
         source = inputs[0]
+        result = results[0]  # (a new wrapper: no _extra yet)
         if source._vc is None:
             source._vc = [0]
-        results[0]._vc = source._vc
-        results[0]._requires_grad = source._requires_grad
+        result._vc = source._vc
+        result._requires_grad = source._requires_grad
         # A view whatever the rule made of the values: writes into it go to the base.
         root_view = source._extra.get("view") if source._extra else None
         root, steps = root_view if root_view else (source, ())
-        results[0]._extra_dict()["view"] = (root, steps + ((op, params),))
+        result._extra = {"view": (root, steps + ((op, params),))}
         # The root knows its live views, to give them its new history after an in-place change.
-        root._extra_dict().setdefault("views", {})[id(results[0])] = weakref.ref(results[0])
+        extra = root._extra
+        if extra is None:
+            extra = root._extra = {}
+        views = extra.get("views")
+        if views is None:
+            views = extra["views"] = {}
+        views[id(result)] = weakref.ref(result)
     if grad_state.enabled and op.differentiable:
         for x in inputs:
             if isinstance(x, Tensor) and x._requires_grad:
@@ -181,7 +188,7 @@ def batched_apply(op, inputs: tuple, params: dict, level: int) -> tuple:
     else:
         if rule is None:
             rule = fallback
-        elif rule == "elementwise":
+        elif type(rule) is str:  # "elementwise"
             rule = elementwise
         out = rule(op, args, flags, size, params)
     if op.n_outputs == 1 and type(out) is not tuple and type(out) is not list:
@@ -219,9 +226,13 @@ def materialize(x, size: int):
 
 def elementwise(op, args: list, flags: list, size: int, params: dict):
     """Broadcasting ops: batched inputs get unit dims after the batch up to the widest input."""
-    ndim = max(logical_ndim(a, f) for a, f in zip(args, flags))
-    args = [_pad(a, ndim) if f else a for a, f in zip(args, flags)]
-    return apply(op, *args, **params)
+    if len(args) > 1:
+        ndim = 0
+        for a, f in zip(args, flags):
+            if isinstance(a, Tensor) and a._data.ndim - f > ndim:
+                ndim = a._data.ndim - f
+        args = [_pad(a, ndim) if f and a._data.ndim <= ndim else a for a, f in zip(args, flags)]
+    return apply(op, *args, **params) if params else apply(op, *args)
 
 
 def _shift(d, ndim: int):
@@ -245,8 +256,9 @@ def batch_dims(*names: str):
 
     def rule(op, args, flags, size, params):
         ndim = logical_ndim(args[0], flags[0])
-        args = [materialize(a, size) if isinstance(a, Tensor) and not f else a
-                for a, f in zip(args, flags)]
+        if len(args) > 1 or not flags[0]:
+            args = [materialize(a, size) if isinstance(a, Tensor) and not f else a
+                    for a, f in zip(args, flags)]
         return apply(op, *args, **shifted(params, ndim))
 
     def steps(op, params, shape, size):
