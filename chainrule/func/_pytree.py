@@ -202,8 +202,12 @@ class TreeSpec:
             return leaves[start]
         children = []
         for spec in self._children:
-            children.append(spec._build(leaves, start))
-            start += spec.num_leaves
+            if spec.type is None:  # a leaf
+                children.append(leaves[start])
+                start += 1
+            else:
+                children.append(spec._build(leaves, start))
+                start += spec.num_leaves
         return SUPPORTED_NODES[self.type].unflatten_fn(children, self._context)
 
     def __eq__(self, other) -> bool:
@@ -260,13 +264,14 @@ _BUILTIN_TYPES = frozenset({tuple, list, dict, namedtuple, OrderedDict, defaultd
 
 def tree_flatten(tree, is_leaf: Callable | None = None) -> tuple[list, TreeSpec]:
     """The leaves of ``tree`` in order, and its structure."""
-    if type(tree) in _TENSORS and is_leaf is None and type(tree) not in SUPPORTED_NODES:
-        return [tree], LEAF  # (the transforms flatten single tensors often)
     leaves: list = []
     return leaves, _flatten(tree, leaves, is_leaf)
 
 
 def _flatten(tree, leaves: list, is_leaf: Callable | None) -> TreeSpec:
+    if type(tree) in _TENSORS and is_leaf is None and type(tree) not in SUPPORTED_NODES:
+        leaves.append(tree)
+        return LEAF
     node_def = None if is_leaf is not None and is_leaf(tree) else _node_def(tree)
     if node_def is None:
         leaves.append(tree)
