@@ -434,7 +434,7 @@ def jacrev(func: Callable, argnums=0, *, has_aux: bool = False,
         start = 0
         for o in flat_out:
             n = o.numel()
-            blocks = [r.narrow(0, start, n).reshape(tuple(o.shape) + tuple(x.shape))
+            blocks = [_block(r, start, n, tuple(o.shape) + tuple(x.shape))
                       for r, x in zip(rows, in_leaves)]
             jac_leaves.append(_regroup(blocks, diff, argnums))
             start += n
@@ -442,6 +442,13 @@ def jacrev(func: Callable, argnums=0, *, has_aux: bool = False,
         return (jac, res[2]) if has_aux else jac
 
     return wrapper
+
+
+def _block(rows, start: int, n: int, shape: tuple):
+    """Rows ``start:start+n`` of ``rows`` as ``shape`` (``rows`` itself when that is all of it)."""
+    if start or n != rows.shape[0]:
+        rows = rows.narrow(0, start, n)
+    return rows if tuple(rows.shape) == shape else rows.reshape(shape)
 
 
 def _join(pieces: list) -> list:
