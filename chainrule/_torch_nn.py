@@ -158,7 +158,8 @@ def max_pool1d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, di
 
 
 def _moments(input: Tensor, dims: tuple, eps: float) -> tuple:
-    """The mean and 1 / sqrt(biased variance + eps) over ``dims``, kept, outside the graph."""
+    """The mean and 1 / sqrt(biased variance + eps) over ``dims``, kept, outside the graph
+    (layer and batch norm's, as PyTorch's; group norm's are differentiable)."""
     x = input.detach()
     mean = x.mean(dims, keepdim=True)
     var = x.var(dims, correction=0, keepdim=True)
@@ -190,9 +191,10 @@ def native_group_norm(input: Tensor, weight, bias, N: int, C: int, HxW: int, gro
                       eps: float) -> tuple:
     """(group_norm(...), the mean, the reciprocal standard deviation) per example and group."""
     grouped = input.reshape(N, group, -1)
-    mean, rstd = _moments(grouped, (2,), eps)
+    mean = grouped.mean(2)
+    rstd = (grouped.var(2, correction=0) + eps).rsqrt()
     out = F.group_norm(input, group, weight, bias, eps)
-    return out, mean.reshape(N, group), rstd.reshape(N, group)
+    return out, mean, rstd
 
 
 def native_dropout(input: Tensor, p: float, train) -> tuple:

@@ -100,6 +100,10 @@ REDUCTIONS = {
     "cumsum": lambda m, z: z.cumsum(1), "norm": lambda m, z: m.linalg.vector_norm(z),
     "norm_dim": lambda m, z: m.linalg.vector_norm(z, dim=1),
     "var": lambda m, z: z.var(1), "std": lambda m, z: z.std(0),
+    # imaginary parts beyond pi: the result is log's principal value, as PyTorch's
+    "logsumexp": lambda m, z: m.logsumexp(z * 4, 1),
+    "logsumexp_0d": lambda m, z: (z[0, 0] * 4).logsumexp(0),
+    "renorm": lambda m, z: m.renorm(z, 2, 0, 1.5),
 }
 
 

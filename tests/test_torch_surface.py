@@ -116,6 +116,13 @@ SAMPLE = np.random.default_rng(0).standard_normal((3, 5))
     lambda m, x: x.histogram(m.tensor([-1.0, 0.0, 0.5, 2.0], dtype=x.dtype), weight=x.abs()),
     lambda m, x: m.histogramdd(x[:, :2], bins=[2, 3]),
     lambda m, x: m.histogramdd(x[:, :2], bins=2, range=[-1.0, 1.0, 0.0, 2.0]),
+    # edges as tensors, not increasing in the second coordinate (PyTorch's binary search bins)
+    lambda m, x: m.histogramdd(x[:, 1:3], [m.tensor([-1.0, 0.0, 1.5], dtype=x.dtype),
+                                           m.tensor([1.0, -0.5, 0.0, 2.0], dtype=x.dtype)],
+                               weight=x[:, 0].abs(), density=True),
+    # a single value: the range widens by 0.5 each side (histc's by 1)
+    lambda m, x: m.histogram(x[0, 0], bins=2),
+    lambda m, x: m.histogramdd(x[:1, :2], bins=[1, 2]),
     lambda m, x: m.bucketize(x, m.tensor([-1.0, 0.0, 1.0], dtype=x.dtype)),
     lambda m, x: m.bucketize(x, m.tensor([-1.0, 0.0, 1.0], dtype=x.dtype), right=True,
                              out_int32=True),
@@ -336,6 +343,10 @@ NN_TOP_LEVEL = [
      [(4, 3, 2), (3,), (3,)]),
     (lambda m, x, w, b: m.native_group_norm(x, w, b, 2, 4, 3, 2, 1e-5),
      [(2, 4, 3), (4,), (4,)]),
+    # group norm's mean and rstd are on the graph (layer and batch norm's are not; PyTorch
+    # takes their gradients only together with the output's)
+    (lambda m, x, w, b: (lambda out, mean, rstd: out.sum(2).reshape(2, 2, 2).sum(2) * mean + rstd)(
+        *m.native_group_norm(x, w, b, 2, 4, 3, 2, 1e-5)), [(2, 4, 3), (4,), (4,)]),
     (lambda m, x: m.native_dropout(x, 0.5, False), [(3, 4)]),
     (lambda m, x: m.native_channel_shuffle(x.detach(), 2), [(1, 4, 3)]),  # no derivative
     (lambda m, x, t: m.kl_div(x, t.abs()), [(3, 4), (3, 4)]),  # the default reductions

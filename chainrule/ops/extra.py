@@ -450,7 +450,7 @@ def corrcoef(input) -> Tensor:
     return ew.clamp(c, -1, 1) if c._data.dtype.kind != "c" else c
 
 
-def _range(data, range_, name: str) -> tuple[float, float]:
+def _range(data, range_, name: str, widen: float = 1.0) -> tuple[float, float]:
     if range_ is None:
         low, high = (float(data.min()), float(data.max())) if data.size else (0.0, 0.0)
     else:
@@ -458,8 +458,8 @@ def _range(data, range_, name: str) -> tuple[float, float]:
     if low > high:
         raise RuntimeError(f"torch.{name}(): min should not exceed max, but got min {low} max "
                            f"{high}")
-    if low == high:
-        low, high = low - 1, high + 1  # as PyTorch: a degenerate range widens by one each side
+    if low == high:  # as PyTorch: a degenerate range widens (histc by 1, histogram by 0.5)
+        low, high = low - widen, high + widen
     return low, high
 
 
@@ -472,7 +472,7 @@ def _histc(input, bins, min, max):
 
 def _histogram(input, weight=None, *, bins, range, density):
     if type(bins) is int:
-        low, high = _range(input, range, "histogram")
+        low, high = _range(input, range, "histogram", 0.5)
         edges = xp.linspace(low, high, bins + 1).astype(input.dtype)
     else:
         edges = xp.asarray(bins, dtype=input.dtype)
@@ -546,17 +546,55 @@ def histogramdd(input, bins, *, range=None, weight=None, density: bool = False) 
     edges = []
     for i, b in enumerate(bins):
         if isinstance(b, Tensor):
+            if b.numel() < 2:
+                raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {b.numel() - 1} "
+                                   f"for dimension {i}")
             edges.append(physical(b).astype(input._data.dtype))
             continue
         span = None if range is None else (range[2 * i], range[2 * i + 1])
-        low, high = _range(points[:, i], span, "histogramdd")
+        low, high = _range(points[:, i], span, "histogramdd", 0.5)
         edges.append(xp.linspace(low, high, int(b) + 1).astype(input._data.dtype))
-    hist, _ = xp.histogramdd(points, edges, density=density,
-                             weights=None if weight is None else physical(weight).reshape(-1))
+    weights = None if weight is None else physical(weight).reshape(-1)
+    hist = _count_dd(points, edges, weights, density)
     on_device = functools.partial(xp.asarray, like=input._data)
     return result("histogramdd", "hist bin_edges",
                   (_const(on_device(hist.astype(input._data.dtype))),
                    tuple(_const(on_device(e)) for e in edges)))
+
+
+def _upper_bound(edges, values):
+    """C++'s std::upper_bound of each value in ``edges`` minus one: the bin of a value, by the
+    same binary search as PyTorch's (so edges that do not increase give PyTorch's bins too)."""
+    first = xp.zeros(values.shape, dtype=xp.int64)
+    count = xp.full(values.shape, len(edges), dtype=xp.int64)
+    while count.any():
+        step = count // 2
+        middle = xp.minimum(first + step, len(edges) - 1)
+        right = (count > 0) & ~(values < edges[middle])
+        first = xp.where(right, middle + 1, first)
+        count = xp.where(right, count - step - 1, xp.where(count > 0, step, 0))
+    return first - 1
+
+
+def _count_dd(points, edges, weights, density: bool):
+    """histogramdd's counts as PyTorch's kernel takes them: a point lies in the histogram when
+    each coordinate is within [first edge, last edge], and the last edge closes the last bin."""
+    keep = xp.ones(points.shape[0], dtype=bool)
+    bins = []
+    for i, e in enumerate(edges):
+        values = points[:, i]
+        keep &= (values >= e[0]) & (values <= e[-1]) if len(e) else False
+        bins.append(xp.clip(_upper_bound(e, values), 0, max(len(e) - 2, 0)))
+    shape = tuple(max(len(e) - 1, 0) for e in edges)
+    flat = xp.ravel_multi_index(tuple(b[keep] for b in bins), shape) if keep.any() else \
+        xp.zeros(0, dtype=xp.int64)
+    hist = xp.bincount(flat, None if weights is None else weights[keep].astype(xp.float64),
+                       minlength=int(xp.prod(shape))).reshape(shape).astype(points.dtype)
+    if density:
+        volume = functools.reduce(xp.multiply.outer, [xp.diff(e) for e in edges])
+        with xp.errstate(divide="ignore", invalid="ignore"):
+            hist = hist / (hist.sum() * volume)
+    return hist
 
 
 def bincount(input, weights=None, minlength: int = 0) -> Tensor:
@@ -903,8 +941,6 @@ def _index_reduce_(self, dim: int, index, source, reduce: str, *,
 
 def renorm(input, p, dim: int, maxnorm) -> Tensor:
     """input with each slice along ``dim`` rescaled to p-norm at most maxnorm."""
-    if input._data.dtype.kind == "c":
-        raise RuntimeError("renorm: Complex tensors are not supported")
     if p <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:

@@ -816,7 +816,10 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
 
 
 def _logsumexp(input, dim, keepdim):
-    m = xp.max(input, axis=dim, keepdims=True, initial=-_inf)
+    # complex: shifted by the largest real part, so the result's imaginary part is log's
+    # principal value (as PyTorch's)
+    m = xp.max(input.real if input.dtype.kind == "c" else input, axis=dim, keepdims=True,
+               initial=-_inf)
     m = xp.where(xp.isfinite(m), m, 0).astype(input.dtype, copy=False)  # all -inf, inf or nan
     with xp.errstate(divide="ignore"):
         out = xp.log(xp.sum(xp.exp(input - m), axis=dim, keepdims=True)) + m
