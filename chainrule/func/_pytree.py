@@ -264,6 +264,8 @@ _BUILTIN_TYPES = frozenset({tuple, list, dict, namedtuple, OrderedDict, defaultd
 
 def tree_flatten(tree, is_leaf: Callable | None = None) -> tuple[list, TreeSpec]:
     """The leaves of ``tree`` in order, and its structure."""
+    if type(tree) in _TENSORS and is_leaf is None and type(tree) not in SUPPORTED_NODES:
+        return [tree], LEAF  # (the transforms flatten single tensors often)
     leaves: list = []
     return leaves, _flatten(tree, leaves, is_leaf)
 
@@ -287,6 +289,8 @@ def tree_unflatten(leaves: Iterable, treespec: TreeSpec) -> Any:
             raise TypeError(f"Expected `treespec` to be an instance of PyTreeSpec but got item of "
                             f"type {type(treespec)}.")
         leaves, treespec = treespec, leaves  # PyTorch accepts the spec first too
+    if treespec is LEAF and type(leaves) is list and len(leaves) == 1:
+        return leaves[0]
     return treespec.unflatten(leaves)
 
 
