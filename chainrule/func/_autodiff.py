@@ -16,7 +16,6 @@ import functools
 from collections.abc import Callable
 
 from .. import _batching
-from .._backend import xp
 from .._batched import BatchedTensor, batched
 from .._creation import zeros
 from ..autograd import forward_ad as fwad
@@ -395,9 +394,13 @@ def _basis(leaves: list, start: int = 0, stop: int | None = None) -> list:
     offset = 0
     for x, n in zip(leaves, sizes):
         block = zeros(stop - start, n, dtype=x.dtype)
-        rows = xp.arange(max(start, offset), min(stop, offset + n))
-        block._data[rows - start, rows - offset] = 1
-        out.append(block.reshape((stop - start,) + tuple(x.shape)))
+        first, last = max(start, offset) - start, min(stop, offset + n) - start  # rows with a 1
+        if first < last:  # row i has its 1 at column i + start - offset: a strided run
+            shift = start - offset
+            block._data.reshape(-1)[first * (n + 1) + shift:(last - 1) * (n + 1) + shift + 1:
+                                    n + 1] = 1
+        shape = (stop - start,) + tuple(x.shape)
+        out.append(block if shape == (stop - start, n) else block.reshape(shape))
         offset += n
     return out
 
