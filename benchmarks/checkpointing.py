@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.harness import Cell, Config, Impl, failure_cell, load_impl, require, to_numpy
-from benchmarks.memory import _compiled_note, measure_peak, replayed, trim
+from benchmarks.memory import _compiled_note, measure_peak, replayed, traced_peak, trim
 from benchmarks.mlp import NEEDS, make_data, mlp_loss
 from benchmarks.training import cross_entropy, numpy_cross_entropy
 
@@ -173,6 +173,9 @@ def child(impl_name: str, variant: str, tiny: bool, reps: int) -> dict[str, Any]
             start = time.perf_counter()
             step()
             times.append(time.perf_counter() - start)
+        if impl.name.split(".")[0] != "torch":  # NumPy reports its buffers to tracemalloc
+            zero(copy=False)
+            out["traced_mib"] = traced_peak(step)
         return out | {
             "peak_mib": peak,
             "method": method,
@@ -251,8 +254,11 @@ class Checkpointing:
                 return Cell(text="FAIL (disagrees with numpy)", note=note, failed=True)
         note = "" if self.key != "peak_mib" or result["method"].startswith("VmHWM") \
             else result["method"]
+        if "traced_mib" in result and self.key == "peak_mib":
+            traced = f"traced (tracemalloc) {result['traced_mib']:.1f} MiB"
+            note = f"{note}; {traced}" if note else traced
         if "eager" in result:
-            note = f"runs eagerly (not replayed): {result['eager']}"
+            note = f"runs eagerly (not replayed): {result['eager']}" + (f"; {note}" if note else "")
         elif "capture_mib" in result and self.key == "peak_mib":
             note = _compiled_note([result], note)
         elif "capture_mib" in result:

@@ -19,6 +19,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tracemalloc
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -80,6 +81,19 @@ def measure_peak(run: Callable[[], Any]) -> tuple[Any, float, str]:
                                              else "ru_maxrss (includes set-up)")
 
 
+def traced_peak(run: Callable[[], Any]) -> float:
+    """The peak of the memory allocated during ``run()`` above what was allocated before, in
+    MiB, as tracemalloc sees it: the live buffers, whatever the allocator keeps resident."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        run()
+        return (tracemalloc.get_traced_memory()[1] - before) / 2**20
+    finally:
+        tracemalloc.stop()
+
+
 def replayed(run: Callable[[], Any], first: bool = False) -> str | None:
     """After a compiled ``run``: why its step did not replay (None: it did); ``first``: after
     its first call, why it runs eagerly from now on (None: it may replay)."""
@@ -117,12 +131,17 @@ def child(impl_name: str, tiny: bool) -> dict[str, Any]:
             why = replayed(run)
             if why is not None:
                 return {"cell": {"text": "error (not replayed)", "note": why, "failed": True}}
-        return out | {
+        out |= {
             "peak_mib": peak,
             "method": method,
             "loss": float(to_numpy(loss)),
             "grad_sq": sum(float(np.square(to_numpy(g), dtype=np.float64).sum()) for g in grads),
         }
+        if impl.name.split(".")[0] != "torch":  # NumPy reports its buffers to tracemalloc
+            del loss, grads
+            getattr(run, "forget", lambda: None)()
+            out["traced_mib"] = traced_peak(run)
+        return out
     except Exception as exc:  # noqa: BLE001 - reported to the parent as a cell
         return {"cell": asdict(failure_cell(exc))}
 
@@ -211,6 +230,9 @@ class Memory:
                 note = f"{key}: {got!r}, numpy has {want!r}"
                 return Cell(text="FAIL (disagrees with numpy)", note=note, failed=True)
         note = "" if results[0]["method"].startswith("VmHWM") else results[0]["method"]
+        if "traced_mib" in results[0]:
+            traced = f"traced (tracemalloc) {results[0]['traced_mib']:.1f} MiB"
+            note = f"{note}; {traced}" if note else traced
         return Cell(value=statistics.median(r["peak_mib"] for r in results),
                     note=_compiled_note(results, note))
 

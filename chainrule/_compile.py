@@ -481,10 +481,11 @@ class Capture:
         """The program's Python source: ``raw`` (the forward's lines and the backward's or None)
         simplified (see ``_free_dead``)."""
         forward, backward = raw
-        text = "def replay(A):\n" + "".join(f"    {line}\n" for line in _free_dead(forward, self))
+        text = "def replay(A):\n" + "".join(
+            f"    {line}\n" for line in _nest(_free_dead(forward, self)))
         if backward is not None:
             text += "\n\ndef backward(S, G):\n" + "".join(
-                f"    {line}\n" for line in _free_dead(backward, self))
+                f"    {line}\n" for line in _nest(_free_dead(backward, self)))
         return text
 
     def capture_backward(self, result, arg_tensors: list) -> None:
@@ -993,6 +994,50 @@ def _free_dead(lines: list, capture: Capture) -> list:
         if i in dies and not line.startswith("return"):
             out.append("del " + ", ".join(sorted(dies[i])))
     return out
+
+
+_NEST_MAX = 8  # calls nested in one line at most
+
+
+def _nest(lines: list) -> list:
+    """A result read once, by the next line, is computed inside it: ``s2 = f(s1)`` and
+    ``s3 = g(s2, e1)`` become ``s3 = g(f(s1), e1)`` (the same calls in the same order, fewer
+    lines for Python to compile and fewer local variables to store). Only where nothing is
+    called in that line before the result is read, so the order of the calls stays."""
+    uses: dict[str, int] = {}
+    for line in lines:
+        for name in _RESULT.findall(line):
+            uses[name] = uses.get(name, 0) + 1
+    out: list = []
+    depth: dict[str, int] = {}
+    for line in lines:
+        if out:
+            name, sep, expr = out[-1].partition(" = ")
+            if (sep and uses.get(name) == 2 and name[0] == "s" and name[1:].isdigit()
+                    and depth.get(name, 1) < _NEST_MAX and not line.startswith(("del ", name))):
+                at = _only_use(line, name)
+                if at >= 0 and ")" not in line[:at]:
+                    out[-1] = line[:at] + expr + line[at + len(name):]
+                    target = out[-1].partition(" = ")[0]
+                    depth[target] = depth.get(name, 1) + 1
+                    continue
+        out.append(line)
+    return out
+
+
+def _only_use(line: str, name: str) -> int:
+    """Where ``name`` is in ``line`` as a whole word, if it is there once (else -1)."""
+    found = -1
+    at = line.find(name)
+    while at >= 0:
+        end = at + len(name)
+        if (at == 0 or not (line[at - 1].isalnum() or line[at - 1] in "_.")) and (
+                end == len(line) or not (line[end].isalnum() or line[end] == "_")):
+            if found >= 0:
+                return -1
+            found = at
+        at = line.find(name, end)
+    return found
 
 
 class Program:
