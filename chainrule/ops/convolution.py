@@ -422,6 +422,22 @@ def _conv_padding(padding, nd, kernel, stride, dilation, name):
     return tuple((p, p) for p in pad)
 
 
+def _check_conv_dtype(input, nd: int, transposed: bool, dilation: tuple) -> None:
+    """PyTorch's CPU kernels: convolutions of any integer type, dilated and transposed ones of
+    int64 only."""
+    if input._data.dtype == xp.int64:
+        return
+    if input._data.dtype.kind in "iu":
+        if transposed:
+            check_float(input, f"slow_conv_transpose{max(nd, 2)}d_out_cpu")
+        if any(d != 1 for d in dilation):
+            check_float(input, "slow_conv_dilated<>")
+        return
+    if transposed:
+        check_float(input, f"slow_conv_transpose{max(nd, 2)}d_out_cpu")
+    check_float(input, "compute_columns3d" if nd == 3 else "slow_conv2d_cpu")
+
+
 def _conv_nd(input, weight, bias, stride, padding, dilation, groups, nd, name,
              transposed=False, output_padding=0):
     if input.ndim not in (nd + 1, nd + 2):
@@ -437,10 +453,10 @@ def _conv_nd(input, weight, bias, stride, padding, dilation, groups, nd, name,
         if other is not None and other._data.dtype != input._data.dtype:
             raise RuntimeError(f"expected scalar type {type_name(input)} but found "
                                f"{type_name(other)}")
-    check_float(input, f"slow_conv{nd}d_cpu")
     kernel = weight.shape[2:]
     stride = ntuple(stride, nd, name)
     dilation = ntuple(dilation, nd, name)
+    _check_conv_dtype(input, nd, transposed, dilation)
     if any(s <= 0 for s in stride):
         raise RuntimeError("non-positive stride is not supported")
     if any(d <= 0 for d in dilation):

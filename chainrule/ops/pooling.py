@@ -217,7 +217,7 @@ def avg_pool_divisor(size, kernel, stride, padding, out, count_include_pad, divi
 
 def _avg_pool(input, kernel, stride, padding, out, scale):
     ones = (1,) * len(kernel)
-    padded, _ = _pool_pad(input, kernel, stride, padding, ones, out, 0.0)
+    padded, _ = _pool_pad(input, kernel, stride, padding, ones, out, 0)
     total = None
     for offset in itertools.product(*(range(k) for k in kernel)):
         view = _offset_view(padded, offset, stride, ones, out)
@@ -225,6 +225,9 @@ def _avg_pool(input, kernel, stride, padding, out, scale):
             total = view.copy()
         else:
             total += view
+    if total.dtype.kind in "iu":  # integer division, truncated toward zero (as C++'s)
+        divisor = xp.rint(1.0 / scale).astype(total.dtype)
+        return xp.sign(total) * xp.sign(divisor) * (xp.abs(total) // xp.abs(divisor))
     total *= scale
     return total
 
@@ -352,13 +355,15 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def _avg_pool_nd(input, nd, kernel_size, stride, padding, ceil_mode, count_include_pad,
                  divisor_override, name):
-    check_float(input, name)
+    integer = input._data.dtype == xp.int64  # PyTorch's CPU kernels: floats and int64
+    if not integer:
+        check_float(input, "avg_pool3d_out_frame" if name == "avg_pool3d" else "avg_pool2d")
     kernel, stride, padding, _, out = _pool_geometry(input, nd, kernel_size, stride, padding, 1,
                                                      ceil_mode, name)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     scale = avg_pool_divisor(input.shape[-nd:], kernel, stride, padding, out, count_include_pad,
-                             divisor_override, input._data.dtype)
+                             divisor_override, xp.float64 if integer else input._data.dtype)
     record = AVG_POOL3D if nd == 3 else AVG_POOL2D
     return apply(record, input, kernel=kernel, stride=stride, padding=padding, out=out,
                  scale=scale)
