@@ -128,6 +128,7 @@ def _matmul(a, b):
 
 _ndarray = xp.ndarray
 _DIAGONAL_MIN = 128  # below this a product is cheap next to the check
+_DIAGONAL_OTHER = 16
 
 
 def _is_diagonal(m) -> bool:
@@ -150,9 +151,10 @@ def _diagonal_product(a, b):
     identity basis of jacrev or jacfwd multiplies a scaled identity by a weight. The numbers
     are the product's (one nonzero term per sum), unless the other factor holds an infinity or
     a NaN, which a product spreads over whole columns or rows: then None, and a product."""
-    if _is_diagonal(a):
+    # (against a few columns or rows the product is as cheap as the check)
+    if b.shape[1] >= _DIAGONAL_OTHER and _is_diagonal(a):
         out = xp.multiply(a.diagonal()[:, None], b, order="C")
-    elif _is_diagonal(b):
+    elif a.shape[0] >= _DIAGONAL_OTHER and _is_diagonal(b):
         out = xp.multiply(a, b.diagonal(), order="C")
     else:
         return None
