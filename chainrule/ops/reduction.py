@@ -21,7 +21,6 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from ._registry import defop
 from ._shapes import normalize_dim, normalize_dims
-from .complex import sgn
 from .elementwise import _C_NAMES, _KERNEL_NAMES, _unsupported, isnan, sign, where
 
 _inf = math.inf
@@ -767,12 +766,21 @@ def _vector_norm(input, ord, dim, keepdim):
         return xp.sum(a**ord, axis=dim, keepdims=keepdim) ** (1.0 / ord)
 
 
+def _unit(input):
+    """sign(input); for complex input, input / |input| (0 at 0), as sgn."""
+    if not input.is_complex():
+        return sign(input)
+    size = input.abs()
+    zero = size == 0
+    return where(zero, 0.0, input / where(zero, 1.0, size))
+
+
 def _norm_weight(input, out, ord, dim, keepdim):
     """d ||x||_ord / d x (PyTorch's conventions: 0 where the norm is 0; ties of the inf-norms
     share the gradient evenly)."""
     if ord == 0:
         return input.new_zeros(input.shape)
-    unit = sgn(input) if input.is_complex() else sign(input)
+    unit = _unit(input)
     if ord == 1:
         return unit
     out = _kept(out, input.shape, dim, keepdim)
