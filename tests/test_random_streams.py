@@ -374,6 +374,11 @@ DROPOUTS = {
     "dropout1d": lambda L, x: L.nn.functional.dropout1d(x.reshape(4, 6, 25), 0.5),
     "Dropout2d": lambda L, x: L.nn.Dropout2d(0.25)(x.reshape(4, 6, 5, 5)),
     "dropout3d": lambda L, x: L.nn.functional.dropout3d(x.reshape(2, 6, 2, 5, 5), 0.5),
+    # the attention weights of one-dim heads come from outer products: laid out row-major, as
+    # PyTorch's, so the mask is drawn in the same order
+    "dropout after an outer product": lambda L, x: L.nn.functional.dropout(
+        L.tensor(1.0, dtype=x.dtype) * x[:48].reshape(6, 4, 2)[..., :1].transpose(0, 1)
+        @ x[48:72].reshape(6, 4, 1).transpose(0, 1).transpose(1, 2), 0.5),
     "eval and p=0 draw nothing": lambda L, x: [L.nn.functional.dropout(x, 0.5, False),
                                                L.nn.functional.dropout(x, 0.0), L.rand(3)],
 }

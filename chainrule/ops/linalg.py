@@ -114,9 +114,10 @@ def _matmul(a, b):
     gradients) as a broadcast product: the same numbers, several times faster than NumPy's
     matmul loop over tiny inner products (einsum's loop beats multiply's on large outputs)."""
     if a.ndim >= 2 and b.ndim >= 2 and a.shape[-1] == 1 == b.shape[-2]:
+        # (row-major as a product is: the layout decides the order random ops draw in)
         if a.size * b.shape[-1] > 16384:
-            return xp.einsum("...ik,...kj->...ij", a, b)
-        return xp.multiply(a, b)
+            return xp.einsum("...ik,...kj->...ij", a, b, order="C")
+        return xp.multiply(a, b, order="C")
     if a.ndim > 2 and b.ndim == 2:  # one 2-D product: NumPy's stacked matmul calls BLAS per matrix
         return xp.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[-1:])
     if a.ndim == 2 == b.ndim:
