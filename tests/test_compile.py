@@ -665,3 +665,18 @@ def test_compiled_memory_is_not_above_eager():
     grads = [w.grad.clone() for w in weights]
     assert torch.equal(loss, step(x))
     assert all(torch.equal(g, w.grad) for g, w in zip(grads, weights))
+
+
+def test_item_assignment_into_a_tensor_made_inside_replays():
+    """A write by indexing into a tensor the function made is part of the program (the capture
+    sees it): each replay reads the written value, as eager does."""
+    def f(x):
+        c = torch.tensor([1.0, 2.0])
+        y = x * c
+        c[0] = 5.0
+        return y * c
+
+    g = torch.compile(f)
+    x = torch.tensor([1.0, 3.0])
+    for _ in range(4):
+        assert g(x).tolist() == f(x).tolist() == [5.0, 12.0]

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import math
 
+from .. import _modes as modes
 from .._backend import astype, xp
 from .._batched import BatchedTensor
 from .._batching import _pad, fallback, physical
 from .._dispatch import apply, apply_inplace, bump_version
 from .._meta import MetaArray
 from .._validation import check_expand
-from ..autograd.forward_ad import get_tangent
-from ..autograd.forward_ad import state as forward_state
 from ..autograd.grad_mode import state
 from ..tensor import Tensor
 from ._registry import Op, defop
@@ -457,18 +456,9 @@ def setitem(input, key, value) -> None:
     recording = state.enabled and (
         input.requires_grad or (isinstance(value, Tensor) and value.requires_grad)
     )
-    # Under vmap the values live behind the batched wrapper, and in forward mode the tangents
-    # must follow: take the op path, which batches and computes tangents.
-    batched = (
-        type(input) is BatchedTensor
-        or type(value) is BatchedTensor
-        or (advanced is not None and any(type(k) is BatchedTensor for k in advanced))
-    )
-    dual = forward_state.level and (
-        get_tangent(input) is not None
-        or (isinstance(value, Tensor) and get_tangent(value) is not None)
-    )
-    if not recording and not batched and not dual:
+    # A write straight into the array when nothing records it and no mode is active (vmap
+    # levels, dual levels, a capture, dispatch modes all take the op path, which they see).
+    if not recording and modes.stack.modes is None:
         target = input._data if basic is None else input._data[basic]
         v = value._data if isinstance(value, Tensor) else value
         if advanced is None:
