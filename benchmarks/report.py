@@ -29,7 +29,8 @@ def machine_facts(impls: Sequence[Impl], threads: int, reps: int, tiny: bool) ->
     return [
         f"date: {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
         "versions: " + ", ".join(versions),
-        f"threads: {threads} (OMP/MKL/OPENBLAS_NUM_THREADS, torch.set_num_threads)",
+        f"threads: {threads} (OMP/MKL/OPENBLAS_NUM_THREADS; torch's and chainrule's "
+        "set_num_threads)",
         "BLAS: " + _blas(impls),
         f"CPU: {_cpu_model()}, {os.cpu_count()} logical CPUs",
         f"method: {method}",

@@ -48,7 +48,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--reps", type=int, default=20, help="timed repetitions (default: 20)")
     parser.add_argument(
-        "--threads", type=int, default=1, help="threads for every library (default: 1)"
+        "--threads",
+        type=int,
+        default=1,
+        help="threads for every library: BLAS, torch's and chainrule's intra-op pools "
+        "(default: 1); above 1, W6 and W2 are also timed at 1 thread for the speed-up",
     )
     parser.add_argument(
         "--tiny",
@@ -95,6 +99,48 @@ def set_threads(threads: int) -> None:
         pass
 
 
+def pin_pools(impls: Sequence, threads: int) -> None:
+    """Size the intra-op pools of torch and chainrule (set_num_threads) and the BLAS pools."""
+    set_threads(threads)
+    for impl in impls:
+        if impl.module is not None and impl.name in ("torch", "chainrule", "chainrule.compile"):
+            impl.module.set_num_threads(threads)
+
+
+SPEEDUP_WORKLOADS = ("W6", "W2")
+
+
+def speedups(selected: Sequence, impls: Sequence, cells: dict, config, log) -> list[str]:
+    """The speed-up from 1 to ``config.threads`` threads on W6 and W2: each measured again with
+    every pool at 1 thread, in this run."""
+    from dataclasses import replace
+
+    from benchmarks.harness import Cell
+
+    runs = [i for i in impls if i.name in ("chainrule", "chainrule.compile", "torch")]
+    chosen = [w for w in selected if w.id in SPEEDUP_WORKLOADS]
+    if not chosen or not runs:
+        return []
+    pin_pools(runs, 1)
+    try:
+        single = {w.id: w.measure([i for i in runs if not i.compiled or w.compiles],
+                                  replace(config, threads=1), log) for w in chosen}
+    finally:
+        pin_pools(runs, config.threads)
+    out = ["", f"speed-up from 1 to {config.threads} threads (time at 1 thread / time at "
+           f"{config.threads}, both in this run):", "",
+           "| id | " + " | ".join(i.name for i in runs) + " |",
+           "| --- |" + " --- |" * len(runs)]
+    for w in chosen:
+        row = []
+        for impl in runs:
+            one = single[w.id].get(impl.name, Cell()).value
+            many = cells[w.id].get(impl.name, Cell()).value
+            row.append(f"{one / many:.2f}x" if one and many else "n/a")
+        out.append(f"| {w.id} | " + " | ".join(row) + " |")
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; return 1 if the torch or numpy implementation failed."""
     args = parse_args(argv)
@@ -113,9 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   checkpointing.W10T, checkpointing.W10CT, W11)
     }
     impls = [load_impl(name) for name in args.impl]
-    for impl in impls:
-        if impl.name == "torch" and impl.module is not None:
-            impl.module.set_num_threads(args.threads)
+    pin_pools(impls, args.threads)
     config = Config(reps=args.reps, tiny=args.tiny, threads=args.threads)
 
     def log(message: str) -> None:
@@ -131,6 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     header = report.machine_facts(impls, args.threads, args.reps, args.tiny)
     lines = report.table(selected, args.impl, cells)
+    if args.threads > 1:
+        lines += speedups(selected, impls, cells, config, log)
     notes = report.notes(cells, impls)
     print("\n".join(["# chainrule benchmarks", *header, "", *lines]))
     if notes:

@@ -39,6 +39,7 @@ from ._backend import get_default_dtype, xp
 from ._batched import BatchedTensor
 from ._modes import Mode, pop, push, set_seam, stack
 from ._quiet import enter, leave
+from ._threads import ufunc_of
 from .autograd.grad_mode import state as grad_state
 from .autograd.graph import (
     FREED_MESSAGE,
@@ -612,8 +613,8 @@ class Capture:
         mentions = _any_of(source)
         for line in lines:
             m = mentions(line) and _CALL.match(line.removesuffix(_PURE))
-            f = m and self.ns.get(m.group(2))
-            if m and isinstance(f, xp.ufunc) and m.group(1) in meta:
+            f = m and ufunc_of(self.ns.get(m.group(2)))
+            if m and f is not None and m.group(1) in meta:
                 args = m.group(3).split(", ")
                 shape = meta[m.group(1)][0]
                 new = list(args)
@@ -647,7 +648,7 @@ class Capture:
         out = list(lines)
         for i, line in enumerate(lines):
             m = _CALL.match(line)
-            if m and m.group(1) in big and isinstance(self.ns.get(m.group(2)), xp.ufunc):
+            if m and m.group(1) in big and ufunc_of(self.ns.get(m.group(2))) is not None:
                 target = meta.get(m.group(1))
                 for arg in m.group(3).split(", "):
                     a = meta.get(arg)

@@ -23,6 +23,7 @@ from ._low_precision import forward_for
 from ._meta import MetaArray, NeedsValues, on_standins
 from ._modes import RUN, stack
 from ._quiet import quiet_run, run_busy, run_quiet
+from ._threads import GRAIN, kernel_for
 from ._tooling import note_inplace
 from .autograd import grad_mode
 from .autograd.forward_ad import DUAL, copy_tangents, get_tangent, set_tangent
@@ -149,7 +150,7 @@ def apply(op, *inputs, **params):
         return _apply_in_modes(op, inputs, params)
     arrays = []
     needs_grad = False
-    dtype = None
+    dtype = first = None  # first: the first tensor's array
     same = True  # every array has one dtype
     scalar = 0  # the highest category of the Python scalars (bool 0, int 1, float 2, complex 3)
     for x in inputs:
@@ -160,6 +161,7 @@ def apply(op, *inputs, **params):
                 needs_grad = True
             if dtype is None:
                 dtype = a.dtype
+                first = a
             elif a.dtype != dtype:
                 same = False
         else:
@@ -178,6 +180,10 @@ def apply(op, *inputs, **params):
     # bfloat16 and float8 (ml_dtypes' dtypes, numbered from 256): computed in float32
     forward = op.forward if dtype is None or dtype.num < USER_DTYPE_NUM else \
         forward_for(op, arrays, params, dtype)
+    split = op.split  # None while one thread runs: the one check a small op pays then
+    if split is not None and forward is op.forward and first is not None and (
+            a.size > GRAIN or first.size > GRAIN):
+        forward = split  # large: cut across the intra-op threads (_threads)
     try:
         try:  # in NumPy's error state "ignore": PyTorch's silent log(0) == -inf
             out = (quiet_run(forward, *arrays, **params) if params  # ** costs when empty
@@ -260,6 +266,8 @@ def _kernel(op, inputs: tuple, params: dict) -> tuple:
         dtype = _first_dtype(arrays)
     forward = op.forward if dtype is None or dtype.num < USER_DTYPE_NUM else \
         forward_for(op, arrays, params, dtype)
+    if op.split is not None and forward is op.forward:
+        forward = kernel_for(op, arrays)  # and chainrule.compile records the same
     if capture is not None:
         capture.before_op()
     try:
@@ -574,9 +582,10 @@ def _write_inplace(op, target: Tensor, args: tuple, arrays: list, params: dict,
         try:  # straight into the target's storage: no temporary, no copy
             if capture is not None:
                 capture.before_write(target._data, *arrays)
-            run_quiet(op.forward, *arrays, out=target._data)
+            kernel = op.forward if op.split is None else kernel_for(op, arrays)
+            run_quiet(kernel, *arrays, out=target._data)
             if capture is not None:
-                capture.inplace(op.forward, arrays, target._data)
+                capture.inplace(kernel, arrays, target._data)
         except TypeError:  # NumPy refuses to cast the result to the target's dtype
             out = run_quiet(op.forward, *arrays)
             _write(target, out, op, capture)  # raises PyTorch's error

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import warnings
 
-from . import _autocast
+from . import _autocast, _threads
 
 __all__ = ["set_num_interop_threads", "get_num_interop_threads", "init_num_threads",
            "set_warn_always", "is_warn_always_enabled", "set_deterministic_debug_mode",
@@ -23,7 +23,7 @@ __all__ = ["set_num_interop_threads", "get_num_interop_threads", "init_num_threa
 # What the build has: NumPy's LAPACK and FFT; no MKL or OpenMP of chainrule's own.
 has_lapack, has_spectral, has_mkl, has_openmp = True, True, False, False
 
-_state = {"deterministic": False, "warn_only": False, "threads": None, "precision": "highest"}
+_state = {"deterministic": False, "warn_only": False, "precision": "highest"}
 
 
 def _check_bool(fn: str, name: str, value, position: str = "") -> None:
@@ -50,17 +50,19 @@ def is_deterministic_algorithms_warn_only_enabled() -> bool:
 
 
 def set_num_threads(num: int) -> None:
-    """Record the number of threads (NumPy's BLAS keeps its own: set OMP_NUM_THREADS instead)."""
+    """Set the number of threads large elementwise ops and reductions are split across (NumPy's
+    BLAS keeps its own: set OMP_NUM_THREADS before starting)."""
     if not isinstance(num, int) or isinstance(num, bool):
         raise RuntimeError(f"set_num_threads expects an int, but got {type(num).__name__}")
     if num <= 0:
         raise RuntimeError("set_num_threads expects a positive integer")
-    _state["threads"] = num
+    _threads.set_num_threads(num)
 
 
 def get_num_threads() -> int:
-    """The number set by set_num_threads, else the CPUs the OS reports."""
-    return _state["threads"] or os.cpu_count() or 1
+    """The number of threads large ops are split across (by default OMP_NUM_THREADS, else the
+    physical cores, as PyTorch's)."""
+    return _threads.get_num_threads()
 
 
 def set_float32_matmul_precision(precision: str) -> None:

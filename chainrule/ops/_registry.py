@@ -22,6 +22,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
+from .._threads import split_ops
 from ..autograd.graph import node_class
 
 __all__ = ["Op", "defop", "REGISTRY", "ZERO", "not_implemented", "NAMESPACES"]
@@ -51,6 +52,7 @@ class Op:
     __slots__ = (
         "name",
         "forward",
+        "split",
         "inputs",
         "vjp",
         "rule_args",
@@ -95,6 +97,8 @@ class Op:
         self.name = name
         self.save_plans: dict = {}  # recording: which inputs need gradients -> what to save
         self.forward = forward
+        self.split = None  # the forward split across threads, for large calls (see _threads)
+        split_ops(self)
         self.inputs = inputs
         self.vjp = vjp
         self.rule_args = tuple(() if rule is None else _param_names(rule) for rule in vjp)

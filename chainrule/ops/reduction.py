@@ -17,6 +17,7 @@ from .._batched import BatchedTensor
 from .._batching import batch_dims, materialize, physical
 from .._dispatch import apply, apply_inplace
 from .._meta import array_of
+from .._threads import reduction
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from ._registry import defop
@@ -256,16 +257,16 @@ def _mean(input):
 
 
 SUM_DIM = defop(
-    "sum_dim", _sum_dim, ("input",), (_unreduce,), backward_name="SumBackward1", jvp="linear",
-    batch=_over_dims,
+    "sum_dim", reduction(_sum_dim, "sum"), ("input",), (_unreduce,),
+    backward_name="SumBackward1", jvp="linear", batch=_over_dims,
 )
 SUM = defop(
-    "sum", _sum, ("input",), (lambda g, input_shape: g.expand(input_shape),), jvp="linear",
-    batch=_whole(SUM_DIM, keepdim=False),
+    "sum", reduction(_sum, "sum"), ("input",), (lambda g, input_shape: g.expand(input_shape),),
+    jvp="linear", batch=_whole(SUM_DIM, keepdim=False),
 )
 MEAN_DIM = defop(
     "mean_dim",
-    _mean_dim,
+    reduction(_mean_dim, "mean"),
     ("input",),
     (
         lambda g, input_shape, dim, keepdim: (
@@ -278,7 +279,7 @@ MEAN_DIM = defop(
 )
 MEAN = defop(
     "mean",
-    _mean,
+    reduction(_mean, "mean"),
     ("input",),
     (lambda g, input_shape: g.expand(input_shape) / math.prod(input_shape),),
     jvp="linear",
