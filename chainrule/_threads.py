@@ -141,8 +141,13 @@ class _Pool:
             for worker in used:
                 failed = worker.wait()
                 error = error or failed
-        finally:
-            self.lock.release()
+        except BaseException:
+            # Interrupted (Ctrl-C in a wait) while pieces may still run: the pool stays theirs
+            # (locked) and the next split starts a new one.
+            if _pool[0] is self:
+                _pool[0] = None
+            raise
+        self.lock.release()
         if error is not None:
             raise error
 

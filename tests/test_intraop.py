@@ -292,3 +292,25 @@ def test_only_large_ops_are_split(monkeypatch):
     assert runs == []
     cr.exp(big), big + big, big.sum()
     assert runs == [2, 2, 2]
+
+
+def test_an_interrupted_split_leaves_a_working_pool(monkeypatch):
+    a = cr.tensor(rng_array((400_000,)))
+    cr.set_num_threads(2)
+    want = cr.exp(a)
+    pool = _threads._pool[0]
+    real = _threads._Worker.wait
+    once = [True]
+
+    def interrupted(self):
+        error = real(self)
+        if once and once.pop():
+            raise KeyboardInterrupt
+        return error
+
+    monkeypatch.setattr(_threads._Worker, "wait", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        cr.exp(a)
+    assert _threads._pool[0] is None
+    _same(cr.exp(a), want)
+    assert _threads._pool[0] is not pool
