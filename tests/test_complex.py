@@ -272,6 +272,12 @@ SEVERAL = {
     "svd_wide": (lambda m, z: (lambda U, S, Vh: (U @ Vh, S))(
         *m.linalg.svd(z, full_matrices=False)), [(2, 4)]),
     "svdvals": (lambda m, z: (m.linalg.svdvals(z),), [(4, 2)]),
+    "lu_solve_adjoint": (lambda m, a, b: (m.linalg.lu_solve(*m.linalg.lu_factor(a), b,
+                                                            adjoint=True),), [(3, 3), (3, 2)]),
+    "lu_solve_right": (lambda m, a, b: (m.linalg.lu_solve(*m.linalg.lu_factor(a), b,
+                                                          left=False),), [(3, 3), (2, 3)]),
+    "lu_solve_right_adjoint": (lambda m, a, b: (m.linalg.lu_solve(
+        *m.linalg.lu_factor(a), b, left=False, adjoint=True),), [(3, 3), (2, 3)]),
 }
 
 
@@ -325,3 +331,11 @@ def test_complex_low_rank_factorizations_reconstruct(center):
     np.testing.assert_allclose((U * S) @ V.mH, target, atol=1e-10)
     U, S, V = cr.svd_lowrank(cr.tensor(a).mH, q=3)
     np.testing.assert_allclose((U * S) @ V.mH, a.conj().T, atol=1e-10)
+
+
+def test_lu_pivots_compare_real_plus_imaginary_parts():
+    """LAPACK's getrf picks the pivot by |re| + |im|: 3 + 3j (6) before 4.5 (|z| 4.5 > 4.24)."""
+    a = np.array([[4.5, 1.0], [3 + 3j, 2.0]])
+    ours, theirs = cr.linalg.lu_factor(cr.tensor(a)), torch.linalg.lu_factor(torch.tensor(a))
+    assert ours.pivots.tolist() == theirs.pivots.tolist() == [2, 2]
+    _assert_close(ours.LU, theirs.LU)

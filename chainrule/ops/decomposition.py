@@ -222,7 +222,8 @@ def torch_cholesky(input, upper: bool = False) -> Tensor:
 
 
 def _lu_factor(A):
-    """(LU, pivots, info) as LAPACK's getrf: partial pivoting by the first largest magnitude,
+    """(LU, pivots, info) as LAPACK's getrf: partial pivoting by the first largest magnitude
+    (|re| + |im| for complex),
     1-based int32 pivots, info = the first zero pivot (1-based) or 0."""
     *batch, m, n = A.shape
     k = min(m, n)
@@ -231,7 +232,11 @@ def _lu_factor(A):
     info = xp.zeros(LU.shape[0], dtype=xp.int32)
     rows = xp.arange(LU.shape[0])
     for j in range(k):
-        p = j + xp.argmax(xp.abs(LU[:, j:, j]), axis=-1)
+        column = LU[:, j:, j]
+        if column.dtype.kind == "c":  # LAPACK's i?amax: |re| + |im|
+            p = j + xp.argmax(xp.abs(column.real) + xp.abs(column.imag), axis=-1)
+        else:
+            p = j + xp.argmax(xp.abs(column), axis=-1)
         pivots[:, j] = p + 1
         top = LU[rows, j].copy()
         LU[rows, j] = LU[rows, p]
@@ -439,7 +444,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data: bool = True, unpack_pivots: bool 
 
 
 def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False) -> Tensor:
-    """The solution X of A X = B (X A = B with left=False; A^T with adjoint) from A's LU
+    """The solution X of A X = B (X A = B with left=False; A^H with adjoint) from A's LU
     factorization (batched)."""
     name = "linalg.lu_solve"
     _check_matrix(LU, name)
@@ -455,14 +460,14 @@ def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False) -> Tens
                            f"type {_type_name(LU)} and B of type {_type_name(B)} instead")
     _batch_shape(LU, B)
     P, L, U = _unpack(LU, pivots)
-    if not left:  # X A = B is A^T X^T = B^T
-        B = B.mT
+    if not left:  # X A = B is A^H X^H = B^H
+        B = B.mH
         adjoint = not adjoint
-    if adjoint:  # A^T X = B: X = P L^{-T} U^{-T} B
-        X = P @ _tri_solve(L.mT, _tri_solve(U.mT, B, False), True, True)
+    if adjoint:  # A^H X = B: X = P L^{-H} U^{-H} B
+        X = P @ _tri_solve(L.mH, _tri_solve(U.mH, B, False), True, True)
     else:  # X = U^{-1} L^{-1} P^T B
         X = _tri_solve(U, _tri_solve(L, P.mT @ B, False, True), True)
-    value = X if left else X.mT
+    value = X if left else X.mH
     return value
 
 
