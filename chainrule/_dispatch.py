@@ -558,6 +558,9 @@ def _apply_inplace_in_modes(op, target: Tensor, args: tuple, params: dict) -> Te
     dual = stack.dual is not None and forward_state.level and any(
         isinstance(x, Tensor) and get_tangent(x) is not None for x in (target,) + args)
     if not recording and not dual:
+        dispatch = stack.dispatch
+        if dispatch is not None:  # dispatch modes see the write as aten's in-place op
+            return dispatch(op, (target,) + args, params, _write_kernel, True)[0]
         return _write_inplace(op, target, args, arrays, params, stack.capture)
     if not recording and not (target._extra and (
             target._extra.get("view") or target._extra.get("views"))):
@@ -568,6 +571,12 @@ def _apply_inplace_in_modes(op, target: Tensor, args: tuple, params: dict) -> Te
         target.grad_fn, target._output_nr, target._requires_grad = kept
         return target
     return _inplace_recorded(op, target, args, params, dual)
+
+
+def _write_kernel(op, inputs: tuple, params: dict) -> tuple:
+    """The kernel level of an in-place op nothing records (below the dispatch seam)."""
+    return (_write_inplace(op, inputs[0], inputs[1:], _arrays(inputs)[0], params,
+                           stack.capture),)
 
 
 def _write_inplace(op, target: Tensor, args: tuple, arrays: list, params: dict,

@@ -145,3 +145,34 @@ def test_custom_ops_are_seen_as_their_own_operator():
         assert y.tolist() == [2.0, 2.0, 2.0]
         seen.append([c for c in log.calls if c.startswith("crdispatch")])
     assert seen[0] == seen[1] == ["crdispatch.double.default"]
+
+
+def test_inplace_writes_nothing_records_are_seen_with_aten_inplace_names():
+    """An in-place op on a tensor that needs no gradient (an optimizer's update, an index
+    assignment) reaches the modes as aten's in-place operator, and its write still happens."""
+    seen, values = [], []
+    for lib, base in ((ref, RefMode), (torch, TorchDispatchMode)):
+        x = lib.ones(3)
+        with _logger(base)() as log:
+            x.add_(1)
+            x.mul_(lib.full((3,), 2.0))
+            x.sub_(lib.ones(3), alpha=0.5)
+            x[0] = 7.0
+        seen.append([c for c in log.calls if c.endswith(("_.Tensor", "_.default"))])
+        values.append(x.tolist())
+    assert seen[0] == seen[1] == ["aten.add_.Tensor", "aten.mul_.Tensor", "aten.sub_.Tensor",
+                                  "aten.copy_.default"]
+    assert values[0] == values[1] == [7.0, 3.5, 3.5]
+
+
+def test_a_handler_may_change_an_inplace_calls_arguments():
+    class Double(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if str(func) == "aten.add_.Tensor":
+                args = (args[0], args[1] * 2)
+            return func(*args, **(kwargs or {}))
+
+    x = torch.ones(2)
+    with Double():
+        out = x.add_(torch.ones(2))
+    assert out is x and x.tolist() == [3.0, 3.0]

@@ -186,12 +186,15 @@ def _flat(args) -> list:
     return out
 
 
-def _on_kernel(op, inputs: tuple, params: dict, kernel) -> tuple:
-    """The ``dispatch`` seam: the kernel call of ``op`` through this thread's modes."""
+def _on_kernel(op, inputs: tuple, params: dict, kernel, inplace: bool = False) -> tuple:
+    """The ``dispatch`` seam: the kernel call of ``op`` (its in-place form, writing into the
+    first input, with ``inplace``) through this thread's modes."""
     visible = _visible()
     if _state.fused or not visible:
         return kernel(op, inputs, params)
     func, args, kwargs = aten_call(op, inputs, params)
+    if inplace:
+        func = _inplace(func)
     single = op.n_outputs == 1
 
     def run(new_args, new_kwargs):
@@ -205,6 +208,18 @@ def _on_kernel(op, inputs: tuple, params: dict, kernel) -> tuple:
 
     out = _dispatch(visible - 1, func, args, kwargs, run)
     return (out,) if single else tuple(out)
+
+
+def _inplace(func: OpOverload) -> OpOverload:
+    """The in-place form of an aten overload: ``aten.add_.Tensor`` for ``aten.add.Tensor``;
+    called with other arguments by a handler, it runs the Tensor method of that name."""
+    packet = func.overloadpacket
+    name = packet._name + "_"
+    found = namespace(packet._ns)._packets.get(name)
+    if found is None:
+        found = namespace(packet._ns).packet(
+            name, lambda self, *args, **kwargs: getattr(self, name)(*args, **kwargs))
+    return found.overload(func._overloadname)
 
 
 DISPATCH_MODES = _DispatchModes()
