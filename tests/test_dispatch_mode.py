@@ -176,3 +176,17 @@ def test_a_handler_may_change_an_inplace_calls_arguments():
     with Double():
         out = x.add_(torch.ones(2))
     assert out is x and x.tolist() == [3.0, 3.0]
+
+
+def test_scalar_overloads_and_inplace_overloads_are_torchs():
+    seen = []
+    for lib, base in ((ref, RefMode), (torch, TorchDispatchMode)):
+        x, y = lib.ones(3), lib.full((3,), 2.0)
+        with _logger(base)() as log:
+            x.fill_(5)
+            x.pow_(2)
+            x.pow_(y)
+            _ = (x > 1, x.eq(y), x.le(2.5))
+            x.masked_fill_(y > 1, 0.0)
+        seen.append([c for c in log.calls if "lift_fresh" not in c])
+    assert seen[0] == seen[1]

@@ -219,7 +219,12 @@ def _inplace(func: OpOverload) -> OpOverload:
     if found is None:
         found = namespace(packet._ns).packet(
             name, lambda self, *args, **kwargs: getattr(self, name)(*args, **kwargs))
-    return found.overload(func._overloadname)
+    overload = func._overloadname
+    return found.overload(_INPLACE_OVERLOAD.get(overload, overload) if name == "pow_" else
+                          overload)
+
+
+_INPLACE_OVERLOAD = {"Tensor_Scalar": "Scalar", "Tensor_Tensor": "Tensor"}  # pow_'s
 
 
 DISPATCH_MODES = _DispatchModes()
@@ -379,9 +384,14 @@ def aten_call(op, inputs: tuple, params: dict):
         return namespace(ns).packet(short).overload("default"), inputs, dict(params)
     if name in _OVERLOAD:
         aten, overload = _OVERLOAD[name]
+        if aten in _SCALAR_OVERLOAD and len(inputs) > 1 and not isinstance(inputs[1], Tensor):
+            overload = "Scalar"  # gt(x, 1) is gt.Scalar (add(x, 1) stays add.Tensor)
     else:
         aten, overload = name, "default"
     return _overload(aten, overload), inputs, dict(params)
+
+
+_SCALAR_OVERLOAD = frozenset(("eq", "ne", "lt", "le", "gt", "ge", "fill"))
 
 
 def _convolution_backward(node, grad):
