@@ -2,7 +2,8 @@
 by a launcher (RANK is set), the plain model in one process otherwise; the same global batches
 either way. After 5 steps it takes the full model and optimizer state dicts; FSDP then reloads
 them (full, broadcast from rank 0) into a fresh model and optimizer, and the sharded state dicts
-into another, and steps 3 more times with the first. Rank 0 writes OUT/result.json.
+into another; it saves the sharded model and optimizer with torch.distributed.checkpoint, loads
+that into a third and steps 3 more times with it. Rank 0 writes OUT/result.json.
 
     python script.py OUT
 """
@@ -84,7 +85,23 @@ if distributed:
     other.load_state_dict(torch.load(os.path.join(out, f"shard{rank}.pt")))
     for a, b, c in zip(model.parameters(), again.parameters(), other.parameters()):
         assert torch.equal(a, b) and torch.equal(a, c)
-    model, opt = again, again_opt
+    # the sharded checkpoint of torch.distributed.checkpoint, resumed into a fresh model
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+
+    model_sd, optim_sd = get_state_dict(model, opt)
+    dcp.save({"model": model_sd, "optim": optim_sd}, checkpoint_id=os.path.join(out, "dcp"))
+    resumed, resumed_opt = build(7)
+    model_sd, optim_sd = get_state_dict(resumed, resumed_opt)  # a fresh optimizer's entries
+    state = {"model": model_sd, "optim": optim_sd}
+    dcp.load(state, checkpoint_id=os.path.join(out, "dcp"))
+    set_state_dict(resumed, resumed_opt, model_state_dict=state["model"],
+                   optim_state_dict=state["optim"])
+    for a, b in zip(again.parameters(), resumed.parameters()):
+        assert torch.equal(a, b)
+        for key, value in again_opt.state[a].items():
+            assert torch.equal(torch.as_tensor(value), torch.as_tensor(resumed_opt.state[b][key]))
+    model, opt = resumed, resumed_opt
 else:
     model_state = model.state_dict()
     optim_state = {"state": {names[i]: s for i, s in opt.state_dict()["state"].items()}}

@@ -140,6 +140,26 @@ def _optimizers(optimizers) -> list[Optimizer]:
     return [optimizers] if isinstance(optimizers, Optimizer) else list(optimizers)
 
 
+def _init_optim_state(opt: Optimizer) -> None:
+    """Give a fresh optimizer its state (as PyTorch's: one step of zero gradients at lr 0), so
+    its state dict has every entry a checkpoint fills."""
+    if opt.state or any(p.grad is not None for g in opt.param_groups for p in g["params"]):
+        return
+    for group in opt.param_groups:
+        for p in group["params"]:
+            if p.requires_grad:
+                p.grad = p.detach().new_zeros(tuple(p.shape))
+    rates = [group.get("lr") for group in opt.param_groups]
+    for group in opt.param_groups:
+        if "lr" in group:
+            group["lr"] = group["lr"] * 0 if isinstance(group["lr"], Tensor) else 0.0
+    opt.step()
+    for group, rate in zip(opt.param_groups, rates):
+        if rate is not None:
+            group["lr"] = rate
+    opt.zero_grad(set_to_none=True)
+
+
 def get_optimizer_state_dict(model: Module, optimizers: Optimizer | Iterable[Optimizer], *,
                              submodules: set | None = None,
                              options: StateDictOptions | None = None) -> dict[str, Any]:
@@ -152,6 +172,7 @@ def get_optimizer_state_dict(model: Module, optimizers: Optimizer | Iterable[Opt
     state: dict = {}
     groups: list = []
     for opt in _optimizers(optimizers):
+        _init_optim_state(opt)
         for group in opt.param_groups:
             packed = {k: v for k, v in group.items() if k != "params"}
             packed["params"] = [name_of[id(p)] for p in group["params"]]
