@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-from _random_programs import _BY_NAME, _WEIGHTED, Program, _Builder, run
+from _random_programs import Program, build, run
 
 __all__ = ["Case", "case", "run_case", "inputs"]
 
@@ -52,19 +52,8 @@ class _Draw:
 
 def program(seed: int, min_ops: int = 2, max_ops: int = 10) -> Program:
     """The random program of ``seed`` (as tests/_random_programs.programs draws one)."""
-    rng = np.random.default_rng([seed, 1])
-    draw = _Draw(rng)
-    b = _Builder(draw, np.random.default_rng([seed, 2]))
-    for _ in range(draw.rng.integers(1, 3)):
-        ndim = int(rng.integers(0, 3))
-        b.new_input(tuple(int(rng.integers(1, 4)) for _ in range(ndim)))
-    target = int(rng.integers(min_ops, max_ops + 1))
-    attempts = 0
-    while len(b.lines) < target and attempts < 4 * max_ops:
-        attempts += 1
-        _BY_NAME[b.choice(_WEIGHTED)](b)
-    outputs = [n for n in b.values if n not in b.read and n.startswith("v")]
-    return Program(b.inputs, b.lines, outputs or [next(reversed(b.values))], seed)
+    return build(_Draw(np.random.default_rng([seed, 1])), np.random.default_rng([seed, 2]), seed,
+                 min_ops, max_ops, max_ndim=2, max_size=3)
 
 
 @dataclass

@@ -600,10 +600,17 @@ _BY_NAME = {name: fn for name, fn, _ in OPS}
 def programs(draw, min_ops: int = 3, max_ops: int = 25) -> Program:
     """A random program of ``min_ops`` to ``max_ops`` statements."""
     seed = draw(st.integers(0, 2**32 - 1))
-    b = _Builder(draw, np.random.default_rng(seed))
+    return build(draw, np.random.default_rng(seed), seed, min_ops, max_ops)
+
+
+def build(draw, rng: np.random.Generator, seed, min_ops: int, max_ops: int, max_ndim: int = 3,
+          max_size: int = 4) -> Program:
+    """The program ``draw`` (hypothesis' or a stand-in) and ``rng`` choose: one or two inputs
+    of up to ``max_ndim`` dims of sizes up to ``max_size``, then the statements."""
+    b = _Builder(draw, rng)
     for _ in range(draw(st.integers(1, 2))):
-        ndim = draw(st.integers(0, 3))
-        b.new_input(tuple(draw(st.integers(1, 4)) for _ in range(ndim)))
+        ndim = draw(st.integers(0, max_ndim))
+        b.new_input(tuple(draw(st.integers(1, max_size)) for _ in range(ndim)))
     target = draw(st.integers(min_ops, max_ops))
     attempts = 0
     while len(b.lines) < target and attempts < 4 * max_ops:
