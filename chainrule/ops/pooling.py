@@ -7,6 +7,7 @@ its VJP are each other's adjoints. Adaptive pools are matrices applied along eac
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -62,10 +63,114 @@ def _window_max(x, kernel, stride, padding, dilation, out):
     return offsets, views, best
 
 
+# The window maxima of the last tiled pooling, as (input, indices, maxima): computed with the
+# indices, they are the forward's result when it runs on that same input and those indices.
+_last_maxima = None
+
+
+@functools.lru_cache(maxsize=64)
+def _tile_offsets(kernel, out, size):
+    """The flat spatial index of each window's start, (*out), and of each place in a window
+    relative to its start, in scan order (both read-only)."""
+    nd = len(kernel)
+    place = [math.prod(size[i + 1:]) for i in range(nd)]
+    base = xp.zeros((1,) * nd, dtype=xp.int64)
+    for i in range(nd):
+        dims = [1] * nd
+        dims[i] = out[i]
+        base = base + (xp.arange(out[i]) * (kernel[i] * place[i])).reshape(dims)
+    delta = xp.array([sum(o * p for o, p in zip(offset, place))
+                      for offset in itertools.product(*(range(k) for k in kernel))],
+                     dtype=xp.int64)
+    base.flags.writeable = delta.flags.writeable = False
+    return base, delta
+
+
+def _tiled_max(x, kernel, out):
+    """Windows that tile x (stride = kernel, no padding or dilation): their maxima and the flat
+    spatial index of each one's first maximum, or None if a maximum is NaN.
+
+    Windows are scanned as PyTorch scans them (the last dim fastest), one dim at a time, on the
+    flat C-ordered data: each kernel offset along a dim is the data shifted by that many steps,
+    so every comparison is one contiguous pass (NumPy's short strided rows cost ~10 ns each),
+    computed at every position and read only at the windows' starts, which a strided copy then
+    takes. A later element wins only if greater, so ties keep the first. ``code`` numbers the
+    winner's place in its window in scan order."""
+    nd = len(kernel)
+    lead = x.shape[: x.ndim - nd]
+    size = x.shape[x.ndim - nd:]
+    tiled = tuple(o * k for o, k in zip(out, kernel))
+    if tiled != size:  # the remainder is in no window
+        x = x[(Ellipsis,) + tuple(slice(0, n) for n in tiled)]
+    shape = list(lead + tiled)
+    values = xp.ascontiguousarray(x).reshape(-1)
+    count = math.prod(kernel)
+    code_type = xp.uint8 if count <= 256 else xp.int64
+    code = None  # None: all zero
+    scan = 1  # the code's step along the current dim
+    for d in range(nd - 1, -1, -1):
+        k = kernel[d]
+        if k == 1:
+            continue
+        axis = len(lead) + d
+        step = math.prod(shape[axis + 1:])
+        n = values.size - (k - 1) * step
+        first = values[:n]
+        best = xp.empty_like(values)
+        codes = xp.empty(values.size, dtype=code_type)
+        top, now = best[:n], codes[:n]
+        for j in range(1, k):
+            view = values[j * step: j * step + n]
+            later = (view > (first if j == 1 else top)).view(xp.uint8)
+            if j == 1 and code is None:
+                xp.multiply(later, code_type(scan), out=now)
+            elif j == 1:
+                xp.subtract(code[step: step + n], code[:n], out=now)
+                now += code_type(scan)
+                now *= later
+                now += code[:n]
+            else:  # now + later * (here - now), wrapping in uint8 and landing in range
+                here = code_type(j * scan) if code is None else \
+                    code[j * step: j * step + n] + code_type(j * scan)
+                change = here - now
+                change *= later
+                now += change
+            xp.maximum(first if j == 1 else top, view, out=top)
+        # each window's start along this dim: a strided copy (the rest is never read)
+        split = shape[:axis] + [out[d], k] + shape[axis + 1:]
+        start = (slice(None),) * (axis + 1) + (0,)
+        values = best.reshape(split)[start].reshape(-1)
+        code = codes.reshape(split)[start].reshape(-1)
+        shape[axis] = out[d]
+        scan *= k
+    shape = tuple(shape)
+    values = values.reshape(shape)
+    if code is None or not values.flags.c_contiguous:  # x itself, or a strided view
+        values = values.copy()
+    if values.dtype.kind == "f" and values.size and xp.isnan(values.min()):
+        return None  # a NaN maximum: the last NaN wins, which the general scan handles
+    base, delta = _tile_offsets(kernel, out, size)
+    if code is None:  # a kernel of ones
+        indices = xp.empty(shape, dtype=xp.int64)
+        indices[...] = base
+        return values, indices
+    indices = xp.take(delta, code).reshape(shape)
+    indices += base
+    return values, indices
+
+
 def max_pool_indices(x, kernel, stride, padding, dilation, out):
     """For each window, the flat index (over the spatial dims) of its maximum: the first one on
     ties, the last NaN if any (PyTorch's scan order)."""
+    global _last_maxima
     nd = len(kernel)
+    if (stride == kernel and not any(padding) and all(d == 1 for d in dilation)
+            and x.dtype.kind in "fiu" and x.flags.c_contiguous
+            and all(o * k <= n for o, k, n in zip(out, kernel, x.shape[x.ndim - nd:]))):
+        tiled = _tiled_max(x, kernel, out)
+        if tiled is not None:
+            _last_maxima = (x, tiled[1], tiled[0])
+            return tiled[1]
     offsets, views, best = _window_max(x, kernel, stride, padding, dilation, out)
     # The offset of the first view equal to the maximum, as a small integer code: counted down
     # from the last offset by arithmetic (no data-dependent branches, which ties from relu's zeros
@@ -109,6 +214,11 @@ def max_pool_indices(x, kernel, stride, padding, dilation, out):
 
 
 def _max_pool(input, indices, kernel, stride, padding, dilation, out, disjoint):
+    global _last_maxima
+    last = _last_maxima
+    if last is not None and last[0] is input and last[1] is indices:
+        _last_maxima = None
+        return last[2]
     # The window maxima straight from strided views (they keep a channels-last layout); equal
     # to gathering the input at the indices.
     return _window_max(input, kernel, stride, padding, dilation, out)[2]
@@ -134,8 +244,9 @@ def _max_pool_scatter(grad, indices, input_size, disjoint):
     out = xp.zeros((lead, math.prod(input_size)), dtype=grad.dtype)
     flat_idx = indices.reshape(lead, -1)
     flat_grad = grad.reshape(lead, -1)
-    if disjoint:  # no input element is in two windows: a plain scatter
-        xp.put_along_axis(out, flat_idx, flat_grad, axis=1)
+    if disjoint:  # no input element is in two windows: a plain scatter, into the flat buffer
+        rows = xp.arange(0, out.size, out.shape[1], dtype=xp.int64).reshape(lead, 1)
+        out.reshape(-1)[xp.add(flat_idx, rows).reshape(-1)] = flat_grad.reshape(-1)
     else:
         xp.add.at(out, (xp.arange(lead)[:, None], flat_idx), flat_grad)
     return out.reshape(grad.shape[: grad.ndim - nd] + tuple(input_size))
@@ -317,8 +428,12 @@ def _max_pool_nd(input, nd, kernel_size, stride, padding, dilation, ceil_mode, r
         lambda x, lead: max_pool_indices(x, kernel, stride, padding, dilation, out), input)
     disjoint = all(s >= (k - 1) * d + 1 for k, s, d in zip(kernel, stride, dilation))
     record = MAX_POOL3D if nd == 3 else MAX_POOL2D
-    result = apply(record, input, indices, kernel=kernel, stride=stride, padding=padding,
-                   dilation=dilation, out=out, disjoint=disjoint)
+    try:
+        result = apply(record, input, indices, kernel=kernel, stride=stride, padding=padding,
+                       dilation=dilation, out=out, disjoint=disjoint)
+    finally:
+        global _last_maxima
+        _last_maxima = None  # used, or not this call's (batched, cast): hold no arrays
     return (result, indices) if return_indices else result
 
 

@@ -51,3 +51,90 @@ def test_digits_cnn_gradients_equal_torchs(in_channels):
     for got, want in zip(*results):
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-10,
                                    atol=1e-12)
+
+
+TILED = [  # (input shape, kernel): windows that tile the input (stride = kernel), or nearly
+    ((3, 4, 8, 8), 2),
+    ((2, 3, 9, 7), 2),  # sizes not divisible: the last row and column are in no window
+    ((2, 3, 9, 7), 3),
+    ((1, 2, 6, 6), (2, 3)),
+    ((2, 2, 6, 8), (1, 2)),
+    ((2, 2, 6, 8), (3, 1)),
+    ((2, 2, 5, 6), 1),
+    ((4, 6, 6), 2),  # unbatched
+]
+
+
+def _pool_both(data, kernel, stride=None, nd=2, **options):
+    pools = {2: (F.max_pool2d, TF.max_pool2d), 3: (F.max_pool3d, TF.max_pool3d),
+             1: (F.max_pool1d, TF.max_pool1d)}[nd]
+    got = pools[0](chainrule.tensor(data), kernel, stride, return_indices=True, **options)
+    want = pools[1](torch.tensor(data), kernel, stride, return_indices=True, **options)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+        assert g.shape == w.shape and g.stride() == w.stride()
+
+
+@pytest.mark.parametrize(("shape", "kernel"), TILED)
+@pytest.mark.parametrize("values", ["distinct", "ties", "relu", "int64"])
+def test_tiled_max_pool_equals_torchs(shape, kernel, values):
+    """Ties (rounded values, relu's zeros, integers) take the first maximum in scan order."""
+    rng = np.random.default_rng(5)
+    data = rng.standard_normal(shape)
+    if values == "ties":
+        data = np.round(data)
+    elif values == "relu":
+        data = np.maximum(data, 0).astype(np.float32)
+    elif values == "int64":
+        data = np.round(data * 2).astype(np.int64)
+    _pool_both(data, kernel)
+    if values != "int64":
+        ours = chainrule.tensor(data, requires_grad=True)
+        theirs = torch.tensor(data, requires_grad=True)
+        g = rng.standard_normal(TF.max_pool2d(theirs, kernel).shape).astype(data.dtype)
+        F.max_pool2d(ours, kernel).backward(chainrule.tensor(g))
+        TF.max_pool2d(theirs, kernel).backward(torch.tensor(g))
+        np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+
+
+def test_tiled_max_pool_every_tie_pattern_of_a_window():
+    """All 2^9 patterns of which places of a 3x3 window hold the maximum."""
+    patterns = (np.arange(512)[:, None] >> np.arange(9)) & 1
+    data = patterns.reshape(1, 512, 3, 3).astype(np.float64) - 1.0
+    _pool_both(data, 3)
+    _pool_both(data.reshape(1, 512, 9), 9, nd=1)
+
+
+@pytest.mark.parametrize("where", [[(0, 1)], [(0, 1), (1, 0)], [(1, 1), (0, 0)]])
+def test_tiled_max_pool_takes_the_last_nan(where):
+    data = np.arange(2 * 3 * 4 * 4, dtype=np.float32).reshape(2, 3, 4, 4)
+    for i, j in where:
+        data[1, 2, i, j] = np.nan
+        data[0, 0, 2 + i, 2 + j] = np.nan
+    _pool_both(data, 2)
+
+
+def test_tiled_max_pool_other_layouts_and_dims():
+    rng = np.random.default_rng(6)
+    data = np.round(rng.standard_normal((2, 5, 6, 4)))
+    # a channels-last input
+    ours = chainrule.tensor(data).to(memory_format=chainrule.channels_last)
+    theirs = torch.tensor(data).to(memory_format=torch.channels_last)
+    got, got_idx = F.max_pool2d(ours, 2, return_indices=True)
+    want, want_idx = TF.max_pool2d(theirs, 2, return_indices=True)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    np.testing.assert_array_equal(got_idx.numpy(), want_idx.numpy())
+    assert got.stride() == want.stride()
+    # 3-D and 1-D windows, stride given equal to the kernel, ceil_mode with tiling sizes
+    _pool_both(np.round(rng.standard_normal((2, 2, 4, 6, 5))), (2, 3, 2), (2, 3, 2), nd=3)
+    _pool_both(np.round(rng.standard_normal((2, 3, 9))), 3, 3, nd=1)
+    _pool_both(np.round(rng.standard_normal((2, 3, 8, 6))), 2, ceil_mode=True)
+    _pool_both(np.round(rng.standard_normal((2, 3, 7, 6))), 2, ceil_mode=True)  # not tiled
+    _pool_both(np.round(rng.standard_normal((0, 3, 8, 6))), 2)  # empty batch
+
+
+def test_tiled_max_pool_higher_order_gradients():
+    rng = np.random.default_rng(7)
+    x = chainrule.tensor(rng.standard_normal((2, 3, 6, 4)), requires_grad=True)
+    assert chainrule.autograd.gradcheck(lambda t: F.max_pool2d(t, 2), (x,))
+    assert chainrule.autograd.gradgradcheck(lambda t: F.max_pool2d(t, 2) ** 2, (x,))
