@@ -9,7 +9,7 @@ import itertools
 import math
 import warnings
 
-from .._backend import _category, as_dtype, get_default_dtype, result_type, xp
+from .._backend import _category, as_dtype, get_default_dtype, np_finfo, result_type, xp
 from .._batched import BatchedTensor
 from .._batching import fallback, physical
 from .._dispatch import apply, apply_inplace, bump_version
@@ -378,14 +378,74 @@ def nanquantile(input, q, dim: int | None = None, keepdim: bool = False, *,
     return out[0] if qs.ndim == 0 else out
 
 
+def _log_add_exp_complex(x, y):
+    """log(exp(x) + exp(y)) for complex arrays, x the new element and y the running value: the
+    smaller real part shifted by the larger one, NaN and infinities as PyTorch's scan."""
+    nan = xp.isnan(x) | xp.isnan(y)  # either part
+    x_first = x.real < y.real
+    low, high = xp.where(x_first, x, y), xp.where(x_first, y, x)
+    with xp.errstate(all="ignore"):
+        out = xp.log1p(xp.exp(low - high)) + high
+        both_inf = ~xp.isfinite(low.real) & (low.real == high.real)
+        out = xp.where(both_inf, xp.where(low.real < 0, low, xp.log(xp.exp(low) + xp.exp(high))),
+                       out)
+    return xp.where(nan, xp.asarray(complex(xp.nan, xp.nan), out.dtype), out)
+
+
+def _logcumsumexp(input, dim):
+    if input.ndim == 0:
+        return input.copy()
+    kind = input.dtype.kind
+    # PyTorch's scan accumulates in double (float and half: in float), rounding once at the end
+    wide = xp.complex128 if kind == "c" else xp.float64 if input.dtype.itemsize >= 4 \
+        else xp.float32
+    x = input.astype(wide)
+    if kind != "c":
+        with xp.errstate(invalid="ignore"):
+            return xp.logaddexp.accumulate(x, axis=dim).astype(input.dtype)
+    x = xp.moveaxis(x, dim, 0)
+    out = xp.empty_like(x)
+    running = xp.full(x.shape[1:], complex(-xp.inf, 0.0), wide)
+    for i in range(x.shape[0]):
+        running = out[i] = _log_add_exp_complex(x[i], running)
+    return xp.moveaxis(out, 0, dim).astype(input.dtype)
+
+
+def _reverse_logcumsumexp(x, dim):
+    return sh.flip(apply(LOGCUMSUMEXP, sh.flip(x, (dim,)), dim=dim), (dim,))
+
+
+def _logcumsumexp_vjp(g, input, out, dim):
+    # PyTorch's rule: the positive and negative parts of the gradient each as a reversed
+    # logcumsumexp of log|g| - out, brought back with exp (complex: one part, of log(g), g being
+    # conj of the gradient here, see design.md's Complex numbers)
+    if g.dim() == 0 or g.numel() == 0:
+        return g
+    if g.dtype.is_complex:
+        return ew.exp(_reverse_logcumsumexp(ew.log(g) - out, dim) + input)
+    lowest = float(np_finfo(g._data.dtype).min)
+    log_abs = ew.log(ew.abs(g))
+    parts = [ew.exp(_reverse_logcumsumexp(ew.where(side, log_abs, lowest) - out, dim) + input)
+             for side in (g > 0, g < 0)]
+    return parts[0] - parts[1]
+
+
+def _logcumsumexp_jvp(t_input, input, dim):
+    # PyTorch's rule, with its 1e-13 added to the denominator
+    weight = ew.exp(input if input.dtype.is_complex
+                    else input - red.amax(input, dim, keepdim=True))
+    return red.cumsum(weight * t_input, dim) / (red.cumsum(weight, dim) + 1e-13)
+
+
+LOGCUMSUMEXP = defop("logcumsumexp", _logcumsumexp, ("input",), (_logcumsumexp_vjp,),
+                     jvp=_logcumsumexp_jvp, batch=red._along_dim)
+
+
 def logcumsumexp(input, dim: int) -> Tensor:
     """log(cumsum(exp(input))) along ``dim``, computed stably."""
     if input._data.dtype.kind not in "fcV":
         raise _unsupported("logcumsumexp_out_cpu", input._data.dtype)
-    d = _dims(input, dim)[0]
-    shift = red.amax(input, d, keepdim=True).detach() if input.dim() else input.detach()
-    shift = ew.where(ew.isfinite(shift), shift, 0.0)
-    return ew.log(red.cumsum(ew.exp(input - shift), d)) + shift
+    return apply(LOGCUMSUMEXP, input, dim=_dims(input, dim)[0] if input.dim() else 0)
 
 
 def aminmax(input, *, dim: int | None = None, keepdim: bool = False) -> tuple:

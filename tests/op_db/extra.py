@@ -3,7 +3,7 @@ mostly compositions of other ops (``grad_fn=False``: their last op is not PyTorc
 
 from __future__ import annotations
 
-from ._spec import NONZERO, POSITIVE, Const, OpRow, S, T, method, op
+from ._spec import NONZERO, POSITIVE, Const, Domain, OpRow, S, T, method, op
 
 UNARY = (S(()), S((5,)), S((3, 4)))
 BINARY = (S((), ()), S((3, 4), (3, 4)), S((3, 1), (1, 4)), S((2, 3), ()))
@@ -63,9 +63,13 @@ REDUCTIONS = [
           (S((4, 3)),), variant="q tensor", grad_fn=False),
     OpRow("nanquantile", lambda m, x: m.nanquantile(x, 0.4, interpolation="midpoint"),
           (S((3, 4)),), variant="midpoint", grad_fn=False),
-    OpRow("logcumsumexp", lambda m, x: m.logcumsumexp(x, 1), (S((3, 4)),), grad_fn=False),
-    OpRow("logcumsumexp", lambda m, x: m.logcumsumexp(x, 0), (S(()), S((5,))), variant="dim 0",
-          grad_fn=False),
+    OpRow("logcumsumexp", lambda m, x: m.logcumsumexp(x, 1), (S((3, 4)),)),
+    OpRow("logcumsumexp", lambda m, x: m.logcumsumexp(x, 0), (S(()), S((5,))), variant="dim 0"),
+    # exp of the smaller values underflows against the larger ones
+    OpRow("logcumsumexp", lambda m, x: m.logcumsumexp(x, -1), (S((2, 6)),),
+          domain=Domain(-400.0, 400.0), variant="wide range", dtypes=("float64",)),
+    OpRow("logcumsumexp", lambda m, x, y: m.view_as_real(m.logcumsumexp(m.complex(x, y), 1)),
+          (S((3, 4), (3, 4)),), variant="complex", grad_fn=False),
     OpRow("aminmax", lambda m, x: m.aminmax(x, dim=1), (S((3, 4)),), grad_fn=False),
     OpRow("aminmax", lambda m, x: m.aminmax(x, keepdim=True), (S((3, 4)),), variant="all",
           grad_fn=False),
