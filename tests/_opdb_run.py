@@ -160,8 +160,8 @@ def _dtype(dtype: torch.dtype):
 
 
 def to_ours(value, leaves: list):
-    """A sample's value with torch's tensors, dtypes, devices and sizes as chainrule's; tensors
-    that require grad are appended to ``leaves``."""
+    """A sample's value with torch's tensors, dtypes, devices, sizes and modules without
+    parameters as chainrule's; tensors that require grad are appended to ``leaves``."""
     if isinstance(value, torch.Tensor):
         array = value.detach().resolve_conj().resolve_neg().numpy().copy()
         out = chainrule.tensor(array, dtype=_dtype(value.dtype))
@@ -175,6 +175,8 @@ def to_ours(value, leaves: list):
         return chainrule.device(str(value))
     if isinstance(value, torch.Size):
         return chainrule.Size(value)
+    if isinstance(value, torch.nn.Module):
+        return _module(value)
     if isinstance(value, torch.memory_format):
         return getattr(chainrule, str(value).split(".")[1])
     if isinstance(value, list):
@@ -184,6 +186,20 @@ def to_ours(value, leaves: list):
     if isinstance(value, dict):
         return {k: to_ours(v, leaves) for k, v in value.items()}
     return value
+
+
+def _module(module: torch.nn.Module):
+    """chainrule's module of the class with the settings of a module without parameters or
+    buffers (a loss's distance function); any other module as it is."""
+    ours = getattr(chainrule.nn, type(module).__name__, None)
+    if ours is None or next(module.parameters(), None) is not None \
+            or next(module.buffers(), None) is not None:
+        return module
+    ours = ours()
+    for name, setting in vars(module).items():
+        if not name.startswith("_"):
+            setattr(ours, name, setting)
+    return ours
 
 
 def torch_leaves(value, leaves: list) -> None:
