@@ -1521,14 +1521,13 @@ def istft(input, n_fft: int, hop_length: int | None = None, win_length: int | No
                       "`window=torch.ones(n_fft, device=<device>)`.", UserWarning, stacklevel=2)
     norm = "ortho" if normalized else "backward"
     columns = spec.transpose(-1, -2)
-    if onesided:
-        if return_complex:
-            raise RuntimeError("cannot have onesided output if window or input is complex")
-        frames = fftops.irfft(columns, n=n_fft, dim=-1, norm=norm)
-    else:
+    if onesided and return_complex:
+        raise RuntimeError("cannot have onesided output if window or input is complex")
+    if return_complex:
         frames = fftops.ifft(columns, n=n_fft, dim=-1, norm=norm)
-        if not return_complex:
-            frames = frames.real
+    else:
+        # a real result reads a two-sided spectrum's first n_fft // 2 + 1 bins (PyTorch's)
+        frames = fftops.irfft(columns[..., :n_fft // 2 + 1], n=n_fft, dim=-1, norm=norm)
     real_dtype = frames.real if frames.is_complex() else frames
     w = _stft_window(window, n_fft, win_length, real_dtype)
     frames = frames * w

@@ -21,6 +21,7 @@ _ITEM = "Tensor.item()"
 _DIFFER = "captures differ in"
 EAGER = {
     "allclose": _BOOL, "allclose[method]": _BOOL, "istft": _BOOL, "istft[two-sided]": _BOOL,
+    "istft[complex spectrum]": _BOOL,
     "Tensor.__contains__": _BOOL, "Tensor.__complex__": _ITEM, "Tensor.__long__": _ITEM,
     "Tensor.__getitem__[bool mask from input]": "captures differ in the kernels",
     **{name: _DIFFER for name in (
