@@ -193,6 +193,121 @@ _i0e = _kernel(lambda x: _bessel_i_scaled(x, 0))
 _i1e = _kernel(lambda x: _bessel_i_scaled(x, 1))
 
 
+# ---- Bessel functions of order 0 and 1 ----------------------------------------------------------
+# PyTorch's kernels: Cephes' rational approximations (below 5) and asymptotic forms (above 5),
+# evaluated as PyTorch does, whose asymptotic denominators QQ lack Cephes' implicit leading 1
+# (so its values differ from Cephes' by up to ~1e-5 relative near zeros; these are PyTorch's).
+
+_J0_PP = (7.96936729297347051624e-04, 8.28352392107440799803e-02, 1.23953371646414299388e+00,
+          5.44725003058768775090e+00, 8.74716500199817011941e+00, 5.30324038235394892183e+00,
+          9.99999999999999997821e-01)
+_J0_PQ = (9.24408810558863637013e-04, 8.56288474354474431428e-02, 1.25352743901058953537e+00,
+          5.47097740330417105182e+00, 8.76190883237069594232e+00, 5.30605288235394617618e+00,
+          1.00000000000000000218e+00)
+_J0_QP = (-1.13663838898469149931e-02, -1.28252718670509318512e+00, -1.95539544257735972385e+01,
+          -9.32060152123768231369e+01, -1.77681167980488050595e+02, -1.47077505154951170175e+02,
+          -5.14105326766599330220e+01, -6.05014350600728481186e+00)
+_J0_QQ = (6.43178256118178023184e+01, 8.56430025976980587198e+02, 3.88240183605401609683e+03,
+          7.24046774195652478189e+03, 5.93072701187316984827e+03, 2.06209331660327847417e+03,
+          2.42005740240291393179e+02)
+_J0_RP = (-4.79443220978201773821e+09, 1.95617491946556577543e+12, -2.49248344360967716204e+14,
+          9.70862251047306323952e+15)
+_J0_RQ = (4.99563147152651017219e+02, 1.73785401676374683123e+05, 4.84409658339962045305e+07,
+          1.11855537045356834862e+10, 2.11277520115489217587e+12, 3.10518229857422583814e+14,
+          3.18121955943204943306e+16, 1.71086294081043136091e+18)
+_Y0_YP = (1.55924367855235737965e+04, -1.46639295903971606143e+07, 5.43526477051876500413e+09,
+          -9.82136065717911466409e+11, 8.75906394395366999549e+13, -3.46628303384729719441e+15,
+          4.42733268572569800351e+16, -1.84950800436986690637e+16)
+_Y0_YQ = (1.04128353664259848412e+03, 6.26107330137134956842e+05, 2.68919633393814121987e+08,
+          8.64002487103935000337e+10, 2.02979612750105546709e+13, 3.17157752842975028269e+15,
+          2.50596256172653059228e+17)
+_J1_PP = (7.62125616208173112003e-04, 7.31397056940917570436e-02, 1.12719608129684925192e+00,
+          5.11207951146807644818e+00, 8.42404590141772420927e+00, 5.21451598682361504063e+00,
+          1.00000000000000000254e+00)
+_J1_PQ = (5.71323128072548699714e-04, 6.88455908754495404082e-02, 1.10514232634061696926e+00,
+          5.07386386128601488557e+00, 8.39985554327604159757e+00, 5.20982848682361821619e+00,
+          9.99999999999999997461e-01)
+_J1_QP = (5.10862594750176621635e-02, 4.98213872951233449420e+00, 7.58238284132545283818e+01,
+          3.66779609360150777800e+02, 7.10856304998926107277e+02, 5.97489612400613639965e+02,
+          2.11688757100572135698e+02, 2.52070205858023719784e+01)
+_J1_QQ = (7.42373277035675149943e+01, 1.05644886038262816351e+03, 4.98641058337653607651e+03,
+          9.56231892404756170795e+03, 7.99704160447350683650e+03, 2.82619278517639096600e+03,
+          3.36093607810698293419e+02)
+_J1_RP = (-8.99971225705559398224e+08, 4.52228297998194034323e+11, -7.27494245221818276015e+13,
+          3.68295732863852883286e+15)
+_J1_RQ = (6.20836478118054335476e+02, 2.56987256757748830383e+05, 8.35146791431949253037e+07,
+          2.21511595479792499675e+10, 4.74914122079991414898e+12, 7.84369607876235854894e+14,
+          8.95222336184627338078e+16, 5.32278620332680085395e+18)
+_Y1_YP = (1.26320474790178026440e+09, -6.47355876379160291031e+11, 1.14509511541823727583e+14,
+          -8.12770255501325109621e+15, 2.02439475713594898196e+17, -7.78877196265950026825e+17)
+_Y1_YQ = (5.94301592346128195359e+02, 2.35564092943068577943e+05, 7.34811944459721705660e+07,
+          1.87601316108706159478e+10, 3.88231277496238566008e+12, 6.20557727146953693363e+14,
+          6.87141087355300489866e+16, 3.97270608116560655612e+18)
+_SQRT_2_OVER_PI = 0.797884560802865355879892119868763737
+_TWO_OVER_PI = 0.636619772367581343075535053490057448
+
+
+def _horner(coefficients, z):
+    out = xp.zeros_like(z)
+    for c in coefficients:
+        out = out * z + c
+    return out
+
+
+def _bessel_asymptotic(x, z, order: int, second_kind: bool):
+    """The x > 5 form of J_order / Y_order, z = (5/x)^2 as PyTorch computes it."""
+    pp, pq, qp, qq = (_J0_PP, _J0_PQ, _J0_QP, _J0_QQ) if order == 0 else \
+        (_J1_PP, _J1_PQ, _J1_QP, _J1_QQ)
+    p = _horner(pp, z) / _horner(pq, z)
+    q = 5.0 / x * (_horner(qp, z) / _horner(qq, z))
+    phase = x - (0.785398163397448309615660845819875721 if order == 0
+                 else 2.356194490192344928846982537459627163)
+    value = p * xp.sin(phase) + q * xp.cos(phase) if second_kind \
+        else p * xp.cos(phase) - q * xp.sin(phase)
+    return value * _SQRT_2_OVER_PI / xp.sqrt(x)
+
+
+def _j0_values(x):
+    x = xp.abs(x)
+    x2 = x * x
+    small = (x2 - 5.78318596294678452118e+00) * (x2 - 3.04712623436620863991e+01) \
+        * _horner(_J0_RP, x2) / _horner(_J0_RQ, x2)
+    small = xp.where(x < 1e-5, 1.0 - x2 / 4.0, small)
+    return xp.where(x <= 5.0, small, _bessel_asymptotic(x, 25.0 / x2, 0, False))
+
+
+def _j1_values(x):
+    sign = xp.where(x < 0, -1.0, 1.0)
+    x = xp.abs(x)
+    x2 = x * x
+    small = _horner(_J1_RP, x2) / _horner(_J1_RQ, x2) * x \
+        * (x2 - 1.46819706421238932572e+01) * (x2 - 4.92184563216946036703e+01)
+    w = 5.0 / x
+    return sign * xp.where(x <= 5.0, small, _bessel_asymptotic(x, w * w, 1, False))
+
+
+def _y0_values(x):
+    x2 = x * x
+    small = _horner(_Y0_YP, x2) / _horner(_Y0_YQ, x2) + _TWO_OVER_PI * xp.log(x) * _j0_values(x)
+    small = xp.where(x == 0, -xp.inf, xp.where(x < 0, xp.nan, small))
+    return xp.where(x <= 5.0, small, _bessel_asymptotic(x, 25.0 / x2, 0, True))
+
+
+def _y1_values(x):
+    x2 = x * x
+    small = x * (_horner(_Y1_YP, x2) / _horner(_Y1_YQ, x2)) \
+        + _TWO_OVER_PI * (_j1_values(x) * xp.log(x) - 1.0 / x)
+    small = xp.where(x == 0, -xp.inf, xp.where(x < 0, xp.nan, small))
+    w = 5.0 / x
+    return xp.where(x <= 5.0, small, _bessel_asymptotic(x, w * w, 1, True))
+
+
+_bessel_j0 = _kernel(_j0_values)
+_bessel_j1 = _kernel(_j1_values)
+_bessel_y0 = _kernel(_y0_values)
+_bessel_y1 = _kernel(_y1_values)
+
+
 @_kernel
 def _sinc(x):
     px = math.pi * x
@@ -386,7 +501,6 @@ ZETA = defop(
 )
 
 _SCIPY_UNARY = {
-    "bessel_j0": "j0", "bessel_j1": "j1", "bessel_y0": "y0", "bessel_y1": "y1",
     "modified_bessel_k0": "k0", "modified_bessel_k1": "k1",
     "scaled_modified_bessel_k0": "k0e", "scaled_modified_bessel_k1": "k1e",
 }
@@ -395,6 +509,10 @@ NO_GRAD_UNARY = {
     for name, fn in _SCIPY_UNARY.items()
 }
 NO_GRAD_UNARY.update(
+    bessel_j0=_no_grad("special_bessel_j0", _bessel_j0),
+    bessel_j1=_no_grad("special_bessel_j1", _bessel_j1),
+    bessel_y0=_no_grad("special_bessel_y0", _bessel_y0),
+    bessel_y1=_no_grad("special_bessel_y1", _bessel_y1),
     airy_ai=_no_grad("special_airy_ai", _scipy("torch.special.airy_ai", "airy", pick=0)),
     modified_bessel_i0=_no_grad("special_modified_bessel_i0", _i0),
     modified_bessel_i1=_no_grad("special_modified_bessel_i1", _i1),
