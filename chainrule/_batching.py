@@ -26,6 +26,7 @@ from ._backend import xp
 from ._batched import BatchedTensor, batched, state
 from ._meta import MetaArray, standin
 from ._modes import RUN, Mode
+from ._tooling import kernel
 from .autograd.forward_ad import copy_tangents
 from .autograd.forward_ad import state as forward_state
 from .autograd.grad_mode import state as grad_state
@@ -33,7 +34,7 @@ from .tensor import Tensor
 
 __all__ = ["batched_apply", "batched_inplace", "elementwise", "batch_dims", "fallback",
            "materialize", "logical_ndim", "find_level", "rule_kind", "leading_dims",
-           "pad_leading", "physical"]
+           "pad_leading", "physical", "on_values"]
 
 apply = None  # set by _dispatch (it calls into this module, and this module calls it back)
 apply_inplace = commit = None  # _dispatch's in-place path, which batched_inplace uses
@@ -134,6 +135,83 @@ def _took_replay(self: BatchedTensor, replay) -> None:
 BatchedTensor._take_values = _take_values
 BatchedTensor._write_through = _write_through
 BatchedTensor._took_replay = _took_replay
+
+
+# ---- what the op files ask of a tensor outside apply, answered per kind of tensor --------------
+# A wrapper that reads values or links storage past apply asks the tensor; a plain tensor's
+# answer is here (or the op's own code, bound on Tensor by its op file), vmap's is
+# BatchedTensor's, so op bodies do not test for the mode.
+
+
+def _needs_values(self: Tensor, error: type, message: str) -> None:
+    """The op reads this tensor's values on the host (a count, a class weight, q's positions):
+    nothing to do for a tensor that holds them."""
+
+
+def _batched_needs_values(self: BatchedTensor, error: type, message: str) -> None:
+    """vmap's answer: the values are every example's, which such an op cannot take: ``error``."""
+    raise error(message)
+
+
+def _check_write(self: Tensor, target: Tensor, error: type, message: str) -> None:
+    """The op writes values computed from this tensor into ``target`` in place (batch norm's
+    running statistics): any target takes one example's values."""
+
+
+def _batched_check_write(self: BatchedTensor, target: Tensor, error: type,
+                         message: str) -> None:
+    """vmap's answer: the target must hold a value per example of this level, else ``error``."""
+    if not (type(target) is BatchedTensor and target._level == self._level):
+        raise error(message)
+
+
+def _holds_values(self: Tensor) -> bool:
+    """Whether ``_data`` holds this tensor's values (not on the meta device)."""
+    return type(self._data) is not MetaArray
+
+
+def _batched_holds_values(self: BatchedTensor) -> bool:
+    """vmap's answer: ``_data`` is one example's placeholder, the values are the batch's."""
+    return False
+
+
+def _batched_view_dtype(self: BatchedTensor, to) -> BatchedTensor:
+    """``view(dtype)``: the values' bytes read as ``to`` (the batch in front), one version
+    counter with this tensor."""
+    out = batched(self._value._view_dtype(to), self._level)
+    if self._vc is None:
+        self._vc = [0]
+    out._vc = self._vc
+    return out
+
+
+BATCHED_MASK = (
+    "vmap: We do not support batching operators that can support dynamic shape. Attempting to "
+    "batch over indexing with a boolean mask."
+)
+
+
+def _batched_as_index(self: BatchedTensor) -> BatchedTensor:
+    """An index tensor batched by vmap stays a tensor in the key (the indexing then runs one
+    example at a time, as a parameter); a batched mask would give a shape per example."""
+    kind = self._data.dtype.kind
+    if kind == "b" or (kind == "u" and self._data.dtype.itemsize == 1):
+        raise RuntimeError(BATCHED_MASK)
+    if kind not in "iu":
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return self
+
+
+Tensor._needs_values = _needs_values
+Tensor._holds_values = _holds_values
+Tensor._check_write = _check_write
+Tensor._shares_views = False  # whether a view op's result is known to share storage with it
+BatchedTensor._needs_values = _batched_needs_values
+BatchedTensor._holds_values = _batched_holds_values
+BatchedTensor._check_write = _batched_check_write
+BatchedTensor._view_dtype = _batched_view_dtype  # Tensor's: ops.shape
+BatchedTensor._as_index = _batched_as_index  # Tensor's: ops.indexing
+BatchedTensor._shares_views = True  # its storage is its value's, whatever NumPy says of _data
 
 
 class _Vmap(Mode):
@@ -300,6 +378,25 @@ def physical(x):
         x = x._value
     x = x._data
     return standin(x) if type(x) is MetaArray else x
+
+
+def on_values(fn, x: Tensor):
+    """``fn(array, lead)`` on ``physical(x)`` (its ``lead`` leading dims are the vmap batches),
+    as constants batched like ``x``: raw-array work that treats the leading dims alike (indices
+    of window maxima, class weights of targets). ``fn`` may return a tuple."""
+    levels = []
+    while type(x) is BatchedTensor:
+        levels.append(x._level)
+        x = x._value
+    out = kernel(fn, x._data, len(levels))  # chainrule.compile replays it on new values
+
+    def wrap(array):
+        t = Tensor._wrap(array, None, 0)
+        for level in reversed(levels):
+            t = batched(t, level)
+        return t
+
+    return tuple(wrap(a) for a in out) if type(out) is tuple else wrap(out)
 
 
 _warned: set = set()

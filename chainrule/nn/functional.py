@@ -195,10 +195,9 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     """Leaky ReLU with a random slope in [lower, upper] per element (training), or their mean."""
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
-    from .._batched import BatchedTensor
     from .._creation import rand
 
-    if isinstance(input, BatchedTensor) or input.device.type == "meta":
+    if not input._holds_values():  # under vmap or on meta: a slope drawn for every element
         slope = rand(*input.shape, dtype=input.dtype) * (upper - lower) + lower
         slope = _where(input >= 0, 1.0, slope)
     else:

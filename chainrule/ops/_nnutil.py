@@ -3,10 +3,9 @@ names, and the pieces of their batching rules (vmap)."""
 
 from __future__ import annotations
 
-from .._batched import BatchedTensor, batched
 from .._batching import materialize
+from .._batching import on_values as on_values  # vmap's helper, for the nn op files
 from .._dispatch import apply
-from .._tooling import kernel
 from ..tensor import Tensor
 
 
@@ -56,25 +55,6 @@ def check_float(input: Tensor, name: str) -> None:
 
 
 # ---- vmap --------------------------------------------------------------------------------------
-
-
-def on_values(fn, x: Tensor):
-    """``fn(array, lead)`` on ``_batching.physical(x)`` (its ``lead`` leading dims are the vmap
-    batches), as constants batched like ``x``: raw-array work that treats the leading dims
-    alike (indices of window maxima, class weights of targets). ``fn`` may return a tuple."""
-    levels = []
-    while type(x) is BatchedTensor:
-        levels.append(x._level)
-        x = x._value
-    out = kernel(fn, x._data, len(levels))  # chainrule.compile replays it on new values
-
-    def wrap(array):
-        t = const(array)
-        for level in reversed(levels):
-            t = batched(t, level)
-        return t
-
-    return tuple(wrap(a) for a in out) if type(out) is tuple else wrap(out)
 
 
 def with_batch(op, args, flags, size, params):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 from .._backend import xp
-from .._batched import BatchedTensor
 from .._batching import materialize, physical
 from .._dispatch import apply
 from ..tensor import Tensor
@@ -125,6 +124,12 @@ EMBEDDING_BACKWARD = defop(
 )
 
 
+_RENORM_BATCHED = (
+    "vmap: aten::embedding_renorm_(self, *extra_args) is not possible: the rows of weight are "
+    "renormalised in place, which vmap cannot do for a batched input or weight; renormalise "
+    "outside vmap")
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """Rows of ``weight`` at the integer ``input`` indices (the gradient is always dense)."""
@@ -142,11 +147,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
     if data.size and (data.min() < 0 or data.max() >= num):
         raise IndexError("index out of range in self")
     if max_norm is not None:
-        if BatchedTensor in (type(input), type(weight)):
-            raise RuntimeError(
-                "vmap: aten::embedding_renorm_(self, *extra_args) is not possible: the rows of "
-                "weight are renormalised in place, which vmap cannot do for a batched input or "
-                "weight; renormalise outside vmap")
+        input._needs_values(RuntimeError, _RENORM_BATCHED)
+        weight._needs_values(RuntimeError, _RENORM_BATCHED)
         _renorm_rows(weight, data, float(max_norm), float(norm_type))
     return apply(EMBEDDING, input, weight, padding_idx=padding_idx,
                  scale_grad_by_freq=bool(scale_grad_by_freq))
@@ -216,9 +218,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
             "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
             f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
             "GitHub.")
-    if BatchedTensor in (type(input), type(offsets)):
-        raise RuntimeError("vmap: embedding_bag with batched indices or offsets is not "
-                           "supported; batch the weight or per_sample_weights instead")
+    for t in (input, offsets):  # the bags' layout is read from their values
+        if isinstance(t, Tensor):
+            t._needs_values(RuntimeError, "vmap: embedding_bag with batched indices or offsets "
+                            "is not supported; batch the weight or per_sample_weights instead")
     # physical(): on the meta device the bags' layout comes from stand-ins (shapes are static)
     offsets = xp.asarray(physical(offsets) if isinstance(offsets, Tensor) else offsets)
     if input._data.dtype.kind not in "iu":
@@ -271,9 +274,8 @@ def one_hot(tensor, num_classes: int = -1) -> Tensor:
     if num_classes == -1:
         if tensor.device.type == "meta":
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
-        if type(tensor) is BatchedTensor:
-            raise RuntimeError("When vmap-ing torch.nn.functional.one_hot, please provide an "
-                               "explicit positive num_classes argument.")
+        tensor._needs_values(RuntimeError, "When vmap-ing torch.nn.functional.one_hot, please "
+                             "provide an explicit positive num_classes argument.")
         if data.size == 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
         num_classes = int(data.max()) + 1

@@ -10,7 +10,6 @@ import math
 import warnings
 
 from .._backend import _category, as_dtype, get_default_dtype, np_finfo, result_type, xp
-from .._batched import BatchedTensor
 from .._batching import fallback, physical
 from .._dispatch import apply, apply_inplace, bump_version
 from .._meta import MetaArray, array_of
@@ -596,9 +595,8 @@ def histogram(input, bins, *, range=None, weight=None, density: bool = False) ->
 
 def histogramdd(input, bins, *, range=None, weight=None, density: bool = False) -> tuple:
     """(hist, bin_edges): the histogram of the points in input's rows (last dim: coordinates)."""
-    if type(input) is BatchedTensor:
-        raise RuntimeError("Batching rule not implemented for aten::histogramdd. We could not "
-                           "generate a fallback.")
+    input._needs_values(RuntimeError, "Batching rule not implemented for aten::histogramdd. "
+                        "We could not generate a fallback.")
     _require_float_kernel(input, "histogramdd_cpu")
     points = physical(input).reshape(-1, input.shape[-1])  # (meta: a stand-in)
     if isinstance(bins, int):

@@ -12,8 +12,7 @@ import math
 
 from .. import _modes as modes
 from .._backend import astype, xp
-from .._batched import BatchedTensor
-from .._batching import _pad, fallback, physical
+from .._batching import _pad, fallback, find_level, physical
 from .._dispatch import apply, apply_inplace, bump_version
 from .._meta import MetaArray
 from .._validation import check_expand
@@ -110,10 +109,6 @@ def _dynamic(name: str):
     return rule
 
 
-_BATCHED_MASK = (
-    "vmap: We do not support batching operators that can support dynamic shape. Attempting to "
-    "batch over indexing with a boolean mask."
-)
 _BATCHED_SELECT_MASK = (
     "vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot support "
     "this because for each batch this would return a differently shaped Tensor. Please file an "
@@ -287,6 +282,9 @@ def _index_array(k):
     return a
 
 
+Tensor._as_index = _index_array  # an index tensor as an array; vmap's own: _batching
+
+
 _BAD_INDEX = (
     "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
     "are valid indices (got {})"
@@ -306,9 +304,9 @@ def _parse_key(key, shape: tuple):
     items = []
     consumed = 0
     for k in key:
-        if type(k) is BatchedTensor:  # an index per example: kept as a tensor, see _batch_key
-            _batch_key(k)
-        elif isinstance(k, (Tensor, *_ARRAYS, list, range)):  # a range is a sequence, as a list
+        if isinstance(k, Tensor):  # (under vmap, an index per example stays a tensor)
+            k = k._as_index()
+        elif isinstance(k, (*_ARRAYS, list, range)):  # a range is a sequence, as a list
             k = _index_array(list(k) if type(k) is range else k)
         elif isinstance(k, (bool, xp.bool_)):
             k = xp.asarray(k)
@@ -362,7 +360,7 @@ def _parse_key(key, shape: tuple):
             basic.append(k)
             view_op = SELECT
             dim += 1
-        elif type(k) is BatchedTensor:
+        elif isinstance(k, Tensor):  # an index per example (vmap)
             basic.append(_FULL)
             advanced.append(k)
             dim += 1
@@ -396,16 +394,6 @@ def _parse_key(key, shape: tuple):
     while advanced and advanced[-1] is _FULL:
         advanced.pop()
     return view_op, basic_index, tuple(advanced)
-
-
-def _batch_key(k) -> None:
-    """Check an index tensor batched by vmap. Integer ones stay tensors in the index (vmap runs
-    the indexing one example at a time); a batched mask would give a shape per example."""
-    kind = k._data.dtype.kind
-    if kind == "b" or (kind == "u" and k._data.dtype.itemsize == 1):
-        raise RuntimeError(_BATCHED_MASK)
-    if kind not in "iu":
-        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
 
 
 def getitem(input, key) -> Tensor:
@@ -999,7 +987,7 @@ def _masked_select_batch(op, args, flags, size, params):
 
 def _masked_scatter_batch(op, args, flags, size, params):
     input, mask, source = args
-    if flags[1] or type(mask) is BatchedTensor:  # a mask per example: a count per example
+    if flags[1] or find_level((mask,), None):  # a mask per example (at any level): a count each
         return fallback(op, args, flags, size, params)
     input, source = _front((input, source), (flags[0], flags[2]), size)
     shape = _broadcast_shape([input._data.shape[1:], mask._data.shape])
@@ -1559,13 +1547,14 @@ def _index_put_(self, indices, values, accumulate: bool = False) -> Tensor:
     return apply_inplace(INDEX_PUT, self, values, index=index, accumulate=accumulate)
 
 
+_NONZERO_NUMPY = ("Batching rule not implemented for aten::nonzero_numpy. We could not generate "
+                  "a fallback.")
+
+
 def nonzero(input, *, as_tuple: bool = False):
     """The indices of the non-zero elements: an (n, ndim) tensor, or one tensor per dim."""
-    if as_tuple and type(input) is BatchedTensor:
-        raise RuntimeError(
-            "Batching rule not implemented for aten::nonzero_numpy. We could not generate a "
-            "fallback."
-        )
+    if as_tuple:  # one tensor per dim, read from the values: vmap refuses
+        input._needs_values(RuntimeError, _NONZERO_NUMPY)
     out = apply(NONZERO, input)
     if not as_tuple:
         return out

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 
 from .._backend import xp
-from .._batched import BatchedTensor
 from .._batching import elementwise, fallback, materialize, physical
 from .._dispatch import apply
 from .._validation import unit_interval
@@ -83,14 +82,17 @@ def _loss_weights(target, weight, ignore_index, reduction, shape, dtype, lead: i
     return cdim, safe, w
 
 
+_BATCHED_WEIGHT = ("vmap: a batched class weight of nll_loss or cross_entropy is supported in the "
+                   "loss and cross_entropy's gradient only (not nll_loss's gradient, label "
+                   "smoothing or second derivatives)")
+
+
 def _class_weight(weight):
     """The class weight's array (None without one)."""
-    if type(weight) is BatchedTensor:
-        raise NotImplementedError("vmap: a batched class weight of nll_loss or cross_entropy "
-                                  "is supported in the loss and cross_entropy's gradient only "
-                                  "(not nll_loss's gradient, label smoothing or second "
-                                  "derivatives)")
-    return None if weight is None else physical(weight)  # (on meta: a stand-in)
+    if weight is None:
+        return None
+    weight._needs_values(NotImplementedError, _BATCHED_WEIGHT)
+    return physical(weight)  # (on meta: a stand-in)
 
 
 def _nll_matrix(target, weight, ignore_index, reduction, shape, dtype):

@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 
 from .._backend import xp
-from .._batched import BatchedTensor
-from .._batching import batch_dims
+from .._batching import batch_dims, on_values
 from .._dispatch import apply
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
@@ -170,19 +169,20 @@ def _update_running(running, new, momentum: float) -> None:
         running.copy_(running * (1 - momentum) + new.to(running.dtype) * momentum)
 
 
+_RUNNING_UNBATCHED = (
+    "Batch norm got a batched tensor as input while the running_mean or running_var, which will "
+    "be updated in place, were not batched.\nIf you are using a module and do not need eval "
+    "mode, please set `track_running_stats` to be False.If you are using a prebuilt module and "
+    "do not need eval mode, please see the functorch website for resources on how to patch your "
+    "module to work with vmap")
+
+
 def _check_running(input, running_mean, running_var) -> None:
-    """Under vmap the statistics of each example go to running statistics of its own."""
-    if type(input) is not BatchedTensor:
-        return
+    """The running statistics take values computed from input, in place (under vmap, each
+    example's go to running statistics of its own)."""
     for running in (running_mean, running_var):
-        if running is not None and not (type(running) is BatchedTensor
-                                        and running._level == input._level):
-            raise RuntimeError(
-                "Batch norm got a batched tensor as input while the running_mean or running_var, "
-                "which will be updated in place, were not batched.\nIf you are using a module "
-                "and do not need eval mode, please set `track_running_stats` to be False.If you "
-                "are using a prebuilt module and do not need eval mode, please see the functorch "
-                "website for resources on how to patch your module to work with vmap")
+        if running is not None:
+            input._check_write(running, RuntimeError, _RUNNING_UNBATCHED)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
@@ -225,13 +225,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be "
                                "defined in evaluation mode")
         dtype = input._data.dtype
-        if BatchedTensor in (type(running_mean), type(running_var)):  # an example's own stats
-            mean = running_mean.to(dtype).reshape(affine)
-            rstd = ((running_var.to(dtype) + eps) ** -0.5).reshape(affine)
-        else:
-            shape = (1,) + affine
-            mean = running_mean._data.astype(dtype, copy=False).reshape(shape)
-            rstd = (1 / xp.sqrt(running_var._data.astype(dtype) + eps)).reshape(shape)
+        # On the statistics' arrays, outside the graph (under vmap, each example's own)
+        mean = on_values(lambda m, lead: m.astype(dtype, copy=False).reshape(
+            m.shape[:lead] + affine), running_mean)
+        rstd = on_values(lambda v, lead: (1 / xp.sqrt(v.astype(dtype) + eps)).reshape(
+            v.shape[:lead] + affine), running_var)
         xhat = (input - mean) * rstd
     return apply(BATCH_NORM, xhat, weight, bias, affine_shape=affine)
 

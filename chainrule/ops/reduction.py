@@ -13,7 +13,6 @@ import warnings
 
 from .. import return_types
 from .._backend import as_dtype, xp
-from .._batched import BatchedTensor
 from .._batching import batch_dims, materialize, physical
 from .._dispatch import apply, apply_inplace
 from .._meta import array_of
@@ -1202,9 +1201,9 @@ def quantile(input, q, dim: int | None = None, keepdim: bool = False, *,
         raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, "
                            f"midpoint or nearest. Got {interpolation}")
     scalar_q = not isinstance(q, Tensor)
-    if type(q) is BatchedTensor:
-        raise RuntimeError("quantile(): vmap over q is not supported (its values choose the "
-                           "elements taken); batch the input instead")
+    if not scalar_q:
+        q._needs_values(RuntimeError, "quantile(): vmap over q is not supported (its values "
+                        "choose the elements taken); batch the input instead")
     qs = xp.asarray(q._data if isinstance(q, Tensor) else q, dtype=xp.float64)
     if qs.ndim > 1:
         raise RuntimeError("quantile() q must be a scalar or 1D tensor")

@@ -13,7 +13,6 @@ import math
 import warnings
 
 from .._backend import as_dtype, astype, dtype, xp
-from .._batched import BatchedTensor, batched
 from .._batching import _pad, batch_dims, elementwise, fallback, materialize
 from .._device import as_device, memory_of
 from .._dispatch import _check_inplace, _link_view, apply, apply_inplace, bump_version
@@ -562,8 +561,7 @@ def _link_pieces(outputs, input: Tensor, indices, function: str) -> None:
     for nr, (out, index) in enumerate(zip(outputs, indices)):
         params = {"index": index, "output_nr": nr, "function": function}
         extra = out._extra  # _link_view replaces it: keep the tangent
-        # A batched tensor's storage is its value's: link it as vmap does.
-        _link_view(out, input, _MULTI_VIEW, params, shared=type(input) is BatchedTensor)
+        _link_view(out, input, _MULTI_VIEW, params, shared=input._shares_views)
         if extra:
             out._extra = {**extra, **out._extra}
 
@@ -721,7 +719,7 @@ def view(input, *shape, size=None, dtype=None) -> Tensor:
     if size is not None or dtype is not None:
         shape = (size if dtype is None else dtype,)
     if len(shape) == 1 and isinstance(shape[0], _DTYPE_LIKE):
-        return _view_dtype(input, as_dtype(shape[0]))
+        return input._view_dtype(as_dtype(shape[0]))
     shape = _infer_shape(int_sizes("view", shape, overloads=_VIEW), input._data.size)
     if not _viewable(input._data, shape):
         raise RuntimeError(
@@ -733,13 +731,7 @@ def view(input, *shape, size=None, dtype=None) -> Tensor:
 
 def _view_dtype(input, to) -> Tensor:
     """input's bytes read as dtype ``to`` (the last dim rescaled): shared storage, outside the
-    graph (as in PyTorch, also for input's own dtype)."""
-    if type(input) is BatchedTensor:  # the values' bytes, the batch in front
-        out = batched(_view_dtype(input._value, to), input._level)
-        if input._vc is None:
-            input._vc = [0]
-        out._vc = input._vc
-        return out
+    graph (as in PyTorch, also for input's own dtype). A method: vmap's is in _batching."""
     data = input._data
     if to.itemsize != data.itemsize and not (data.ndim and data.strides[-1] == data.itemsize):
         raise RuntimeError(
@@ -757,6 +749,9 @@ def _view_dtype(input, to) -> Tensor:
         input._vc = [0]
     out._vc = input._vc
     return out
+
+
+Tensor._view_dtype = _view_dtype  # vmap's own: in _batching
 
 
 def _size_keyword(op: str, name: str, value, given: tuple) -> tuple:
@@ -1018,8 +1013,7 @@ def _inplace_view(self, op: Op, **params) -> Tensor:
     _check_inplace(self, state.enabled and self._requires_grad)
     new = apply(op, self, **params)
     self._data = new._data
-    if type(self) is BatchedTensor:
-        self._value = new._value
+    self._took_replay(new)  # (a batched tensor takes the new values)
     if new.grad_fn is not None:
         self.grad_fn, self._output_nr = new.grad_fn, new._output_nr
     view = new._extra.get("view") if new._extra else None
