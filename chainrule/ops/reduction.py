@@ -19,6 +19,7 @@ from .._meta import array_of
 from .._threads import reduction
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
+from . import _tie_order
 from ._registry import defop
 from ._shapes import normalize_dim, normalize_dims
 from .elementwise import _C_NAMES, _KERNEL_NAMES, _unsupported, isnan, sign, where
@@ -1059,9 +1060,26 @@ def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False
     return apply(ARGSORT, input, dim=_sort_dim(input, dim), descending=descending)
 
 
+def _rows(input, dim):
+    """input's slices along ``dim`` as the rows of a 2-d array."""
+    x = xp.moveaxis(input, dim, -1)
+    return x.reshape(-1, x.shape[-1])
+
+
+def _from_rows(rows, input, dim):
+    shape = list(input.shape)
+    del shape[dim]
+    return xp.moveaxis(rows.reshape(tuple(shape) + rows.shape[1:]), -1, dim)
+
+
 @_on_vector
-def _topk(input, dim, k, largest):
-    indices = xp.take(_argsort(input, dim, largest), range(k), axis=dim)
+def _topk(input, dim, k, largest, sorted=True):  # noqa: A002  (PyTorch's name)
+    rows = _rows(input, dim)
+    indices = xp.ascontiguousarray(_argsort(rows, 1, largest)[:, :k])
+    # which of equal elements come out, and an unsorted result's order, are PyTorch's kernel's
+    for r in xp.flatnonzero(_tie_order.needs_order(rows, k, sorted)) if k else ():
+        indices[r] = _tie_order.topk_indices(rows[r].tolist(), k, largest, sorted)
+    indices = _from_rows(indices, input, dim)
     return xp.take_along_axis(input, indices, axis=dim), indices
 
 
@@ -1077,7 +1095,7 @@ def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
     if not 0 <= k <= n:
         raise RuntimeError(f"topk: selected index k out of range (k={k}, dimension {dim} has "
                            f"size {n})")
-    values, indices = apply(TOPK, input, dim=dim, k=k, largest=largest)
+    values, indices = apply(TOPK, input, dim=dim, k=k, largest=largest, sorted=bool(sorted))
     return result("topk", "values indices", (values, indices))
 
 
@@ -1103,8 +1121,23 @@ def _pick(position, nan_wins: bool):
     return forward
 
 
-KTHVALUE = defop("kthvalue", _pick(lambda n, k: k - 1, False), ("input",), (_select_grad,),
-                 n_outputs=2, jvp=_select_jvp, batch=_along_dim)
+@_on_vector
+def _kthvalue(input, dim, keepdim, k):
+    values, indices = _pick(lambda n, k: k - 1, False)(input, dim, True, k=k)
+    rows = _rows(input, dim)
+    found = _rows(indices, dim)[:, 0].copy()
+    # which of equal elements comes out is PyTorch's quickselect's
+    for r in xp.flatnonzero(_tie_order.needs_order(rows, k, True)):
+        found[r] = _tie_order.kthvalue_index(rows[r].tolist(), k - 1)
+    indices = _from_rows(found[:, None], input, dim)
+    values = xp.take_along_axis(input, indices, axis=dim)
+    if not keepdim:
+        values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return values, indices
+
+
+KTHVALUE = defop("kthvalue", _kthvalue, ("input",), (_select_grad,), n_outputs=2,
+                 jvp=_select_jvp, batch=_along_dim)
 MEDIAN_DIM = defop("median_dim", _pick(lambda n: (n - 1) // 2, True), ("input",), (_select_grad,),
                    backward_name="MedianBackward1", n_outputs=2, jvp=_select_jvp,
                    batch=_along_dim)

@@ -73,6 +73,12 @@ SMALL = (S(()), S((5,)), S((2, 3)))
 CUBE = (S((2, 3, 2)),)
 
 
+NAN = float("nan")
+TIES = Const([[2.0, 1.0, 2.0, 0.0, 2.0, 1.0, 1.0, 2.0, 0.0, 2.0],
+              [NAN, 1.0, NAN, 1.0, 3.0, 3.0, NAN, 0.0, 1.0, 1.0]])
+LONG_TIES = Const([[float(i * 7 % 5) for i in range(130)], [float(i % 3) for i in range(130)]])
+
+
 def _row(name: str, call, samples, variant: str, **kwargs) -> OpRow:
     """A row for one variant of ``name``."""
     return OpRow(name, call, samples, variant=variant, **kwargs)
@@ -568,6 +574,18 @@ ORDER = [
         "k=1,3-d",
         records=("topk",),
     ),
+    _row("topk", lambda m, x: m.topk(x, 3, sorted=False), (S((3, 8)),), "unsorted",
+         records=("topk",)),
+    # which of equal elements come out, and in which order, are PyTorch's CPU kernel's
+    _row("topk", lambda m, x: m.topk(x, 4), (S(TIES),), "ties", orders=(), records=("topk",)),
+    _row("topk", lambda m, x: m.topk(x, 4, largest=False, sorted=False), (S(TIES),),
+         "ties,smallest,unsorted", orders=(), records=("topk",)),
+    _row("topk", lambda m, x: m.topk(x, 2, largest=False), (S(LONG_TIES),), "ties,partial sort",
+         orders=(), records=("topk",)),
+    _row("kthvalue", lambda m, x: m.kthvalue(x, 3), (S(TIES),), "ties", orders=(),
+         records=("kthvalue",)),
+    _row("kthvalue", lambda m, x: m.kthvalue(x, 40, 1), (S(LONG_TIES),), "ties,long",
+         orders=(), records=("kthvalue",)),
     _row("kthvalue", lambda m, x: m.kthvalue(x, 1), SMALL, "k=1", records=("kthvalue",)),
     _row("kthvalue", lambda m, x: m.kthvalue(x, 3), (S((3, 4)),), "k=3", records=("kthvalue",)),
     _row(
