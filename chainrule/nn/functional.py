@@ -405,6 +405,9 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         scales = (None,) * nd if recompute_scale_factor else factors
     if mode == "area":
         return adaptive_avg_pool_nd(input, out_size, nd, "adaptive_avg_pool")
+    if mode in ("bilinear", "bicubic") and input._data.dtype == xp.uint8:
+        return const(_resample_uint8(input._data, out_size, scales, align_corners,
+                                     mode == "bicubic"))
     out = input
     for i, (n, o, scale) in enumerate(zip(in_size, out_size, scales)):
         axis = 2 + i
@@ -414,6 +417,76 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
             matrix = _interp_matrix(n, o, scale, align_corners, mode == "bicubic")
             out = along(out, axis, matrix.astype(input._data.dtype))
     return out
+
+
+def _uint8_filter(x: float, cubic: bool) -> float:
+    x = abs(x)
+    if not cubic:
+        return 1.0 - x if x < 1.0 else 0.0
+    a = -0.75
+    if x < 1.0:
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+    if x < 2.0:
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return 0.0
+
+
+def _uint8_matrix(n: int, o: int, scale, align_corners: bool, cubic: bool):
+    """PyTorch's uint8 bilinear/bicubic weights along one dim: an (o, n) matrix of integers and
+    their fixed-point precision (weights summed onto the border pixels they fall past, scaled
+    by the largest power of two that keeps them in int16, rounded half away from zero)."""
+    if align_corners:
+        s = (n - 1) / (o - 1) if o > 1 else 0.0
+    else:
+        s = 1.0 / scale if scale is not None and scale > 0 else n / o
+    size = 4 if cubic else 2
+    support = size // 2
+    weights = xp.zeros((o, size))
+    starts = xp.zeros(o, dtype=xp.int64)
+    counts = xp.zeros(o, dtype=xp.int64)
+    largest = 0.0
+    for i in range(o):
+        real = s * i if align_corners else s * (i + 0.5) - 0.5
+        if not align_corners and not cubic and real < 0:
+            real = 0.0
+        index = min(int(math.floor(xp.float32(real))), n - 1)  # PyTorch's floorf
+        frac = min(max(real - index, 0.0), 1.0)
+        low = index - support + 1
+        starts[i] = max(low, 0)
+        counts[i] = min(max(min(index + support + 1, n) - starts[i], 0), size)
+        k = 0
+        for j in range(size):
+            if low + j <= 0:
+                k = 0
+            elif low + j >= n - 1:
+                k = counts[i] - 1
+            weights[i, k] += _uint8_filter(j + 1 - support - frac, cubic)
+            largest = max(largest, weights[i, k])
+            k += 1
+    precision = 0
+    while precision < 22 and int(0.5 + largest * (1 << (precision + 1))) < 1 << 15:
+        precision += 1
+    scaled = weights * (1 << precision)
+    whole = xp.trunc(scaled + xp.where(scaled < 0, -0.5, 0.5)).astype(xp.int64)
+    matrix = xp.zeros((o, n), dtype=xp.int64)
+    for i in range(o):
+        c = int(counts[i])
+        matrix[i, starts[i]:starts[i] + c] = whole[i, :c]
+    return matrix, precision
+
+
+def _resample_uint8(data, out_size, scales, align_corners: bool, cubic: bool):
+    """PyTorch's uint8 bilinear/bicubic kernel: the last dim, then the one before (each only if
+    its size changes), each pass summing in integers and rounding and clamping to uint8."""
+    for axis in (-1, -2):
+        n, o = data.shape[axis], out_size[axis]
+        if n == o:
+            continue
+        matrix, precision = _uint8_matrix(n, o, scales[axis], align_corners, cubic)
+        moved = xp.moveaxis(data, axis, -1).astype(xp.int64)
+        summed = (moved @ matrix.T + (1 << (precision - 1))) >> precision
+        data = xp.moveaxis(xp.clip(summed, 0, 255).astype(xp.uint8), -1, axis)
+    return data
 
 
 def _nearest_index(n: int, o: int, scale, mode: str):
