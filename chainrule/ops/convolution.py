@@ -19,6 +19,7 @@ from ._nnutil import check_float, fold_batch, ntuple, sum_terms, type_name
 from ._registry import defop
 
 _as_strided = as_strided  # either device's arrays
+_ndarray = xp.ndarray
 _FEW_CHANNELS = 4  # below it, im2col's copy loops over positions rather than channels
 
 
@@ -40,20 +41,27 @@ def _channels_to_front(x):
 def pad_spatial(x, padding, value=0.0):
     """x padded by (before, after) pairs on its trailing dims (cropped where negative), in x's
     memory layout."""
-    if not any(lo or hi for lo, hi in padding):
-        return x
     lead = x.ndim - len(padding)
-    if any(lo < 0 or hi < 0 for lo, hi in padding):
-        x = x[(slice(None),) * lead + tuple(
-            slice(max(-lo, 0), n - max(-hi, 0)) for n, (lo, hi) in zip(x.shape[lead:], padding))]
-        padding = tuple((max(lo, 0), max(hi, 0)) for lo, hi in padding)
-        if not any(lo or hi for lo, hi in padding):
-            return x
-    shape = x.shape[:lead] + tuple(n + lo + hi for n, (lo, hi) in zip(x.shape[lead:], padding))
-    out = xp.full_like(x, value, shape=shape)  # order 'K': a channels-last x stays so
-    out[(slice(None),) * lead + tuple(slice(lo, lo + n) for n, (lo, _) in
-                                      zip(x.shape[lead:], padding))] = x
+    shape = list(x.shape)
+    inside = [slice(None)] * x.ndim
+    for i, (lo, hi) in enumerate(padding, lead):
+        if lo < 0 or hi < 0:
+            return _pad_cropping(x, padding, value, lead)
+        if lo or hi:
+            shape[i] += lo + hi
+            inside[i] = slice(lo, lo + x.shape[i])
+    if tuple(shape) == x.shape:
+        return x
+    out = xp.empty_like(x, shape=shape)  # order 'K': a channels-last x stays so
+    xp.copyto(out, value, casting="unsafe")
+    out[tuple(inside)] = x
     return out
+
+
+def _pad_cropping(x, padding, value, lead):
+    x = x[(slice(None),) * lead + tuple(
+        slice(max(-lo, 0), n - max(-hi, 0)) for n, (lo, hi) in zip(x.shape[lead:], padding))]
+    return pad_spatial(x, tuple((max(lo, 0), max(hi, 0)) for lo, hi in padding), value)
 
 
 def _windows(x, kernel, stride, dilation, out, channel_minor=False):
@@ -71,6 +79,14 @@ def _windows(x, kernel, stride, dilation, out, channel_minor=False):
     else:
         shape = (x.shape[0],) + tuple(out) + (x.shape[1],) + tuple(kernel)
         strides = (x.strides[0],) + positions + (x.strides[1],) + offsets
+    if type(x) is _ndarray:
+        # NumPy's as_strided costs 4 us a call; a view of x's memory block built directly, 1
+        # (x is C-contiguous, or channels-last from _for_columns; the windows lie inside it).
+        block = x if x.flags.c_contiguous else _channels_to_end(x)
+        if block.flags.c_contiguous:
+            view = _ndarray(shape, x.dtype, buffer=block, strides=strides)
+            view.flags.writeable = False
+            return view
     return _as_strided(x, shape=shape, strides=strides, writeable=False)
 
 
@@ -82,11 +98,12 @@ def _im2col(x, kernel, stride, dilation, out, channel_minor=False):
     the columns come back transposed (Fortran order), as BLAS takes them."""
     windows = _windows(x, kernel, stride, dilation, out, channel_minor)
     rows = windows.shape[0] * math.prod(out)
+    columns = x.shape[1] * math.prod(kernel)  # explicit: an empty batch has no -1 to infer
     if channel_minor and x.shape[1] < _FEW_CHANNELS:
         nd = len(kernel)
         order = tuple(range(1 + nd, 2 + 2 * nd)) + tuple(range(1 + nd))  # (*kernel, C, N, *out)
-        return xp.ascontiguousarray(windows.transpose(order)).reshape(-1, rows).T
-    return windows.reshape(rows, -1)
+        return xp.ascontiguousarray(windows.transpose(order)).reshape(columns, rows).T
+    return windows.reshape(rows, columns)
 
 
 def _for_columns(x):

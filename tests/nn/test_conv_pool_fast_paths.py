@@ -138,3 +138,19 @@ def test_tiled_max_pool_higher_order_gradients():
     x = chainrule.tensor(rng.standard_normal((2, 3, 6, 4)), requires_grad=True)
     assert chainrule.autograd.gradcheck(lambda t: F.max_pool2d(t, 2), (x,))
     assert chainrule.autograd.gradgradcheck(lambda t: F.max_pool2d(t, 2) ** 2, (x,))
+
+
+@pytest.mark.parametrize("in_channels", [1, 8])
+def test_conv2d_of_an_empty_batch(in_channels):
+    rng = np.random.default_rng(8)
+    w = rng.standard_normal((4, in_channels, 3, 3))
+    grads = []
+    for lib, f in ((chainrule, F), (torch, TF)):
+        weight = lib.tensor(w, requires_grad=True)
+        x = lib.zeros(0, in_channels, 5, 5, dtype=lib.float64, requires_grad=True)
+        out = f.conv2d(x, weight, padding=1)
+        assert tuple(out.shape) == (0, 4, 5, 5)
+        out.sum().backward()
+        grads.append((x.grad.numpy().shape, weight.grad.numpy()))
+    assert grads[0][0] == grads[1][0]
+    np.testing.assert_array_equal(grads[0][1], grads[1][1])
