@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+from sys import getrefcount
 
 from ._backend import xp
 from ._quiet import enter
@@ -29,6 +30,10 @@ __all__ = ["GRAIN", "set_num_threads", "get_num_threads", "kernel", "reduction",
            "kernel_for", "ufunc_of"]
 
 GRAIN = 131072  # elements per piece, at least (docs/performance.md: Threads)
+# Outputs of at least BUFFER_MIN bytes come from a cache of buffers kept for reuse (fresh pages
+# cost a fault each: 12 ms of a 16 MB result's 14 ms here); it holds BUFFER_CACHE bytes at most.
+BUFFER_MIN = 1 << 20
+BUFFER_CACHE = 256 << 20
 
 _ndarray = xp.ndarray
 _ufunc = xp.ufunc
@@ -160,8 +165,13 @@ class _Pool:
 
 _threads = [default_threads()]
 _pool: list = [None]
-# Op records whose kernel splits while several threads run: record -> its split kernel.
-_split_ops: dict = {}
+# The buffer cache: (shape, dtype) -> the arrays it handed out, free again once it is their
+# only holder; the ids of those arrays (code that counts an array's references to see whether
+# anything else holds it counts one more for these); their bytes in all.
+_buffers: dict = {}
+cached: set = set()
+_buffer_bytes = [0]
+_buffer_lock = threading.Lock()
 
 
 def _reset_after_fork() -> None:
@@ -184,26 +194,23 @@ def set_num_threads(num: int) -> None:
     if pool is not None and pool.threads != num:
         _pool[0] = None
         pool.close()
-    for op, split in _split_ops.items():
-        op.split = split if num > 1 else None
 
 
 def split_ops(op) -> None:
     """Give an elementwise op record a split kernel (used while more than one thread runs)."""
     if type(op.forward) is not _ufunc:
         return
-    split = kernel(op.forward)
-    _split_ops[op] = split
-    if _threads[0] > 1:
-        op.split = split
+    op.split = kernel(op.forward)
 
 
 def kernel_for(op, arrays: list):
-    """The kernel an elementwise op runs on ``arrays``: split where one is large, else the
-    ufunc itself (so chainrule.compile records it, and a replay pays nothing more)."""
-    for a in arrays:
-        if type(a) is _ndarray and a.size > GRAIN:
-            return op.split
+    """The kernel an elementwise op runs on ``arrays`` under chainrule.compile's capture and
+    dispatch modes: split where one is large (never from the buffer cache: a capture counts the
+    references to its arrays), else the ufunc itself (a replay pays nothing more)."""
+    if _threads[0] > 1:
+        for a in arrays:
+            if type(a) is _ndarray and a.size > GRAIN:
+                return op.split.plain
     return op.forward
 
 
@@ -242,11 +249,13 @@ def _axis(shape: tuple, pieces: int) -> int:
 class kernel:
     """An elementwise ufunc that splits large calls across the pool (``out=`` as the ufunc)."""
 
-    __slots__ = ("ufunc", "__name__", "__qualname__")
+    __slots__ = ("ufunc", "__name__", "__qualname__", "cache", "plain")
 
-    def __init__(self, ufunc) -> None:
+    def __init__(self, ufunc, cache: bool = True) -> None:
         self.ufunc = ufunc
         self.__name__ = self.__qualname__ = ufunc.__name__
+        self.cache = cache  # large results from the buffer cache
+        self.plain = kernel(ufunc, False) if cache else self  # the same without the cache
 
     def __repr__(self) -> str:
         return f"<split {self.ufunc.__name__}>"
@@ -257,37 +266,111 @@ class kernel:
         for a in args:
             if type(a) is _ndarray and a.size > size:
                 size = a.size
-        if size <= GRAIN or _threads[0] == 1:
+        if size <= GRAIN:
             return f(*args, **kwargs)
-        return _split_elementwise(f, args, kwargs, size)
+        if _threads[0] == 1:
+            if kwargs or f.nout != 1 or not self.cache:
+                return f(*args, **kwargs)
+            shape = _c_ordered([a for a in args if type(a) is _ndarray])
+            if shape is None:
+                return f(*args)
+            return f(*args, out=_output(f, args, shape, {}, True))
+        return _split_elementwise(f, args, kwargs, size, self.cache)
 
 
-def _split_elementwise(f, args: tuple, kwargs: dict, size: int):
+def _c_ordered(arrays: list):
+    """The broadcast shape of ``arrays`` if one call's result is C-ordered (an operand of that
+    shape is C-contiguous, the others C-contiguous or broadcast), else None."""
+    shape = arrays[0].shape
+    for a in arrays:
+        if a.shape != shape:
+            shape = xp.broadcast_shapes(*[a.shape for a in arrays])
+            break
+    c_ordered = False
+    for a in arrays:
+        if a.shape == shape and a.flags.c_contiguous:
+            c_ordered = True
+        elif not (a.flags.c_contiguous or 0 in a.strides):
+            return None
+    return shape if c_ordered else None
+
+
+def _output(f, args: tuple, shape: tuple, kwargs: dict, cache: bool):
+    """A C-ordered array for the result of ``f(*args, **kwargs)`` (of ``shape``)."""
+    sample = [a[(0,) * a.ndim] if type(a) is _ndarray else a for a in args]
+    dtype = f(*sample, **kwargs).dtype
+    if not cache or dtype.itemsize * math.prod(shape) < BUFFER_MIN or dtype.hasobject:
+        return xp.empty(shape, dtype)
+    return buffer(shape, dtype)
+
+
+def buffer(shape: tuple, dtype):
+    """An uninitialised C-ordered array from the buffer cache: one it handed out before that
+    nothing holds any more (no view, no tensor, no saved value), else a new one it keeps."""
+    key = (shape, dtype)
+    with _buffer_lock:
+        held = _buffers.get(key)
+        if held is not None:
+            for a in held:
+                if getrefcount(a) == 3:  # the cache's list, ``a`` and getrefcount's argument
+                    return a
+        out = xp.empty(shape, dtype)
+        nbytes = out.nbytes
+        if _buffer_bytes[0] + nbytes > BUFFER_CACHE:
+            _drop_free()
+            if _buffer_bytes[0] + nbytes > BUFFER_CACHE:
+                return out  # full of arrays still in use: this one is not kept
+        _buffers.setdefault(key, []).append(out)
+        cached.add(id(out))
+        _buffer_bytes[0] += nbytes
+        return out
+
+
+def _drop_free() -> None:
+    """Let go of the cached arrays nothing else holds (under the lock)."""
+    for key in list(_buffers):
+        held = _buffers[key]
+        kept = []
+        for a in held:
+            if getrefcount(a) > 3:  # the list, ``a``, getrefcount's argument
+                kept.append(a)
+            else:
+                _buffer_bytes[0] -= a.nbytes
+                cached.discard(id(a))
+        a = None
+        if kept:
+            _buffers[key] = kept
+        else:
+            del _buffers[key]
+
+
+def empty_cache() -> None:
+    """Release the cached buffers nothing holds any more."""
+    with _buffer_lock:
+        _drop_free()
+
+
+def _split_elementwise(f, args: tuple, kwargs: dict, size: int, cache: bool):
     arrays = [a for a in args if type(a) is _ndarray]
-    shape = xp.broadcast_shapes(*[a.shape for a in arrays])
+    shape = _c_ordered(arrays)
+    # Only where one call's result is C-ordered (what the pieces write) and no output overlaps
+    # an input it does not coincide with (a piece would read what another already wrote).
+    if shape is None or f.nout != 1:
+        return f(*args, **kwargs)
     pieces = _pieces(math.prod(shape))
     axis = _axis(shape, pieces)
     out = kwargs.get("out")
     if type(out) is tuple:
         out = out[0] if len(out) == 1 else None
     ndim = len(shape)
-    # Only where one call's result is C-ordered (what the pieces write) and no output overlaps
-    # an input it does not coincide with (a piece would read what another already wrote).
-    c_ordered = False
-    for a in arrays:
-        if a.shape == shape and a.flags.c_contiguous:
-            c_ordered = True
-        elif not (a.flags.c_contiguous or 0 in a.strides):
-            return f(*args, **kwargs)
-    if pieces < 2 or axis < 0 or not c_ordered or f.nout != 1 or (
+    if pieces < 2 or axis < 0 or (
             out is not None and (type(out) is not _ndarray or out.shape != shape
                                  or not out.flags.c_contiguous or any(
                                      a is not out and xp.may_share_memory(a, out)
                                      for a in arrays))):
         return f(*args, **kwargs)
     if out is None:
-        sample = [a[(0,) * a.ndim] if type(a) is _ndarray else a for a in args]
-        out = xp.empty(shape, f(*sample, **kwargs).dtype)
+        out = _output(f, args, shape, kwargs, cache)
         rest = kwargs
     else:
         rest = {k: v for k, v in kwargs.items() if k != "out"}

@@ -14,12 +14,14 @@ from sys import getrefcount
 from .._backend import xp
 from .._modes import stack
 from .._quiet import enter, leave
+from .._threads import GRAIN, cached, kernel
 from .forward_ad import state as forward_state
 from .grad_mode import state
 from .graph import AccumulateGrad, GraphTask, call_post_hooks, graph_tasks, run_tensor_hooks
 
 __all__ = ["execute", "queue_callback"]
 
+_ADD = kernel(xp.add).plain  # large sums split across the intra-op threads
 _ACC = -(1 << 64) + 1  # AccumulateGrad's sequence number is the largest: it runs once ready
 
 
@@ -116,13 +118,17 @@ def _add_into(buffer, grad) -> bool:
             modes is not None and stack.dual is not None and forward_state.level):
         return False  # a BatchedTensor's values are not in its _data; a tangent would go stale
     # 3 references: the buffer list, this frame and getrefcount's argument; the same for the
-    # array: the tensor's slot, this frame and the argument (a view of it would hold one more).
-    if (getrefcount(buffer) > 3 or getrefcount(data) > 3 or data.base is not None
+    # array: the tensor's slot, this frame and the argument (a view of it would hold one more),
+    # and the buffer cache's if the array is one of its (_threads.buffer).
+    if (getrefcount(buffer) > 3 or getrefcount(data) > 3 + (id(data) in cached)
+            or data.base is not None
             or data.shape != grad._data.shape or data.dtype != grad._data.dtype
             or not data.flags.writeable):
         return False
     if modes is not None and stack.capture is not None:  # chainrule.compile records the sum
         stack.capture.call(xp.add, (data, grad._data), {"out": data}, out=data)
+    elif data.size > GRAIN:
+        _ADD(data, grad._data, out=data)
     else:
         data += grad._data
     return True
@@ -132,11 +138,11 @@ def _unshared(grad) -> bool:
     """Whether only the running AccumulateGrad's buffer holds ``grad`` and its array: a node
     still waiting may hold the same gradient, and the leaf's hooks may change ``.grad``."""
     # Each counts the one holder expected (the buffer list; the tensor's slot; the view's
-    # .base), a local here and getrefcount's argument.
+    # .base), a local here and getrefcount's argument; and the buffer cache's.
     data = grad._data
     base = data.base
-    return getrefcount(grad) <= 3 and getrefcount(data) <= 3 and (
-        base is None or getrefcount(base) <= 3)
+    return getrefcount(grad) <= 3 and getrefcount(data) <= 3 + (id(data) in cached) and (
+        base is None or getrefcount(base) <= 3 + (id(base) in cached))
 
 
 def _owner(tensor) -> int:

@@ -233,6 +233,10 @@ FMOD_SCALAR = defop(
 def _pow_grad(g, input, exponent):
     if exponent == 0:
         return g.new_zeros(g.shape)
+    if exponent == 1:  # g * (1 * x ** 0): g, also where x is nan or inf
+        return g
+    if exponent == 2:  # without x ** 1, a pass over x (the same values: 2 x is exact)
+        return g * (2 * input)
     return g * (exponent * input ** (exponent - 1))
 
 

@@ -107,6 +107,10 @@ POWERS = [
         "pow", lambda m, x: m.pow(x, 0.5), UNARY, variant="0.5", domain=POSITIVE, orders=(1, 2, 3)
     ),
     OpRow("pow", lambda m, x: m.pow(x, -1), UNARY, variant="-1", domain=NONZERO, orders=(1, 2, 3)),
+    OpRow("pow", lambda m, x: m.pow(x, 1), UNARY, variant="1", orders=(1, 2, 3),
+          inplace={"pow_": lambda x: x.pow_(1)}),
+    OpRow("pow", lambda m, x: m.pow(x, -2), UNARY, variant="-2", domain=NONZERO, orders=(1, 2, 3)),
+    OpRow("pow", lambda m, x: m.pow(x, 2.0), UNARY, variant="2.0", orders=(1, 2, 3)),
     OpRow(
         "pow", lambda m, x: m.pow(x, 0), UNARY, variant="0", inplace={"pow_": lambda x: x.pow_(0)}
     ),

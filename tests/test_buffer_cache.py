@@ -1,0 +1,127 @@
+"""The buffer cache of large elementwise results (_threads.buffer): an array is handed out again
+only once nothing holds it (no tensor, view, saved value, gradient or NumPy reference), values
+are never shared, and gradients through cached arrays equal PyTorch's."""
+
+import gc
+
+import numpy as np
+import pytest
+import torch
+
+import chainrule as cr
+from chainrule import _threads
+
+N = 1 << 19  # float32: 2 MiB, above BUFFER_MIN
+
+
+@pytest.fixture(autouse=True, params=[1, 2], ids=["1 thread", "2 threads"])
+def threads(request):
+    saved = cr.get_num_threads()
+    cr.set_num_threads(request.param)
+    yield request.param
+    cr.set_num_threads(saved)
+
+
+def address(t) -> int:
+    return t.numpy().__array_interface__["data"][0]
+
+
+def rng_array(n=N, seed=0, dtype=np.float32):
+    return np.random.default_rng(seed).standard_normal(n).astype(dtype)
+
+
+def test_a_dropped_result_is_reused_a_held_one_never():
+    a = cr.tensor(rng_array())
+    y = cr.exp(a)
+    first = address(y)
+    want = np.exp(a.numpy())
+    z = cr.sin(a)  # y is held: z gets other memory
+    assert address(z) != first
+    np.testing.assert_array_equal(y.numpy(), want)
+    del y
+    gc.collect()
+    w = cr.cos(a)
+    assert address(w) == first  # y's memory again, with w's values
+    np.testing.assert_array_equal(w.numpy(), np.cos(a.numpy()))
+    np.testing.assert_array_equal(z.numpy(), np.sin(a.numpy()))
+
+
+@pytest.mark.parametrize("holder", ["view", "numpy", "detached", "saved", "list"])
+def test_anything_holding_the_array_keeps_it(holder):
+    a = cr.tensor(rng_array(), requires_grad=holder == "saved")
+    y = cr.exp(a)
+    want = y.detach().numpy().copy()
+    if holder == "view":
+        kept = y[10:]
+    elif holder == "numpy":
+        kept = y.detach().numpy()
+    elif holder == "detached":
+        kept = y.detach()
+    elif holder == "saved":
+        kept = y * a  # mul saves y for a's gradient
+    else:
+        kept = [y.detach().numpy()]
+    del y
+    gc.collect()
+    others = [cr.sin(a.detach()) + 1.0 for _ in range(3)]
+    if holder == "saved":
+        kept.sum().backward()
+        np.testing.assert_allclose(a.grad.numpy(), want * (1 + a.detach().numpy()), rtol=1e-5,
+                                   atol=1e-6)
+    elif holder == "view":
+        np.testing.assert_array_equal(kept.numpy(), want[10:])
+    elif holder == "list":
+        np.testing.assert_array_equal(kept[0], want)
+    else:
+        np.testing.assert_array_equal(np.asarray(kept), want)
+    assert all(np.isfinite(o.numpy()).all() for o in others)
+
+
+def test_small_results_and_results_with_parameters_are_not_cached():
+    small = cr.exp(cr.tensor(rng_array(1000)))
+    assert id(small.numpy()) not in _threads.cached
+    assert id(cr.exp(cr.tensor(rng_array())).numpy()) in _threads.cached
+
+
+def test_gradients_through_cached_arrays_equal_torch():
+    """W6's function, twice in a row (the second backward runs on reused buffers)."""
+    x0 = rng_array()
+    ours = cr.tensor(x0.copy(), requires_grad=True)
+    theirs = torch.tensor(x0.copy(), requires_grad=True)
+    for _ in range(3):
+        for m, x in ((cr, ours), (torch, theirs)):
+            x.grad = None
+            (m.exp(x) * m.sin(x) + x * x + x ** 2).sum().backward()
+        np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-5, atol=1e-5)
+    kept = ours.grad
+    want = kept.numpy().copy()
+    ours.grad = None
+    (cr.exp(ours) * cr.sin(ours)).sum().backward()  # kept is ours alone now: not reused
+    np.testing.assert_array_equal(kept.numpy(), want)
+
+
+def test_accumulated_grad_is_not_a_cached_array_still_in_use():
+    x = cr.tensor(rng_array(), requires_grad=True)
+    (x * 2.0).sum().backward()
+    (x * 3.0).sum().backward()  # added into .grad in place
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(N, 5.0, np.float32))
+    y = cr.exp(x.detach())
+    assert not np.shares_memory(y.numpy(), x.grad.numpy())
+
+
+def test_empty_cache_and_the_bound(monkeypatch):
+    a = cr.tensor(rng_array())
+    y = cr.exp(a)
+    del y
+    gc.collect()
+    _threads.empty_cache()
+    assert not any(np.shares_memory(b, a.numpy()) for held in _threads._buffers.values()
+                   for b in held)
+    assert _threads._buffer_bytes[0] == sum(b.nbytes for held in _threads._buffers.values()
+                                            for b in held)
+    monkeypatch.setattr(_threads, "BUFFER_CACHE", _threads._buffer_bytes[0] + 3 * 4 * N)
+    live = [cr.exp(a) for _ in range(6)]  # only 3 more fit: the others are not kept
+    assert sum(id(t.numpy()) in _threads.cached for t in live) == 3
+    assert _threads._buffer_bytes[0] <= _threads.BUFFER_CACHE
+    for i, t in enumerate(live):
+        np.testing.assert_array_equal(t.numpy(), np.exp(a.numpy()), err_msg=str(i))
