@@ -121,6 +121,10 @@ def _tiled_max(x, kernel, out):
         top, now = best[:n], codes[:n]
         for j in range(1, k):
             view = values[j * step: j * step + n]
+            if j == 1 and code is None and scan == 1 and code_type is xp.uint8:
+                xp.greater(view, first, out=now.view(xp.bool_))  # the code: 1 where later
+                xp.maximum(first, view, out=top)
+                continue
             later = (view > (first if j == 1 else top)).view(xp.uint8)
             if j == 1 and code is None:
                 xp.multiply(later, code_type(scan), out=now)
