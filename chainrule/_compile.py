@@ -127,8 +127,9 @@ class Capture:
         ref = self.refs[name] = _Ref(array, self._dead)
         ref.key, ref.name = key, name
         base = root = array.base
-        while getattr(root, "base", None) is not None:  # a buffer (mmap, bytes) ends the chain
-            root = root.base
+        if base is not None:  # (getattr's default on None would cost an AttributeError)
+            while getattr(root, "base", None) is not None:  # a buffer (mmap, bytes) ends it
+                root = root.base
         flags = array.flags
         meta[name] = (array.shape, array.dtype, base is None and earlier is None,
                       flags.c_contiguous and flags.writeable,
@@ -483,10 +484,10 @@ class Capture:
         simplified (see ``_free_dead``)."""
         forward, backward = raw
         text = "def replay(A):\n" + "".join(
-            f"    {line}\n" for line in _nest(_free_dead(forward, self)))
+            f"    {line}\n" for line in _nest(*_free_dead(forward, self)))
         if backward is not None:
             text += "\n\ndef backward(S, G):\n" + "".join(
-                f"    {line}\n" for line in _nest(_free_dead(backward, self)))
+                f"    {line}\n" for line in _nest(*_free_dead(backward, self)))
         return text
 
     def capture_backward(self, result, arg_tensors: list) -> None:
@@ -741,13 +742,9 @@ class Capture:
                              "optimizer's new buffers): captured again next call")
 
     def _guards(self, arg_tensors: list) -> list:
-        checks = [f"G.enabled is {grad_state.enabled!r}",
-                  f"default_dtype() is {self.ref(get_default_dtype())}"]
-        self.ns.update(G=grad_state, default_dtype=get_default_dtype)
-        for i, t in enumerate(arg_tensors):
-            a = t._data
-            checks.append(f"A[{i}]._data.shape == {a.shape!r} and A[{i}]._data.dtype == "
-                          f"{self.ref(a.dtype)} and A[{i}]._requires_grad is {t._requires_grad}")
+        # The grad mode, the default dtype and the arguments' shapes, dtypes and requires_grad
+        # are in the key that picks the programs to try (_flatten_args): not checked again.
+        checks = []
         for t, name, grad_none in self.seen.values():
             a = t._data
             checks.append(f"{name}._data.shape == {a.shape!r} and {name}._data.dtype == "
@@ -917,21 +914,25 @@ def _any_of(names) -> Callable:
     return re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")(?!\w)").search
 
 
-def _drop_unused(lines: list) -> list:
-    """Drop pure kernel lines whose results nothing reads (a loss value no one returns)."""
+def _drop_unused(lines: list) -> tuple[list, list]:
+    """Drop pure kernel lines whose results nothing reads (a loss value no one returns);
+    returns the lines kept and the kernel results each mentions (``_RESULT``, in order)."""
     used: set = set()
     kept = []
+    found = []
+    findall = _RESULT.findall
     for line in reversed(lines):
-        if line.endswith(_PURE):
-            target, _, expr = line[:-len(_PURE)].partition(" = ")
-            if target not in used:
+        names = findall(line)
+        if line.endswith(_PURE):  # "sX = expr": sX is the first name found
+            if names[0] not in used:
                 continue
-            line = f"{target} = {expr}"
-            used.update(_RESULT.findall(expr))
+            line = line[:-len(_PURE)]
+            used.update(names[1:])
         else:
-            used.update(_RESULT.findall(line))
+            used.update(names)
         kept.append(line)
-    return kept[::-1]
+        found.append(names)
+    return kept[::-1], found[::-1]
 
 
 _CALL = re.compile(r"^(s\d+) = (f\d+)\(([\w.]+(?:, [\w.]+)*)\)$")
@@ -970,44 +971,50 @@ _BIG = 1 << 16  # bytes: smaller arrays are neither freed early nor written over
 _RESULT = re.compile(r"\b(s\d+|t\d+)\b")
 
 
-def _free_dead(lines: list, capture: Capture) -> list:
+def _free_dead(lines: list, capture: Capture) -> tuple[list, list]:
     """Drop unused pure kernels; let an elementwise kernel write into a large input that dies
     there; insert ``del`` after the last use of each large kernel result (eager's memory peak
-    at most)."""
+    at most). Returns the lines and the kernel results each mentions."""
     lines, frozen = capture._times_one(lines)
     lines = capture._fold_operands(lines)
-    lines = _drop_unused(lines)
+    lines, found = _drop_unused(lines)
     meta = capture.meta
     big = {n for n, m in meta.items() if m[1].itemsize * math.prod(m[0]) >= _BIG}
     last: dict[str, int] = {}
-    for i, line in enumerate(lines):
-        for name in _RESULT.findall(line):
+    for i, names in enumerate(found):
+        for name in names:
             last[name] = i
     if big:
-        lines = capture._reuse(lines, last, big, frozen)
+        reused = capture._reuse(lines, last, big, frozen)
+        found = [f if new is old else _RESULT.findall(new)
+                 for f, new, old in zip(found, reused, lines)]
+        lines = reused
     dies: dict[int, list] = {}
     for name, i in last.items():
         if name in big or name[0] == "t":
             dies.setdefault(i, []).append(name)
     out = []
+    out_found = []
     for i, line in enumerate(lines):
         out.append(line)
+        out_found.append(found[i])
         if i in dies and not line.startswith("return"):
             out.append("del " + ", ".join(sorted(dies[i])))
-    return out
+            out_found.append(dies[i])
+    return out, out_found
 
 
 _NEST_MAX = 8  # calls nested in one line at most
 
 
-def _nest(lines: list) -> list:
+def _nest(lines: list, found: list) -> list:
     """A result read once, by the next line, is computed inside it: ``s2 = f(s1)`` and
     ``s3 = g(s2, e1)`` become ``s3 = g(f(s1), e1)`` (the same calls in the same order, fewer
     lines for Python to compile and fewer local variables to store). Only where nothing is
     called in that line before the result is read, so the order of the calls stays."""
-    uses: dict[str, int] = {}
-    for line in lines:
-        for name in _RESULT.findall(line):
+    uses: dict[str, int] = {}  # found: the kernel results each line mentions
+    for names in found:
+        for name in names:
             uses[name] = uses.get(name, 0) + 1
     out: list = []
     depth: dict[str, int] = {}
@@ -1051,7 +1058,7 @@ class Program:
         self.source = ""
         self.temps = temps  # names of tensors made during the call: not compared
         self.guard_source = ("def guard(A):\n    return (" + "\n            and ".join(guards)
-                             + ")\n")
+                             + ")\n") if guards else ""
         self.ns = ns
         self._capture = capture  # what simplifying the lines reads (arrays' shapes and layouts)
 
@@ -1061,9 +1068,10 @@ class Program:
         self.source = self._capture.source(self.raw)
         self._capture = None
         exec(_code(self.source, "<chainrule.compile>"), self.ns)  # noqa: S102
-        exec(_code(self.guard_source, "<chainrule.compile guard>"), self.ns)  # noqa: S102
+        if self.guard_source:
+            exec(_code(self.guard_source, "<chainrule.compile guard>"), self.ns)  # noqa: S102
         self.replay = self.ns["replay"]
-        self.guard = self.ns["guard"]
+        self.guard = self.ns.get("guard", _unguarded)
         return self
 
     def difference(self, other: Program) -> str | None:
@@ -1084,6 +1092,10 @@ class Program:
             if not _same(value, theirs.get(key)):
                 return f"{key} ({type(value).__name__})"
         return None
+
+
+def _unguarded(tensors: list) -> bool:
+    return True
 
 
 _CODES: dict = {}  # generated source -> its code object (recordings of the same structure)
@@ -1317,7 +1329,7 @@ def _flatten_args(args: tuple, kwargs: dict) -> tuple[list, Any]:
             owner = id(a if a.base is None else a.base)
             first = storage.setdefault(owner, len(tensors))  # arguments sharing memory
             tensors.append(x)
-            return ("T", a.shape, a.dtype.str, x._requires_grad, first)
+            return ("T", a.shape, a.dtype, x._requires_grad, first)
         if type(x) in (tuple, list):
             return (type(x).__name__,) + tuple(key_of(v) for v in x)
         if type(x) is dict:
