@@ -261,7 +261,16 @@ class Capture:
             self.n += 1
             name = f"s{self.n}"
             self.lines.append(f"{name} = {fname}({', '.join(parts)}){_PURE}")
-            self._name(out, name)
+            key = id(out)
+            if key in names or out.base is not None:  # the general case of naming
+                self._name(out, name)
+            else:  # _name for a new array owning its memory
+                names[key] = name
+                ref = self.refs[name] = _Ref(out, self._dead)
+                ref.key, ref.name = key, name
+                flags = out.flags
+                self.meta[name] = (out.shape, out.dtype, True,
+                                   flags.c_contiguous and flags.writeable, None)
             if record.name == "expand":
                 self.expands.add(name)
             return out

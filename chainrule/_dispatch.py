@@ -225,9 +225,11 @@ def _apply_in_modes(op, inputs: tuple, params: dict):
     dispatch = stack.dispatch
     results = (_kernel(op, inputs, params) if dispatch is None
                else dispatch(op, inputs, params, _kernel))
-    if op.differentiable and state.enabled and any(
-            isinstance(x, Tensor) and x._requires_grad for x in inputs):
-        _record(op, inputs, params, results)
+    if op.differentiable and state.enabled:
+        for x in inputs:
+            if isinstance(x, Tensor) and x._requires_grad:
+                _record(op, inputs, params, results)
+                break
     dual = stack.dual
     if dual is not None:  # forward mode: the outputs' tangents, after recording (see apply)
         dual(op, inputs, params, results)
@@ -268,7 +270,7 @@ def _kernel(op, inputs: tuple, params: dict) -> tuple:
         forward_for(op, arrays, params, dtype)
     if op.split is not None and forward is op.forward:
         forward = kernel_for(op, arrays)  # and chainrule.compile records the same
-    if capture is not None:
+    if capture is not None and capture.generators:  # draws from a stream may be stray
         capture.before_op()
     try:
         try:
