@@ -1,6 +1,9 @@
 """Capture time of chainrule.compile: the first two calls of a compiled step (both eager, while
 the kernels are recorded and the program is written) against the median eager step.
 
+The two calls are two ``step()`` of a fresh compiled build (a workload's ``check()``, which also
+copies its outputs to NumPy, runs after them, untimed: it replays).
+
 Usage, from the project root: ``python -m benchmarks.capture [--threads N] [--builds N]``.
 Each workload's step is compiled ``--builds`` times afresh (the cache of generated code emptied
 each time, as in a new process); the table gives medians, in wall-clock time and in this
@@ -50,7 +53,8 @@ def main() -> None:
         for _ in range(args.builds):
             _compile._CODES.clear()
             compiled = workload.build(load_impl("chainrule.compile"), data)
-            firsts.append(_timed(lambda c=compiled: (c.check(), c.step())))
+            firsts.append(_timed(lambda c=compiled: (c.step(), c.step())))
+            compiled.check()
         step, step_cpu = (statistics.median(s[i] for s in steps) for i in (0, 1))
         first, first_cpu = (statistics.median(f[i] for f in firsts) for i in (0, 1))
         print(f"| {workload.id} | {step * 1e3:.3g} ms | {first * 1e3:.3g} ms | "

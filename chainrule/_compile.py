@@ -920,7 +920,18 @@ _WORD = re.compile(r"\b([a-zA-Z_]\w*)\b")
 
 def _any_of(names) -> Callable:
     """A test of whether a line mentions one of ``names`` (a quick filter before parsing)."""
-    return re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")(?!\w)").search
+    search = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")(?!\w)").search
+    if len(names) > 8:
+        return search
+    names = tuple(names)
+
+    def mentions(line: str):
+        for name in names:  # a substring first: most lines mention none
+            if name in line:
+                return search(line)
+        return None
+
+    return mentions
 
 
 def _drop_unused(lines: list) -> tuple[list, list]:
@@ -977,7 +988,9 @@ def _escapes_or_written(lines: list, names: tuple) -> bool:
 
 
 _BIG = 1 << 16  # bytes: smaller arrays are neither freed early nor written over (not worth a line)
-_RESULT = re.compile(r"\b(s\d+|t\d+)\b")
+# A kernel result's name, sX or tX, as a whole word (the letter first: the regex engine skips
+# to it; the lookbehind asks for no word character before it).
+_RESULT = re.compile(r"[st](?<!\w[st])\d+\b")
 
 
 def _free_dead(lines: list, capture: Capture) -> tuple[list, list]:
