@@ -77,8 +77,16 @@ CAPTURE = _Capturing()
 class Capture:
     """The record of one eager call: kernels, the arrays they read and wrote, and effects."""
 
-    def __init__(self, arg_tensors: list) -> None:
+    def __init__(self, arg_tensors: list, read: frozenset | None = None) -> None:
         self.thread = threading.get_ident()
+        # The externals whose value need not be copied before a write: those the reference
+        # capture (the one this one must agree with) reads from their tensors at replay (a
+        # program made from this capture reads them so too); without a reference, all (this
+        # capture can only become the next one's reference). A value not copied that ends up a
+        # constant is lost: this capture then agrees with none (see Program.difference).
+        self.read = read
+        self.uncopied: set = set()
+        self.lost = False
         self.lines: list[str] = []
         self.names: dict[int, str] = {}  # id(array) -> its name in the program
         # Arrays are not kept alive (the capture's memory is eager's): a name is dropped when its
@@ -202,8 +210,12 @@ class Capture:
         """A kernel may write into ``array``: copy the values of the externals sharing its
         memory first (their values at first use are the program's)."""
         if self.unkept:
+            read = self.read
             for entry in self.unkept.pop(id(_root(array)), ()):
-                entry[3] = entry[1].copy()
+                if read is None or entry[0] in read:
+                    self.uncopied.add(entry[0])
+                else:
+                    entry[3] = entry[1].copy()
 
     def fn(self, f) -> str:
         name = self.fns.get(id(f))
@@ -455,6 +467,7 @@ class Capture:
             self.broken = str(why)
             return None
         head = [f"a{i} = A[{i}]._data" for i in range(len(arg_tensors))]
+        read: list = []  # externals read from their tensors at replay
         for name, array, owner, snapshot, written in self.externals:
             # Held outside this capture (the entry, the loop's variable, getrefcount's argument;
             # the graph behind the outputs and the guards' own references do not count).
@@ -465,6 +478,7 @@ class Capture:
                     return None
                 tname = self.tensor_name(owner)
                 head.append(f"{name} = {tname}._data")
+                read.append(name)
                 continue
             if owner is not None and id(owner) in self.seen:  # a leaf made during the call
                 tname = self.seen.pop(id(owner))[1]
@@ -477,6 +491,8 @@ class Capture:
             else:  # a temporary made during the call: its value at first use (nothing wrote
                 # into its memory if it was not copied)
                 self.ns[name + "_"] = array if snapshot is None else snapshot
+                if name in self.uncopied:
+                    self.lost = True
                 head.append(f"{name} = {name}_.copy()" if written else f"{name} = {name}_")
         if self.backward is None:
             raw = (head + self.lines + [f"return {out_text}"], None)
@@ -486,7 +502,9 @@ class Capture:
         self.ns.update(asarray=xp.asarray, wrap=_wrap, freed=_freed)
         self.externals = self.held = None  # the arrays are the program's constants or not used
         self.unkept = {}
-        return Program(raw, self.ns, guards, self.temps, self)
+        program = Program(raw, self.ns, guards, self.temps, self)
+        program.read, program.lost = frozenset(read), self.lost
+        return program
 
     def source(self, raw: tuple) -> str:
         """The program's Python source: ``raw`` (the forward's lines and the backward's or None)
@@ -1083,6 +1101,8 @@ class Program:
                              + ")\n") if guards else ""
         self.ns = ns
         self._capture = capture  # what simplifying the lines reads (arrays' shapes and layouts)
+        self.read: frozenset = frozenset()  # externals read from their tensors at replay
+        self.lost = False  # a constant's value at first use was not kept (see Capture.read)
 
     def build(self) -> Program:
         """Write and make the Python functions (only for the capture that becomes the
@@ -1099,6 +1119,8 @@ class Program:
     def difference(self, other: Program) -> str | None:
         """What differs between two captures (None: the same computation, so it does not
         depend on values the guards do not see, and both simplify to the same source)."""
+        if self.lost or other.lost:
+            return "a constant's value, written in place (not kept)"
         if self.raw != other.raw:
             return "the kernels"
         if self.guard_source != other.guard_source:
@@ -1302,7 +1324,7 @@ class CompiledFunction:
                 self._give_up(self._eager_reason)
                 return self._fn(*args, **kwargs)
             entry = self._pending[key] = _Entry()
-        cap = Capture(tensors)
+        cap = Capture(tensors, None if entry.last is None else entry.last.read)
         cap.function = self._fn
         self._captures += 1
         set_seam(CAPTURE, "capture", cap)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import inspect
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -665,6 +666,68 @@ def test_compiled_memory_is_not_above_eager():
     grads = [w.grad.clone() for w in weights]
     assert torch.equal(loss, step(x))
     assert all(torch.equal(g, w.grad) for g, w in zip(grads, weights))
+
+
+def test_captures_of_an_in_place_update_copy_no_parameter():
+    """An SGD step written in place into big parameters: the captures keep no copy of them (the
+    program reads them from their tensors), and the replayed training equals eager's."""
+    shapes = [(512, 256), (256, 128)]
+    start = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
+    x = torch.tensor(RNG.standard_normal((8, 512)).astype(np.float32))
+
+    def make():
+        return [torch.tensor(w.copy(), requires_grad=True) for w in start]
+
+    def stepper(params):
+        def step(x):
+            loss = torch.tanh(x @ params[0]).matmul(params[1]).square().mean()
+            loss.backward()
+            with torch.no_grad():
+                for p in params:
+                    p -= 0.1 * p.grad
+                    p.grad = None
+            return loss
+        return step
+
+    eager_params, params = make(), make()
+    eager, c = stepper(eager_params), torch.compile(stepper(params))
+    eager(x)  # a first step allocates what a step allocates
+    peak = _traced_peak(eager, x)
+    size = sum(w.nbytes for w in start)
+    captures = [_traced_peak(c, x) for _ in range(2)]
+    assert _replays(c) == 1
+    assert max(captures) < peak + size // 2  # a copy of the parameters would be `size` more
+    for _ in range(2):
+        assert torch.equal(c(x), eager(x))
+    assert c.stats["replays"] == 2
+    assert all(torch.equal(p, q) for p, q in zip(params, eager_params))
+
+
+def test_a_tensor_made_in_the_call_from_changing_values_and_written_runs_eagerly():
+    """A tensor made from a Python value that changes every call, read and then written in place:
+    no two captures agree on its value at first use, so the function runs eagerly, correctly."""
+    state = {"n": 0}
+
+    def f(x):
+        state["n"] += 1
+        c = torch.tensor([float(state["n"])])
+        y = x * c
+        c.add_(1)
+        return y + c
+
+    def g(x):  # the same, for eager's values
+        c = torch.tensor([float(state["n"])])
+        y = x * c
+        c.add_(1)
+        return y + c
+
+    compiled = torch.compile(f)
+    x = torch.tensor([2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(6):
+            assert torch.equal(compiled(x), g(x))
+    assert _replays(compiled) == 0
 
 
 def test_item_assignment_into_a_tensor_made_inside_replays():
