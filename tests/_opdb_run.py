@@ -160,11 +160,16 @@ def _dtype(dtype: torch.dtype):
 
 
 def to_ours(value, leaves: list):
-    """A sample's value with torch's tensors, dtypes, devices, sizes and modules without
-    parameters as chainrule's; tensors that require grad are appended to ``leaves``."""
+    """A sample's value with torch's tensors (a view into a larger storage as such a view),
+    dtypes, devices, sizes and modules without parameters as chainrule's; tensors that require
+    grad are appended to ``leaves``."""
     if isinstance(value, torch.Tensor):
-        array = value.detach().resolve_conj().resolve_neg().numpy().copy()
-        out = chainrule.tensor(array, dtype=_dtype(value.dtype))
+        view = _storage_view(value.detach())
+        if view is not None:
+            out = chainrule.from_numpy(view)
+        else:
+            array = value.detach().resolve_conj().resolve_neg().numpy().copy()
+            out = chainrule.tensor(array, dtype=_dtype(value.dtype))
         if value.requires_grad:
             out.requires_grad_()
             leaves.append(out)
@@ -186,6 +191,21 @@ def to_ours(value, leaves: list):
     if isinstance(value, dict):
         return {k: to_ours(v, leaves) for k, v in value.items()}
     return value
+
+
+def _storage_view(tensor: torch.Tensor) -> np.ndarray | None:
+    """A view into a larger storage (as_strided's partial views) as the same view of a copy of
+    that storage; None for any other tensor."""
+    if tensor.is_conj() or tensor.is_neg() or tensor.dtype == torch.bfloat16:
+        return None
+    size = tensor.element_size()
+    n = tensor.untyped_storage().nbytes() // size
+    if n <= tensor.numel():
+        return None
+    storage = torch.as_strided(tensor, (n,), (1,), 0).numpy().copy()
+    return np.ndarray(tuple(tensor.shape), storage.dtype, buffer=storage,
+                      offset=tensor.storage_offset() * size,
+                      strides=tuple(s * size for s in tensor.stride()))
 
 
 def _module(module: torch.nn.Module):

@@ -526,6 +526,35 @@ def test_as_strided_errors():
     _raises_alike(lambda m: m.as_strided_scatter(m.arange(6.0), m.ones(3), (2, 2), (1, 2)))
 
 
+@pytest.mark.parametrize("view, size, stride, offset", [
+    ((slice(1, 3), slice(1, None)), (2, 3), (3, 1), 0),  # before the view's first element
+    ((slice(0, 2), slice(None, 2)), (2, 2), (4, 2), 5),  # past its last element
+    ((1, slice(1, None)), (2, 2), (1, 4), None),  # the view's own offset
+])
+def test_as_strided_of_a_view_reads_its_base(view, size, stride, offset):
+    # PyTorch reads the storage under a view; the gradient reaches the view's own elements
+    import torch.autograd.forward_ad as tfw
+
+    import chainrule.autograd.forward_ad as cfw
+
+    rng = np.random.default_rng(4)
+    base, grad, tangent = rng.standard_normal((3, 4)), rng.standard_normal(size), None
+    kwargs = {} if offset is None else {"storage_offset": offset}
+    results = []
+    for m, fw in ((chainrule, cfw), (torch, tfw)):
+        x = m.from_numpy(base.copy())[view].requires_grad_()
+        out = m.as_strided(x, size, stride, **kwargs)
+        (g,) = m.autograd.grad(out, x, m.from_numpy(grad))
+        tangent = rng.standard_normal(tuple(x.shape)) if tangent is None else tangent
+        with fw.dual_level():
+            dual = fw.make_dual(x.detach(), m.from_numpy(tangent))
+            t = fw.unpack_dual(m.as_strided(dual, size, stride, **kwargs)).tangent
+        results.append([out.detach().numpy(), g.numpy(), t.numpy()])
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+    _raises_alike(lambda m: m.as_strided(m.arange(12.0)[4:6], (3,), (5,), 4))
+
+
 def test_stft_istft_against_torch():
     x, tx = _both(np.random.default_rng(0).standard_normal((2, 40)))
     w, tw = _both(np.hanning(12))

@@ -1034,20 +1034,46 @@ def _fill_diagonal_(self, fill_value, wrap: bool = False) -> Tensor:
 
 
 
-def _strided_index(input: Tensor, size, stride, storage_offset) -> Tensor:
-    """The positions in input's elements (in memory order) that as_strided reads."""
+def _positions(size, stride, offset: int):
+    """Storage positions ``offset + sum(i_k * stride_k)`` of a strided tensor of ``size``."""
+    index = xp.full(tuple(size), offset, dtype=xp.int64)
+    for d, (n, st) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[d] = n
+        index = index + (xp.arange(n) * st).reshape(shape)
+    return index
+
+
+def _view_storage(input: Tensor):
+    """The flat storage input views, when it is a view into a larger contiguous array of its
+    dtype (else None)."""
+    data = input._data
+    if type(data) is not xp.ndarray:
+        return None
+    root = data
+    while isinstance(root.base, xp.ndarray):
+        root = root.base
+    if root is data or root.dtype != data.dtype or not root.flags.c_contiguous \
+            or any(st <= 0 or st % data.itemsize for st in data.strides):
+        return None  # not a view, another dtype's, or expanded or flipped
+    last = _storage_offset(input) + sum((n - 1) * st // data.itemsize
+                                        for n, st in zip(data.shape, data.strides))
+    return root.reshape(-1) if data.size and last < root.size else None
+
+
+def _strided_index(input: Tensor, size, stride, storage_offset, check: bool = True):
+    """The positions in input's elements (in memory order) that as_strided reads (None, without
+    ``check``, when they reach outside them)."""
     size, stride = tuple(size), tuple(stride)
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
     offset = _storage_offset(input) if storage_offset is None else storage_offset
     base = _storage_offset(input)
-    index = xp.full(size, offset - base, dtype=xp.int64)
-    for d, (n, st) in enumerate(zip(size, stride)):
-        shape = [1] * len(size)
-        shape[d] = n
-        index = index + (xp.arange(n) * st).reshape(shape)
+    index = _positions(size, stride, offset - base)
     needed = offset + (int(index.max()) - (offset - base) + 1 if index.size else 0)
     available = base + input._data.size
+    if not check and index.size and (int(index.min()) < 0 or needed > available):
+        return None
     if index.size and int(index.min()) < 0:
         raise RuntimeError(f"as_strided: storage offset {offset} reaches before the first element "
                            f"of this view (offset {base}): chainrule reads a tensor's own elements")
@@ -1063,6 +1089,22 @@ def _strided_index(input: Tensor, size, stride, storage_offset) -> Tensor:
 def as_strided(input, size, stride, storage_offset=None) -> Tensor:
     """The elements at ``storage_offset + sum(i_k * stride_k)`` of input's (contiguous)
     memory, as a tensor of ``size``."""
+    storage = _view_storage(input)
+    if storage is not None and _strided_index(input, size, stride, storage_offset, False) is None:
+        # a view read beyond its own elements reads its base's storage, as PyTorch's
+        if len(size) != len(stride):
+            raise RuntimeError("mismatch in length of strides and shape")
+        offset = _storage_offset(input) if storage_offset is None else storage_offset
+        index = _positions(size, stride, offset)
+        if index.size and (int(index.min()) < 0 or int(index.max()) >= storage.size):
+            raise RuntimeError(
+                f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+                f"{offset}, and itemsize {storage.itemsize} requiring a storage size of "
+                f"{(int(index.max()) + 1) * storage.itemsize} are out of bounds for storage of "
+                f"size {storage.size * storage.itemsize}")
+        own = _positions(input.shape, input.stride(), _storage_offset(input)).reshape(-1)
+        whole = _const(storage.copy()).index_put((_const(own),), input.reshape(-1))
+        return whole[_const(index)]
     if not input._data.flags.c_contiguous:
         input = input.contiguous()
     return input.reshape(-1)[_strided_index(input, size, stride, storage_offset)]
