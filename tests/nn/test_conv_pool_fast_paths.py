@@ -154,3 +154,30 @@ def test_conv2d_of_an_empty_batch(in_channels):
         grads.append((x.grad.numpy().shape, weight.grad.numpy()))
     assert grads[0][0] == grads[1][0]
     np.testing.assert_array_equal(grads[0][1], grads[1][1])
+
+
+@pytest.mark.parametrize("channels_last_grad", [False, True])
+@pytest.mark.parametrize(("stride", "padding", "dilation"), [(1, 1, 1), (2, 0, 1), (1, 2, 2)])
+def test_conv2d_with_few_input_channels_against_torch(stride, padding, dilation,
+                                                       channels_last_grad):
+    """Fewer than 4 input channels: transposed columns, the product giving channels-first output
+    and a channels-first gradient read in long rows (a channels-last one the other way)."""
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((3, 2, 7, 6))
+    w = rng.standard_normal((5, 2, 3, 3))
+    b = rng.standard_normal(5)
+    size = TF.conv2d(torch.tensor(x), torch.tensor(w), stride=stride, padding=padding,
+                     dilation=dilation).shape
+    grad = rng.standard_normal(tuple(size))
+    results = []
+    for lib, f in ((chainrule, F), (torch, TF)):
+        params = [lib.tensor(a, requires_grad=True) for a in (x, w, b)]
+        out = f.conv2d(*params, stride=stride, padding=padding, dilation=dilation)
+        g = lib.tensor(grad)
+        if channels_last_grad:
+            g = g.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)
+        results.append([out, *lib.autograd.grad(out, params, g)])
+        assert out.is_contiguous()
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-10,
+                                   atol=1e-12)
