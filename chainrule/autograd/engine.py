@@ -110,7 +110,7 @@ def _pass_over(node, deps: dict, buffers: dict, ready: list) -> None:
                 todo.append(child)
 
 
-def _add_into(buffer, grad) -> bool:
+def _add_into(buffer, grad, outs) -> bool:
     """Add ``grad`` into ``buffer`` in place if nothing else can see the buffer's array."""
     data = buffer._data
     modes = stack.modes
@@ -120,7 +120,16 @@ def _add_into(buffer, grad) -> bool:
     # 3 references: the buffer list, this frame and getrefcount's argument; the same for the
     # array: the tensor's slot, this frame and the argument (a view of it would hold one more),
     # and the buffer cache's if the array is one of its (_threads.buffer).
-    if (getrefcount(buffer) > 3 or getrefcount(data) > 3 + (id(data) in cached)
+    refs = getrefcount(buffer)
+    if refs > 3 and getrefcount(outs) == 4:
+        # The running node's outputs (``outs``: execute's variable, its iterator, this frame
+        # and the argument; nothing else holds them) may hold the buffer too: x * x's two
+        # gradients meet at x.
+        for out in outs:
+            if out is buffer:
+                refs -= 1
+        out = None
+    if (refs > 3 or getrefcount(data) > 3 + (id(data) in cached)
             or data.base is not None
             or data.shape != grad._data.shape or data.dtype != grad._data.dtype
             or not data.flags.writeable):
@@ -243,7 +252,7 @@ def execute(roots: list, root_grads: list, targets: list | None, retain_graph: b
                         buffers[child] = buf = [None] * child.n_outputs
                     if buf[nr] is None:
                         buf[nr] = grad
-                    elif create_graph or not _add_into(buf[nr], grad):
+                    elif create_graph or not _add_into(buf[nr], grad, outs):
                         buf[nr] = buf[nr] + grad
                 n = deps[child] - 1
                 if n:
