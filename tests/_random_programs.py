@@ -13,7 +13,8 @@ has a restricted domain, the statement maps its argument into it (``torch.log(v1
 a kink (relu at 0, a near-tie of a max, a near-zero norm) is not used, since the two libraries'
 rounding could land on different sides of it.
 
-Not generated: ``Tensor.unfold`` and ``logcumsumexp``, which chainrule does not have yet.
+Not generated yet: ``Tensor.unfold`` and ``logcumsumexp`` (both are in chainrule now; adding them
+to the statement list would change every seed's program).
 """
 
 from __future__ import annotations
