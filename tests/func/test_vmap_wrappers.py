@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 import chainrule
 
@@ -144,8 +145,6 @@ def test_batch_norm_running_statistics_must_be_batched(same_error):
     same_error(program, *randn(7, (3, 2, 4), (4,), (4,)))
 
 
-# (Running statistics batched in another dim than 0: torch leaves them unchanged, chainrule
-# updates them in place; not compared here.)
 @pytest.mark.parametrize("in_dims", [(0, 0, 0), (1, 0, 0), (-2, 0, 0)])
 def test_batch_norm_running_statistics_per_example(same, in_dims):
     def program(lib, x, mean, var):
@@ -160,6 +159,24 @@ def test_batch_norm_running_statistics_per_example(same, in_dims):
     shapes = {(0, 0, 0): ((3, 2, 4), (3, 4), (3, 4)), (1, 0, 0): ((2, 3, 4), (3, 4), (3, 4)),
               (-2, 0, 0): ((2, 3, 4), (3, 4), (3, 4))}
     same(program, *randn(8, *shapes[in_dims]))
+
+
+def test_batch_norm_running_statistics_batched_in_dim_1_updated_as_a_loop():
+    # PyTorch 2.13's vmap leaves such statistics unchanged (docs/differences.md); the reference
+    # is torch's own loop over the examples.
+    x, mean, var = randn(20, (2, 3, 4), (4, 3), (4, 3))
+    var = np.abs(var) + 0.5
+    m, v = chainrule.tensor(mean), chainrule.tensor(var)
+    chainrule.func.vmap(lambda a, mm, vv: chainrule.nn.functional.batch_norm(
+        a, mm, vv, training=True), in_dims=(1, 1, 1))(chainrule.tensor(x), m, v)
+    want_m, want_v = torch.tensor(mean), torch.tensor(var)
+    for i in range(3):
+        mi, vi = want_m[:, i].clone(), want_v[:, i].clone()
+        torch.nn.functional.batch_norm(torch.tensor(x[:, i]), mi, vi, training=True)
+        want_m[:, i], want_v[:, i] = mi, vi
+    np.testing.assert_allclose(m.numpy(), want_m.numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(v.numpy(), want_v.numpy(), rtol=1e-12, atol=1e-14)
+    assert not np.allclose(want_m.numpy(), mean)  # the loop did move them
 
 
 def test_batch_norm_running_statistics_of_another_level_refused(same_error):
