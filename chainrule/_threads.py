@@ -175,7 +175,9 @@ _buffer_lock = threading.Lock()
 
 
 def _reset_after_fork() -> None:
+    global _buffer_lock
     _pool[0] = None  # the child has none of the parent's workers
+    _buffer_lock = threading.Lock()  # another thread may have held it at the fork
 
 
 if hasattr(os, "register_at_fork"):
@@ -312,7 +314,10 @@ def buffer(shape: tuple, dtype):
         held = _buffers.get(key)
         if held is not None:
             for a in held:
-                if getrefcount(a) == 3:  # the cache's list, ``a`` and getrefcount's argument
+                # Free: the cache's list, ``a`` and getrefcount's argument hold it; and as it was
+                # handed out (its owner may have changed its shape, flags or dtype in place).
+                if getrefcount(a) == 3 and a.shape == shape and a.dtype == dtype \
+                        and a.flags.writeable and a.flags.c_contiguous:
                     return a
         out = xp.empty(shape, dtype)
         nbytes = out.nbytes

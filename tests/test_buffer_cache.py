@@ -125,3 +125,21 @@ def test_empty_cache_and_the_bound(monkeypatch):
     assert _threads._buffer_bytes[0] <= _threads.BUFFER_CACHE
     for i, t in enumerate(live):
         np.testing.assert_array_equal(t.numpy(), np.exp(a.numpy()), err_msg=str(i))
+
+
+@pytest.mark.parametrize("change", ["read-only", "shape", "dtype"])
+def test_an_array_changed_in_place_by_its_owner_is_not_handed_out_again(change):
+    a = cr.tensor(rng_array())
+    y = cr.exp(a).numpy()
+    if change == "read-only":
+        y.flags.writeable = False
+    elif change == "shape":
+        y.shape = (2, N // 2)
+    else:
+        y.dtype = np.int32
+    at = y.__array_interface__["data"][0]
+    del y
+    gc.collect()
+    z = cr.sin(a)  # the changed array is free but not as it was handed out: a new one
+    np.testing.assert_array_equal(z.numpy(), np.sin(a.numpy()))
+    assert address(z) != at
