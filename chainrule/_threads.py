@@ -200,7 +200,7 @@ def set_num_threads(num: int) -> None:
 
 def split_ops(op) -> None:
     """Give an elementwise op record a split kernel (used while more than one thread runs)."""
-    if type(op.forward) is not _ufunc:
+    if type(op.forward) is not _ufunc or op.forward.signature is not None:  # not matmul's kind
         return
     op.split = kernel(op.forward)
 

@@ -143,3 +143,28 @@ def test_an_array_changed_in_place_by_its_owner_is_not_handed_out_again(change):
     z = cr.sin(a)  # the changed array is free but not as it was handed out: a new one
     np.testing.assert_array_equal(z.numpy(), np.sin(a.numpy()))
     assert address(z) != at
+
+
+@pytest.mark.parametrize("shapes", [((1024, 1024), (1024,)), ((1024,), (1024, 1024)),
+                                    ((600, 700), (700, 800)), ((3, 400, 500), (500, 300))])
+def test_large_products_are_not_elementwise(shapes):
+    # matmul is a NumPy ufunc too (a generalised one): neither split nor given an elementwise out
+    rng = np.random.default_rng(4)
+    a, b = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+    want = torch.tensor(a) @ torch.tensor(b)
+    x, w = cr.tensor(a, requires_grad=True), cr.tensor(b, requires_grad=True)
+    y = x @ w
+    np.testing.assert_allclose(y.detach().numpy(), want.numpy(), rtol=2e-4, atol=2e-3)
+    y.sum().backward()
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    (ta @ tb).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), ta.grad.numpy(), rtol=2e-4, atol=2e-3)
+    np.testing.assert_allclose(w.grad.numpy(), tb.grad.numpy(), rtol=2e-4, atol=2e-3)
+
+
+def test_large_dot():
+    a, b = rng_array(seed=5), rng_array(seed=6)
+    want = torch.dot(torch.tensor(a, dtype=torch.float64), torch.tensor(b, dtype=torch.float64))
+    got = cr.dot(cr.tensor(a), cr.tensor(b))
+    assert got.dtype == cr.float32
+    np.testing.assert_allclose(got.item(), want.item(), rtol=1e-4)
