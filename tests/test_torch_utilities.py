@@ -42,14 +42,15 @@ def same_error(case, match_message=True):
 
 @pytest.fixture(autouse=True)
 def restore_switches():
+    saved = [(lib, lib.get_autocast_dtype("cpu"), lib.get_autocast_dtype("cuda")) for lib in LIBS]
     yield
-    for lib in LIBS:
+    for lib, cpu_dtype, cuda_dtype in saved:
         lib.use_deterministic_algorithms(False)
         lib.set_warn_always(False)
         for device in ("cpu", "cuda"):
             lib.set_autocast_enabled(device, False)
-        lib.set_autocast_dtype("cpu", chainrule_or(lib, "bfloat16", "float16"))
-        lib.set_autocast_dtype("cuda", lib.float16)
+        lib.set_autocast_dtype("cpu", cpu_dtype)
+        lib.set_autocast_dtype("cuda", cuda_dtype)
         lib.set_autocast_cache_enabled(True)
 
 
