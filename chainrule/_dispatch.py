@@ -180,10 +180,10 @@ def apply(op, *inputs, **params):
     # bfloat16 and float8 (ml_dtypes' dtypes, numbered from 256): computed in float32
     forward = op.forward if dtype is None or dtype.num < USER_DTYPE_NUM else \
         forward_for(op, arrays, params, dtype)
-    split = op.split  # None while one thread runs: the one check a small op pays then
+    split = op.split  # set for elementwise ufunc ops: large calls split or use the buffer cache
     if split is not None and forward is op.forward and first is not None and (
             a.size > GRAIN or first.size > GRAIN):
-        forward = split  # large: cut across the intra-op threads (_threads)
+        forward = split  # large: across the intra-op threads, or into a cached buffer (_threads)
     try:
         try:  # in NumPy's error state "ignore": PyTorch's silent log(0) == -inf
             out = (quiet_run(forward, *arrays, **params) if params  # ** costs when empty

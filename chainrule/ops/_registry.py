@@ -97,7 +97,7 @@ class Op:
         self.name = name
         self.save_plans: dict = {}  # recording: which inputs need gradients -> what to save
         self.forward = forward
-        self.split = None  # the forward split across threads, for large calls (see _threads)
+        self.split = None  # ufunc ops: kernel of large calls (threads, buffer cache)
         split_ops(self)
         self.inputs = inputs
         self.vjp = vjp
