@@ -13,7 +13,7 @@ from ._backend import SCALAR_NAMES, as_dtype, astype, get_default_dtype, np_finf
 from ._batched import BatchedTensor, batched
 from ._batched import state as vmap_state
 from ._device import as_device, device, get_default_device, memory_of
-from ._modes import stack
+from ._modes import seen, stack
 from ._quiet import quiet
 from ._shapes import _kept_order, size_tuple
 from ._tooling import kernel
@@ -85,6 +85,102 @@ def _factory(*extra: str):
         return factory
 
     return decorate
+
+
+# ---- what dispatch modes see of a factory (aten's operator, arguments as PyTorch passes them) --
+
+def _seen(describe):
+    """Dispatch modes see a factory's call as one aten operator: ``describe(*args, **kwargs)``
+    is its (name, overload, args, kwargs) as PyTorch passes them. Without a dispatch mode the
+    factory pays one check."""
+    def decorate(fn):
+        @functools.wraps(fn)
+        def factory(*args, **kwargs):
+            if stack.modes is None or stack.dispatch is None:
+                return fn(*args, **kwargs)
+            try:
+                name, overload, aten_args, aten_kwargs = describe(*args, **kwargs)
+            except Exception:  # noqa: BLE001  (bad arguments: the factory raises PyTorch's error)
+                return fn(*args, **kwargs)
+            # requires_grad is autograd's, above the modes: set on what they return
+            requires_grad = kwargs.pop("requires_grad", False)
+            out = seen(name, overload, aten_args, aten_kwargs, fn, lambda: fn(*args, **kwargs))
+            return out.requires_grad_(True) if requires_grad else out
+
+        return factory
+
+    return decorate
+
+
+def _options(dtype=None, layout=None, device=None, pin_memory: bool = False,
+             requires_grad: bool = False, *, like: bool = False) -> dict:
+    """A factory's tensor options as aten takes them: dtype and layout when given, the device
+    (the default one unless ``like``), pin_memory."""
+    kwargs = {}
+    if dtype is not None:
+        kwargs["dtype"] = dtype
+    if layout is not None:
+        kwargs["layout"] = layout
+    if device is not None or not like:
+        kwargs["device"] = get_default_device() if device is None else as_device(device)
+    kwargs["pin_memory"] = pin_memory
+    return kwargs
+
+
+def _sized(name: str, overload: str = "default"):
+    """``ones(*size, ...)`` and kin: ``aten.<name>.<overload>(size, ...)``; with a generator
+    the ``generator`` overload, with ``out`` the ``out`` one."""
+    def describe(*size, generator=None, out=None, memory_format=None, **options):
+        if "size" in options:
+            size = (options.pop("size"),)
+        shape = list(check_size(name, size))
+        if out is not None:
+            return name, "out", (shape,), {"out": out}
+        kwargs = {} if generator is None else {"generator": generator}
+        kwargs.update(_options(**options))
+        if memory_format is not None:
+            kwargs["memory_format"] = memory_format
+        return name, overload if generator is None else "generator", (shape,), kwargs
+
+    return describe
+
+
+def _positional(name: str, overloads: tuple, defaults: tuple = ()):
+    """A factory of positional numbers (``arange(end)``, ``arange(start, end)``, ``eye(n, m)``,
+    ``linspace``): the overload named by how many were given."""
+    def describe(*args, out=None, **options):
+        args = tuple(args) + tuple(options.pop(k) for k in defaults if k in options)
+        if out is not None:
+            return name, "out", args, {"out": out}
+        return name, overloads[len(args) - 1], args, _options(**options)
+
+    return describe
+
+
+def _described_like(name: str, extra: int = 0, overloads: tuple = ("default",)):
+    """``zeros_like(input, ...)`` and kin: ``aten.<name>(input, ...)`` with the options given."""
+    def describe(input, *args, memory_format=None, generator=None, **options):
+        if not isinstance(input, Tensor):
+            raise TypeError(name)
+        kwargs = {} if generator is None else {"generator": generator}
+        kwargs.update(_options(**options, like=True))
+        if memory_format is not None:
+            kwargs["memory_format"] = memory_format
+        return name, overloads[len(args) - extra], (input, *args), kwargs
+
+    return describe
+
+
+def _lift_fresh(t: Tensor) -> Tensor:
+    """``aten.lift_fresh``: a tensor just made from data, handed on as it is."""
+    return t
+
+
+def _lifted(t: Tensor) -> Tensor:
+    """A tensor made from Python or NumPy data, as dispatch modes see it: ``aten.lift_fresh``."""
+    if stack.modes is None or stack.dispatch is None:
+        return t
+    return seen("lift_fresh", "default", (t,), {}, _lift_fresh, lambda: t)
 
 
 def _size_keyword(name: str, args: tuple, size) -> tuple:
@@ -188,7 +284,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
         else:
             array = _infer(data)
             array = astype(array, as_dtype(dtype).np) if dtype is not None else array.copy()
-    return _finish(array if mem is xp else mem.asarray(array), requires_grad)
+    t = _lifted(Tensor._wrap(array if mem is xp else mem.asarray(array), None, 0))
+    return t.requires_grad_(True) if requires_grad else t
 
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -222,8 +319,8 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if isinstance(data, Tensor):
         return data if dtype is None else data.to(dtype)
     if isinstance(data, xp.ndarray):
-        return Tensor._wrap(data if dtype is None else data.astype(as_dtype(dtype).np,
-                                                                   copy=False), None, 0)
+        return _lifted(Tensor._wrap(data if dtype is None else data.astype(as_dtype(dtype).np,
+                                                                           copy=False), None, 0))
     return tensor(data, dtype=dtype)
 
 
@@ -232,7 +329,7 @@ def from_numpy(array) -> Tensor:
     if not isinstance(array, xp.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     as_dtype(array.dtype)
-    return Tensor._wrap(array, None, 0)
+    return _lifted(Tensor._wrap(array, None, 0))
 
 
 def _dtype(name: str, dtype, default=None):
@@ -243,6 +340,7 @@ def _dtype(name: str, dtype, default=None):
     return as_dtype(dtype).np
 
 
+@_seen(_sized("zeros"))
 @_factory()
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros."""
@@ -251,6 +349,7 @@ def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     return _finish(mem.zeros(shape, dtype=_dtype("zeros", dtype)), requires_grad)
 
 
+@_seen(_sized("ones"))
 @_factory()
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones."""
@@ -258,6 +357,7 @@ def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     return _finish(mem.ones(check_size("ones", size), dtype=_dtype("ones", dtype)), requires_grad)
 
 
+@_seen(_sized("empty", "memory_format"))
 @_factory()
 def empty(*size, dtype=None, device=None, requires_grad: bool = False,
           memory_format=None) -> Tensor:
@@ -289,6 +389,37 @@ def _inverse(order: tuple) -> tuple:
     return tuple(sorted(range(len(order)), key=order.__getitem__))
 
 
+def _describe_full(size, fill_value, *, out=None, **options):
+    shape = list(check_size("full", (size,)))
+    if out is not None:
+        return "full", "out", (shape, fill_value), {"out": out}
+    return "full", "default", (shape, fill_value), _options(**options)
+
+
+def _describe_randint(*args, size=None, generator=None, out=None, **options):
+    if size is None:
+        *bounds, size = args
+    else:
+        bounds = list(args)
+    overload = ("default", "low")[len(bounds) - 1]
+    if generator is not None:
+        overload = "generator" if overload == "default" else "low_generator"
+    shape = list(check_size("randint", (size,)))
+    if out is not None:
+        return "randint", "out" if len(bounds) == 1 else "low_out", (*bounds, shape), {"out": out}
+    kwargs = {} if generator is None else {"generator": generator}
+    kwargs.update(_options(**options))
+    return "randint", overload, (*bounds, shape), kwargs
+
+
+def _describe_randperm(n, *, generator=None, out=None, **options):
+    if out is not None:
+        return "randperm", "out", (n,), {"out": out}
+    kwargs = {} if generator is None else {"generator": generator}
+    kwargs.update(_options(**options))
+    return "randperm", "default" if generator is None else "generator", (n,), kwargs
+
+
 def _fill_dtype(value):
     if isinstance(value, bool):
         return xp.dtype(xp.bool_)
@@ -297,6 +428,7 @@ def _fill_dtype(value):
     return get_default_dtype().np
 
 
+@_seen(_describe_full)
 @_factory()
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor filled with ``fill_value``."""
@@ -316,6 +448,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     return _finish(array, requires_grad)
 
 
+@_seen(_positional("arange", ("default", "start", "start_step"), ("end", "step")))
 @_factory()
 def arange(start, end=None, step=1, *, dtype=None, device=None,
            requires_grad: bool = False) -> Tensor:
@@ -338,6 +471,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
     return _finish(array, requires_grad)
 
 
+@_seen(_positional("linspace", ("", "", "default"), ("steps",)))
 @_factory()
 def linspace(start, end, steps: int, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
@@ -349,6 +483,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
     return _finish(mem.linspace(start, end, steps, dtype=_dtype("linspace", dtype)), requires_grad)
 
 
+@_seen(_positional("eye", ("default", "m"), ("m",)))
 @_factory()
 def eye(n: int, m: int | None = None, *, dtype=None, device=None,
         requires_grad: bool = False) -> Tensor:
@@ -632,6 +767,7 @@ def _normal_std(dt, std: float) -> float:
     return std / math.sqrt(2) if xp.dtype(dt).kind == "c" else std
 
 
+@_seen(_sized("rand"))
 @_factory()
 def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Uniform samples on [0, 1)."""
@@ -644,6 +780,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = F
     return _random(_sampler(generator, _sample.uniform, dt), shape, dt, requires_grad)
 
 
+@_seen(_sized("randn"))
 @_factory()
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
@@ -657,6 +794,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = 
     return _random(draw, shape, dt, requires_grad)
 
 
+@_seen(_describe_randint)
 def randint(*args, size=None, generator=None, dtype=None, device=None,
             requires_grad: bool = False) -> Tensor:
     """Random integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
@@ -679,6 +817,7 @@ def randint(*args, size=None, generator=None, dtype=None, device=None,
     return _random(draw, shape, dt, requires_grad)
 
 
+@_seen(_describe_randperm)
 @_factory()
 def randperm(n: int, *, generator=None, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
@@ -796,13 +935,14 @@ def _drawn_like(factory, input, dtype, requires_grad: bool, contiguous: bool, or
     return _random(draw, tuple(input.shape), dt, requires_grad, order)
 
 
-zeros_like = _like(zeros)
-ones_like = _like(ones)
-empty_like = _like(empty)
-rand_like = _like(rand)
-randn_like = _like(randn)
+zeros_like = _seen(_described_like("zeros_like"))(_like(zeros))
+ones_like = _seen(_described_like("ones_like"))(_like(ones))
+empty_like = _seen(_described_like("empty_like"))(_like(empty))
+rand_like = _seen(_described_like("rand_like"))(_like(rand))
+randn_like = _seen(_described_like("randn_like"))(_like(randn))
 
 
+@_seen(_described_like("full_like", 1))
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None,
               requires_grad: bool = False, memory_format=None) -> Tensor:
     """A tensor like ``input`` filled with ``fill_value``."""
@@ -823,6 +963,7 @@ def _batched_like(like, input, dtype, requires_grad: bool, **kwargs) -> Tensor:
     return out.requires_grad_() if requires_grad else out
 
 
+@_seen(_described_like("randint_like", 1, ("default", "low_dtype")))
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None,
                  device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     """Random integers in [low, high) with the shape (and by default dtype) of ``input``."""

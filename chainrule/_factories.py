@@ -9,7 +9,7 @@ import warnings
 
 from . import linalg
 from ._backend import as_dtype, xp
-from ._creation import _check_device, _dtype, _finish, full, tensor
+from ._creation import _check_device, _dtype, _finish, _options, _seen, full, tensor
 from ._dispatch import apply
 from ._dtypes import SCALAR_NAMES
 from ._validation import dtype_argument
@@ -47,6 +47,18 @@ def _type_name(dt) -> str:
     return SCALAR_NAMES[dt.name]
 
 
+def _describe_logspace(start, end, steps, base=10.0, *, out=None, **options):
+    args = (start, end, steps) if base == 10.0 else (start, end, steps, float(base))
+    if out is not None:
+        return "logspace", "out", args, {"out": out}
+    return "logspace", "default", args, _options(**options)
+
+
+def _describe_scalar_tensor(s, **options):
+    return "scalar_tensor", "default", (s,), _options(**options)
+
+
+@_seen(_describe_logspace)
 def logspace(start, end, steps: int, base: float = 10.0, *, out=None, dtype=None, layout=None,
              device=None, requires_grad: bool = False) -> Tensor:
     """steps values from base**start to base**end, evenly spaced on a log scale."""
@@ -86,6 +98,7 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None,  # no
     return result
 
 
+@_seen(_describe_scalar_tensor)
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory: bool = False,
                   requires_grad: bool = False) -> Tensor:
     """A zero-dim tensor holding the number s (the default dtype unless dtype is given)."""

@@ -38,7 +38,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-__all__ = ["Mode", "stack", "push", "pop", "RUN", "ForeignArgument"]
+__all__ = ["Mode", "stack", "push", "pop", "RUN", "ForeignArgument", "Call", "seen"]
 
 RUN = object()  # a seam's answer meaning "not mine: run the call as usual"
 
@@ -107,6 +107,26 @@ def pop(mode: Mode) -> None:
         if mode.entered == 0:
             _active.remove(mode)
             _install()
+
+
+class Call:
+    """What the ``dispatch`` seam is handed for a call that is no op record's kernel (a factory,
+    a random fill, an ``out=`` form, an optimizer's update): aten's operator ``name.overload``,
+    and ``impl``, which runs it when a handler passes other arguments."""
+
+    __slots__ = ("name", "overload", "impl")
+    n_outputs = 1
+
+    def __init__(self, name: str, overload: str, impl: Callable | None) -> None:
+        self.name, self.overload, self.impl = name, overload, impl
+
+
+def seen(name: str, overload: str, args: tuple, kwargs: dict, impl: Callable | None,
+         run: Callable):
+    """``run()``, which dispatch modes see as ``aten.<name>.<overload>(*args, **kwargs)``
+    (callers ask ``stack.dispatch`` first: with no dispatch mode this is never called)."""
+    return stack.dispatch(Call(name, overload, impl), args, kwargs,
+                          lambda op, inputs, params: (run(),))[0]
 
 
 def set_seam(mode: Mode, seam: str, value: Callable | object | None) -> None:

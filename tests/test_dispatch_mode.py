@@ -68,8 +68,9 @@ def test_results_are_the_ops_results():
 def test_nested_modes_see_each_call_innermost_first():
     calls: list = []
     Log = _logger(TorchDispatchMode)
+    a, b = torch.ones(2, 2), torch.ones(2, 2)
     with Log("outer:", calls), Log("inner:", calls):
-        torch.ones(2, 2).mm(torch.ones(2, 2))
+        a.mm(b)
     assert calls == ["inner:aten.mm.default", "outer:aten.mm.default"]
 
 
@@ -190,3 +191,78 @@ def test_scalar_overloads_and_inplace_overloads_are_torchs():
             x.masked_fill_(y > 1, 0.0)
         seen.append([c for c in log.calls if "lift_fresh" not in c])
     assert seen[0] == seen[1]
+
+
+# ---- whole logs against torch's: name, overload and arguments as PyTorch passes them ----------
+
+def _shown(a, lib):
+    if isinstance(a, lib.Tensor):
+        return ("T", tuple(a.shape), str(a.dtype).rpartition(".")[2])
+    if isinstance(a, (list, tuple)):
+        return [_shown(x, lib) for x in a]
+    if isinstance(a, (lib.dtype, lib.device, lib.memory_format, lib.layout)):
+        return str(a)
+    if isinstance(a, lib.Generator):
+        return "generator"
+    return a
+
+
+def _full_log(lib, base, program) -> list:
+    class Log(base):
+        def __init__(self) -> None:
+            super().__init__()
+            self.calls: list = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            self.calls.append((str(func), _shown(args, lib),
+                               {k: _shown(v, lib) for k, v in kwargs.items()}))
+            return func(*args, **kwargs)
+
+    with Log() as log:
+        program(lib)
+    return log.calls
+
+
+def _logs(program) -> tuple[list, list]:
+    return _full_log(ref, RefMode, program), _full_log(torch, TorchDispatchMode, program)
+
+
+def _factories(lib):
+    g = lib.Generator().manual_seed(1)
+    lib.ones(2, 3), lib.ones((2,), dtype=lib.float64), lib.ones(size=(1, 2), requires_grad=True)
+    lib.zeros(2, dtype=lib.int32, device="cpu"), lib.empty(3), lib.ones([])
+    lib.empty(1, 2, 3, 4, memory_format=lib.channels_last), lib.ones(2, layout=lib.strided)
+    lib.full((2,), 1.5), lib.full((2,), 1), lib.full((2,), 2, dtype=lib.float32)
+    lib.rand(2), lib.randn(2, 2, dtype=lib.float64), lib.rand(2, generator=g)
+    lib.arange(5), lib.arange(5.0), lib.arange(1, 5), lib.arange(0, 1, 0.25)
+    lib.eye(3), lib.eye(2, 3), lib.linspace(0, 1, 5), lib.logspace(0, 1, 3)
+    lib.logspace(0, 1, 3, base=2), lib.scalar_tensor(2.0)
+    lib.randint(5, (3,)), lib.randint(0, 5, (3,), dtype=lib.int32), lib.randperm(4)
+    lib.randperm(4, generator=g), lib.ones(2, out=lib.empty(2))
+    x = lib.ones(2, 3)
+    lib.empty_like(x), lib.zeros_like(x, dtype=lib.int64), lib.ones_like(x, requires_grad=True)
+    lib.full_like(x, 3), lib.rand_like(x), lib.randn_like(x), lib.randint_like(x, 5)
+    lib.randint_like(x, 1, 5), lib.zeros_like(x, memory_format=lib.contiguous_format)
+    lib.tensor([1.0, 2.0]), lib.tensor(3, dtype=lib.float64, requires_grad=True)
+    lib.as_tensor([1, 2]), lib.as_tensor(np.ones(2)), lib.as_tensor(x), lib.from_numpy(np.ones(2))
+
+
+def test_factories_are_seen_as_torchs_aten_calls():
+    theirs, ours = _logs(_factories)
+    assert ours == theirs
+    assert ("aten.empty.memory_format", [[3]], {"device": "cpu", "pin_memory": False}) in ours
+
+
+def test_a_handler_may_change_a_factorys_arguments():
+    class Bigger(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func is torch.ops.aten.ones.default:
+                args = ([3],)
+            return func(*args, **(kwargs or {}))
+
+    with Bigger():
+        x = torch.ones(2, requires_grad=True)
+        y = torch.zeros(2)
+    assert x.tolist() == [1.0, 1.0, 1.0] and x.requires_grad
+    assert y.tolist() == [0.0, 0.0]

@@ -188,8 +188,21 @@ _ATEN_OVERLOADS: dict[str, tuple[str, ...]] = {
     "bitwise_left_shift": ("Tensor",), "bitwise_right_shift": ("Tensor",),
     "median": ("default", "dim"), "isin": ("Tensor_Tensor",), "frexp": ("Tensor",),
     "histogram": ("bins_tensor", "bin_ct"),
+    # factories, random fills and out= forms (chainrule._creation, ops._out: seen as one call)
+    "ones": ("default", "out"), "zeros": ("default", "out"), "empty": ("memory_format", "out"),
+    "full": ("default", "out"), "rand": ("default", "generator", "out"),
+    "randn": ("default", "generator", "out"), "arange": ("default", "start", "start_step",
+                                                         "out", "start_out"),
+    "eye": ("default", "m", "out", "m_out"), "linspace": ("default", "out"),
+    "randint": ("default", "low", "generator", "low_generator", "out", "low_out"),
+    "randperm": ("default", "generator", "out"), "randint_like": ("default", "low_dtype"),
+    "uniform_": ("default",), "normal_": ("default",), "bernoulli_": ("float", "Tensor"),
+    "random_": ("default", "from", "to"), "zero_": ("default",),
 }
 ATEN_NAMES = frozenset(_ATEN_OVERLOADS) | frozenset((
+    "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
+    "lift_fresh", "scalar_tensor", "logspace", "exponential_", "geometric_", "log_normal_",
+    "cauchy_",
     "mm", "bmm", "addmm", "baddbmm", "mv", "dot", "vdot", "convolution", "linear", "matmul",
     "abs", "neg", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
     "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",

@@ -24,6 +24,7 @@ import math
 import threading
 
 from .. import _modes, _tooling
+from .._modes import Call
 from ..library import _ops
 from ..library._ops import ATEN_NAMES, OpOverload, namespace
 from ..tensor import Tensor
@@ -198,8 +199,8 @@ def _on_kernel(op, inputs: tuple, params: dict, kernel, inplace: bool = False) -
     single = op.n_outputs == 1
 
     def run(new_args, new_kwargs):
-        if new_args is args or (len(new_args) == len(args) and all(
-                a is b for a, b in zip(new_args, args)) and new_kwargs == kwargs):
+        if new_args is args or _same(new_args, args) and new_kwargs.keys() == kwargs.keys() \
+                and _same(new_kwargs.values(), kwargs.values()):
             results = kernel(op, inputs, params)
             return results[0] if single else results
         if func._impl is None:
@@ -208,6 +209,19 @@ def _on_kernel(op, inputs: tuple, params: dict, kernel, inplace: bool = False) -
 
     out = _dispatch(visible - 1, func, args, kwargs, run)
     return (out,) if single else tuple(out)
+
+
+def _same(new, old) -> bool:
+    new, old = tuple(new), tuple(old)
+    return len(new) == len(old) and all(a is b or type(a) is not Tensor and type(a) is type(b)
+                                        and _equal(a, b) for a, b in zip(new, old))
+
+
+def _equal(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError, RuntimeError):
+        return False
 
 
 def _inplace(func: OpOverload) -> OpOverload:
@@ -355,6 +369,11 @@ def _matmul_call(a: Tensor, b: Tensor):
 def aten_call(op, inputs: tuple, params: dict):
     """(func, args, kwargs): the aten operator a call of the record ``op`` is, and its
     arguments in aten's layout."""
+    if type(op) is Call:  # a factory, a random fill, an out= form ...: named by its caller
+        func = _overload(op.name, op.overload)
+        if func._impl is None and op.impl is not None:
+            namespace(func.namespace).packet(op.name, op.impl)
+        return func, inputs, params
     name = op.name
     if name == "linear":
         x, w, bias = inputs
