@@ -1455,13 +1455,48 @@ def _bernoulli_method(self: Tensor, p=None, *, generator=None) -> Tensor:
     return bernoulli(self, p, generator=generator)
 
 
-Tensor.uniform_ = _uniform_
-Tensor.normal_ = _normal_
-Tensor.exponential_ = _exponential_
-Tensor.geometric_ = _geometric_
-Tensor.cauchy_ = _cauchy_
-Tensor.log_normal_ = _log_normal_
-Tensor.random_ = _random_
-Tensor.bernoulli_ = bernoulli_
+def _described_fill(name: str, *params: tuple):
+    """A random fill ``self.<name>(...)`` as aten's ``<name>.default(self, ...)``: its float
+    parameters (``params``: name and default) converted, the trailing defaults left out."""
+    def describe(self, *args, generator=None, **kwargs):
+        values = [float(args[i]) if i < len(args) else float(kwargs.pop(key, default))
+                  for i, (key, default) in enumerate(params)]
+        if kwargs or len(args) > len(params) or not isinstance(self, Tensor):
+            raise TypeError(name)
+        while values and values[-1] == params[len(values) - 1][1]:
+            values.pop()
+        return name, "default", (self, *values), {} if generator is None else {
+            "generator": generator}
+
+    return describe
+
+
+def _describe_random_(self, *args, generator=None, **kwargs):
+    if kwargs or len(args) > 2 or not isinstance(self, Tensor):
+        raise TypeError("random_")
+    overload = ("default", "to", "from")[len(args)]
+    return "random_", overload, (self, *args), {} if generator is None else {
+        "generator": generator}
+
+
+def _describe_bernoulli_(self, p=0.5, *, generator=None):
+    if not isinstance(self, Tensor):
+        raise TypeError("bernoulli_")
+    kwargs = {} if generator is None else {"generator": generator}
+    if isinstance(p, Tensor):
+        return "bernoulli_", "Tensor", (self, p), kwargs
+    return "bernoulli_", "float", (self,) if p == 0.5 else (self, float(p)), kwargs
+
+
+# Each is one aten call for dispatch modes (uniform_.default ...), not the copy_ it writes with.
+Tensor.uniform_ = _seen(_described_fill("uniform_", ("from", 0.0), ("to", 1.0)))(_uniform_)
+Tensor.normal_ = _seen(_described_fill("normal_", ("mean", 0.0), ("std", 1.0)))(_normal_)
+Tensor.exponential_ = _seen(_described_fill("exponential_", ("lambd", 1.0)))(_exponential_)
+Tensor.geometric_ = _seen(_described_fill("geometric_", ("p", None)))(_geometric_)
+Tensor.cauchy_ = _seen(_described_fill("cauchy_", ("median", 0.0), ("sigma", 1.0)))(_cauchy_)
+Tensor.log_normal_ = _seen(_described_fill("log_normal_", ("mean", 1.0), ("std", 2.0)))(
+    _log_normal_)
+Tensor.random_ = _seen(_describe_random_)(_random_)
+Tensor.bernoulli_ = _seen(_describe_bernoulli_)(bernoulli_)
 Tensor.bernoulli = _bernoulli_method
 Tensor.multinomial = multinomial

@@ -266,3 +266,33 @@ def test_a_handler_may_change_a_factorys_arguments():
         y = torch.zeros(2)
     assert x.tolist() == [1.0, 1.0, 1.0] and x.requires_grad
     assert y.tolist() == [0.0, 0.0]
+
+
+def _fills(lib):
+    x = lib.ones(3)
+    x.zero_(), x.fill_(2.0), x.fill_(lib.tensor(1.0))
+    x.uniform_(), x.normal_(), x.uniform_(-1, 1), x.uniform_(0, 2), x.normal_(0, 2)
+    x.normal_(mean=1.0), x.uniform_(generator=lib.Generator())
+    x.bernoulli_(0.5), x.bernoulli_(0.25), x.bernoulli_(lib.full((3,), 0.5))
+    x.random_(), x.random_(10), x.random_(0, 10), x.exponential_(), x.exponential_(2)
+    x.geometric_(0.5), x.log_normal_(), x.log_normal_(0.0), x.cauchy_(), x.cauchy_(1.0, 2.0)
+    lib.manual_seed(0)
+    lib.nn.Linear(3, 2)  # empty, then kaiming_uniform_'s uniform_
+
+
+def test_zero_and_random_fills_are_seen_as_torchs_aten_calls():
+    theirs, ours = _logs(_fills)
+    assert ours == theirs
+    assert ("aten.zero_.default", [("T", (3,), "float32")], {}) in ours
+
+
+def test_random_fills_under_a_mode_draw_torchs_numbers():
+    values = []
+    for lib, base in ((ref, RefMode), (torch, TorchDispatchMode)):
+        lib.manual_seed(3)
+        x = lib.empty(4)
+        with _logger(base)():
+            x.uniform_(-1, 1)
+            y = x.clone().normal_(0, 2)
+        values.append((x.tolist(), y.tolist()))
+    np.testing.assert_allclose(values[1], values[0], rtol=1e-6)
