@@ -25,6 +25,7 @@ from ._backend import (
 from ._backend import dtype as _dtype
 from ._device import CPU, META, as_device, device, memory_of
 from ._meta import MetaArray
+from ._modes import seen as _seen
 from ._modes import stack as _stack
 from ._quiet import quiet
 from ._shapes import is_laid_out, normalize_dim, suggested_format
@@ -325,6 +326,11 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """The same data, cut from the graph (shares storage and version counter)."""
+        if _stack.modes is not None and _stack.dispatch is not None:  # seen: aten.detach
+            return _seen("detach", "default", (self,), {}, Tensor.detach, self._detached)
+        return self._detached()
+
+    def _detached(self) -> Tensor:
         t = Tensor._wrap(self._data, None, 0)
         counter = self._vc
         if counter is None:

@@ -4,6 +4,7 @@ aten operators; nested modes, func(*args) going on to the modes below, the aten 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch as ref
 from torch.utils._python_dispatch import TorchDispatchMode as RefMode
 
@@ -296,3 +297,44 @@ def test_random_fills_under_a_mode_draw_torchs_numbers():
             y = x.clone().normal_(0, 2)
         values.append((x.tolist(), y.tolist()))
     np.testing.assert_allclose(values[1], values[0], rtol=1e-6)
+
+
+SGD_CONFIGS = [{"lr": 0.1}, {"lr": 0.1, "foreach": False},
+               {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.01, "foreach": False},
+               {"lr": 0.1, "momentum": 0.9, "dampening": 0.5},
+               {"lr": 0.1, "momentum": 0.9, "nesterov": True, "weight_decay": 0.1},
+               {"lr": 0.05, "weight_decay": 0.1, "maximize": True}]
+
+
+@pytest.mark.parametrize("config", SGD_CONFIGS, ids=str)
+def test_sgd_steps_are_seen_as_torchs_single_tensor_update(config):
+    """torch's SGD on CPU (foreach False or left to its default) updates each parameter with
+    add_(grad, alpha=-lr); its step's record_function markers are left out of the compare."""
+    logs = []
+    for lib, base in ((ref, RefMode), (torch, TorchDispatchMode)):
+        lib.manual_seed(0)
+        model = lib.nn.Linear(3, 2)
+        opt = lib.optim.SGD(model.parameters(), **config)
+        calls = []
+        for _ in range(2):
+            model(lib.ones(4, 3)).sum().backward()
+            calls += _full_log(lib, base, lambda lib, opt=opt: opt.step())
+            opt.zero_grad()
+        logs.append([c for c in calls if not c[0].startswith("profiler.")])
+    assert logs[1] == logs[0]
+    assert ("aten.add_.Tensor", [("T", (2, 3), "float32"), ("T", (2, 3), "float32")],
+            {"alpha": -config["lr"]}) in logs[1]
+
+
+def test_add_and_sub_with_alpha_are_one_call():
+    def program(lib):
+        x, y = lib.ones(3), lib.full((3,), 2.0)
+        lib.add(x, y, alpha=2), lib.sub(x, 2, alpha=3), x.add_(y, alpha=0.5), x.sub_(y, alpha=1)
+        x.add(y, alpha=-1), x.detach()
+        a = lib.ones(3, requires_grad=True)
+        lib.add(y, a, alpha=2).sum().backward()
+
+    theirs, ours = _logs(program)
+    keep = ("aten.add", "aten.sub", "aten.detach")
+    assert [c for c in ours if c[0].startswith(keep)] == \
+        [c for c in theirs if c[0].startswith(keep)]

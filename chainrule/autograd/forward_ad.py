@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 from .._batched import BatchedTensor, batched
 from .._modes import Mode, pop, push
+from ..tensor import Tensor
 
 __all__ = ["dual_level", "make_dual", "unpack_dual", "enter_dual_level", "exit_dual_level",
            "UnpackedDualTensor"]
@@ -117,6 +118,8 @@ def detach_keeping_tangents(tensor):
     them), also those on the values of a batched tensor."""
     if type(tensor) is BatchedTensor:
         out = batched(detach_keeping_tangents(tensor._value), tensor._level)
+    elif type(tensor).detach is Tensor.detach:
+        out = tensor._detached()  # backward's own: not a call dispatch modes see
     else:
         out = tensor.detach()
     if state.level:

@@ -202,7 +202,7 @@ _ATEN_OVERLOADS: dict[str, tuple[str, ...]] = {
 ATEN_NAMES = frozenset(_ATEN_OVERLOADS) | frozenset((
     "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
     "lift_fresh", "scalar_tensor", "logspace", "exponential_", "geometric_", "log_normal_",
-    "cauchy_", "zero",
+    "cauchy_", "zero", "detach",
     "mm", "bmm", "addmm", "baddbmm", "mv", "dot", "vdot", "convolution", "linear", "matmul",
     "abs", "neg", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
     "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",

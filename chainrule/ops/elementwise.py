@@ -8,6 +8,7 @@ from fractions import Fraction
 
 from .._backend import get_default_dtype, result_type, xp
 from .._dispatch import apply, apply_inplace
+from .._modes import seen, stack
 from .._validation import bool_condition
 from ..tensor import Tensor
 from ._registry import ZERO, defop, not_implemented
@@ -1179,13 +1180,30 @@ def _check_subtraction(input, other) -> None:
 
 def add(input, other, *, alpha=1) -> Tensor:
     """input + alpha * other, broadcast."""
-    return apply(ADD, input, other if alpha == 1 else other * alpha)
+    if alpha == 1:
+        return apply(ADD, input, other)
+    if stack.modes is not None and stack.dispatch is not None:
+        return _with_alpha("add", add, input, other, alpha,
+                           lambda: apply(ADD, input, other * alpha))
+    return apply(ADD, input, other * alpha)
 
 
 def sub(input, other, *, alpha=1) -> Tensor:
     """input - alpha * other, broadcast."""
     _check_subtraction(input, other)
-    return apply(SUB, input, other if alpha == 1 else other * alpha)
+    if alpha == 1:
+        return apply(SUB, input, other)
+    if stack.modes is not None and stack.dispatch is not None:
+        return _with_alpha("sub", sub, input, other, alpha,
+                           lambda: apply(SUB, input, other * alpha))
+    return apply(SUB, input, other * alpha)
+
+
+def _with_alpha(name: str, fn, input, other, alpha, run):
+    """``<name>(input, other, alpha=alpha)`` as dispatch modes see it: one call of aten's
+    ``<name>.Tensor`` with ``alpha`` (the scaling of ``other`` is part of it, as in PyTorch's
+    kernel)."""
+    return seen(name, "Tensor", (input, other), {"alpha": alpha}, fn, run)
 
 
 def rsub(input, other, *, alpha=1) -> Tensor:
@@ -1890,12 +1908,22 @@ def _square_(self):
 
 
 def _add_(self, other, *, alpha=1):
-    return apply_inplace(ADD, self, other if alpha == 1 else other * alpha)
+    if alpha == 1:
+        return apply_inplace(ADD, self, other)
+    if stack.modes is not None and stack.dispatch is not None:
+        return _with_alpha("add_", _add_, self, other, alpha,
+                           lambda: apply_inplace(ADD, self, other * alpha))
+    return apply_inplace(ADD, self, other * alpha)
 
 
 def _sub_(self, other, *, alpha=1):
     _check_subtraction(self, other)
-    return apply_inplace(SUB, self, other if alpha == 1 else other * alpha)
+    if alpha == 1:
+        return apply_inplace(SUB, self, other)
+    if stack.modes is not None and stack.dispatch is not None:
+        return _with_alpha("sub_", _sub_, self, other, alpha,
+                           lambda: apply_inplace(SUB, self, other * alpha))
+    return apply_inplace(SUB, self, other * alpha)
 
 
 def _div_(self, other, *, rounding_mode: str | None = None):

@@ -50,15 +50,16 @@ def sgd(params: list[Tensor], d_p_list: list[Tensor], momentum_buffer_list: list
     """SGD's update of ``params`` in place; a momentum buffer that is None is created (in the
     list) on first use."""
     _check_functional(None, grad_scale, found_inf, foreach, fused)
+    # PyTorch's single-tensor update, op for op (dispatch modes see its calls: add_ with alpha)
     for i, p in enumerate(params):
         grad = -d_p_list[i] if maximize else d_p_list[i]
         if weight_decay != 0:
-            grad = grad + p * weight_decay
+            grad = grad.add(p, alpha=weight_decay)
         if momentum != 0:
             buf = momentum_buffer_list[i]
             if buf is None:
                 buf = momentum_buffer_list[i] = grad.detach().clone()
             else:
                 buf.mul_(momentum).add_(grad, alpha=1 - dampening)
-            grad = grad + buf * momentum if nesterov else buf
-        p.sub_(grad * lr)
+            grad = grad.add(buf, alpha=momentum) if nesterov else buf
+        p.add_(grad, alpha=-lr)

@@ -370,10 +370,13 @@ def aten_call(op, inputs: tuple, params: dict):
     """(func, args, kwargs): the aten operator a call of the record ``op`` is, and its
     arguments in aten's layout."""
     if type(op) is Call:  # a factory, a random fill, an out= form ...: named by its caller
-        func = _overload(op.name, op.overload)
-        if func._impl is None and op.impl is not None:
-            namespace(func.namespace).packet(op.name, op.impl)
-        return func, inputs, params
+        name = op.name
+        ns = "aten" if name in ATEN_NAMES or name[-1] == "_" and name[:-1] in ATEN_NAMES else \
+            "chainrule"
+        packet = namespace(ns).packet(name)
+        if packet._impl is None and op.impl is not None:
+            namespace(ns).packet(name, op.impl)
+        return packet.overload(op.overload), inputs, params
     name = op.name
     if name == "fill" and op.backward_name == "ZeroBackward0":  # zero_: fill_'s kernel
         return _overload("zero"), inputs[:1], {}
