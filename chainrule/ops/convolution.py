@@ -467,8 +467,35 @@ def _check_conv_dtype(input, nd: int, transposed: bool, dilation: tuple) -> None
     check_float(input, "compute_columns3d" if nd == 3 else "slow_conv2d_cpu")
 
 
+# The checked geometry of recent calls, keyed by everything the checks read: the shapes and
+# dtypes of input, weight and bias and the arguments as given (ints, tuples of ints or a padding
+# string only: a list or a tensor is not a key). 10-20 us of checks a call, ~1 us to look up.
+_geometry: dict = {}
+_GEOMETRY_SIZE = 256
+
+
+def _plain_ints(value) -> bool:
+    return type(value) is int or type(value) is tuple and all(type(v) is int for v in value)
+
+
 def _conv_nd(input, weight, bias, stride, padding, dilation, groups, nd, name,
              transposed=False, output_padding=0):
+    key = None
+    if (_plain_ints(stride) and (_plain_ints(padding) or type(padding) is str)
+            and _plain_ints(dilation) and type(groups) is int and _plain_ints(output_padding)):
+        data, w = input._data, weight._data
+        key = (data.shape, data.dtype, w.shape, w.dtype,
+               None if bias is None else (bias._data.shape, bias._data.dtype),
+               stride, padding, dilation, groups, nd, name, transposed, output_padding)
+        geometry = _geometry.get(key)
+        if geometry is not None:
+            stride, pads, dilation, size, unbatched = geometry
+            if unbatched:
+                input = input.unsqueeze(0)
+            out = apply(CONVOLUTION, input, weight, bias, stride=stride, padding=pads,
+                        dilation=dilation, groups=groups, transposed=transposed,
+                        output_size=size)
+            return out.squeeze(0) if unbatched else out
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
                            f"{name}, but got input of size: {list(input.shape)}")
@@ -489,7 +516,7 @@ def _conv_nd(input, weight, bias, stride, padding, dilation, groups, nd, name,
     if any(s <= 0 for s in stride):
         raise RuntimeError("non-positive stride is not supported")
     if any(d <= 0 for d in dilation):
-        raise RuntimeError("dilation should be greater than zero")
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
     pads = _conv_padding(padding, nd, kernel, stride, dilation, name)
     channels = input.shape[1]
     if groups <= 0:
@@ -541,6 +568,10 @@ def _conv_nd(input, weight, bias, stride, padding, dilation, groups, nd, name,
         raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be "
                            f"1-dimensional with {out_channels} elements, but got bias of size "
                            f"{list(bias.shape)} instead")
+    if key is not None:
+        if len(_geometry) >= _GEOMETRY_SIZE:
+            _geometry.clear()
+        _geometry[key] = (stride, pads, dilation, size, unbatched)
     out = apply(CONVOLUTION, input, weight, bias, stride=stride, padding=pads,
                 dilation=dilation, groups=groups, transposed=transposed, output_size=size)
     return out.squeeze(0) if unbatched else out

@@ -425,13 +425,43 @@ def _pool_geometry(input, nd, kernel_size, stride, padding, dilation, ceil_mode,
     return kernel, stride, padding, dilation, out
 
 
+# The checked geometry of recent max-pooling calls, keyed by the input's shape and the arguments
+# as given (ints or tuples of ints; stride also None): 5-10 us of checks a call.
+_geometry: dict = {}
+_GEOMETRY_SIZE = 256
+
+
+def _plain_ints(value) -> bool:
+    return type(value) is int or type(value) is tuple and all(type(v) is int for v in value)
+
+
+def _max_pool_geometry(input, nd, kernel_size, stride, padding, dilation, ceil_mode, name):
+    """(kernel, stride, padding, dilation, out, disjoint), checked (once per shape and
+    arguments)."""
+    key = None
+    if (_plain_ints(kernel_size) and (stride is None or _plain_ints(stride))
+            and _plain_ints(padding) and _plain_ints(dilation) and type(ceil_mode) is bool):
+        key = (input._data.shape, nd, kernel_size, stride, padding, dilation, ceil_mode, name)
+        geometry = _geometry.get(key)
+        if geometry is not None:
+            return geometry
+    kernel, stride, padding, dilation, out = _pool_geometry(
+        input, nd, kernel_size, stride, padding, dilation, ceil_mode, name)
+    disjoint = all(s >= (k - 1) * d + 1 for k, s, d in zip(kernel, stride, dilation))
+    geometry = kernel, stride, padding, dilation, out, disjoint
+    if key is not None:
+        if len(_geometry) >= _GEOMETRY_SIZE:
+            _geometry.clear()
+        _geometry[key] = geometry
+    return geometry
+
+
 def _max_pool_nd(input, nd, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
                  name):
-    kernel, stride, padding, dilation, out = _pool_geometry(
+    kernel, stride, padding, dilation, out, disjoint = _max_pool_geometry(
         input, nd, kernel_size, stride, padding, dilation, ceil_mode, name)
     indices = on_values(
         lambda x, lead: max_pool_indices(x, kernel, stride, padding, dilation, out), input)
-    disjoint = all(s >= (k - 1) * d + 1 for k, s, d in zip(kernel, stride, dilation))
     record = MAX_POOL3D if nd == 3 else MAX_POOL2D
     try:
         result = apply(record, input, indices, kernel=kernel, stride=stride, padding=padding,
