@@ -338,3 +338,37 @@ def test_add_and_sub_with_alpha_are_one_call():
     keep = ("aten.add", "aten.sub", "aten.detach")
     assert [c for c in ours if c[0].startswith(keep)] == \
         [c for c in theirs if c[0].startswith(keep)]
+
+
+OUT_CALLS = [
+    "lib.add(x, y, out=c)", "lib.add(x, y, alpha=2, out=c)", "lib.add(x, 2, out=c)",
+    "lib.mul(x, y, out=c)", "lib.multiply(x, y, out=c)", "lib.subtract(x, y, out=c)",
+    "lib.div(x, y, rounding_mode='floor', out=c)", "lib.exp(x, out=c)", "lib.neg(x, out=c)",
+    "lib.sum(m, 1, out=c)", "lib.sum(m, dim=1, keepdim=True, out=c31)", "lib.mean(m, 1, out=c)",
+    "lib.prod(m, 1, out=c)", "lib.amax(m, 1, out=c)", "lib.cumsum(x, 0, out=c)",
+    "lib.eq(x, y, out=b)", "lib.eq(x, 1, out=b)", "lib.gt(x, 0.5, out=b)",
+    "lib.greater(x, y, out=b)", "lib.pow(x, 2, out=c)", "lib.pow(x, y, out=c)",
+    "lib.pow(2, x, out=c)", "lib.where(b, x, y, out=c)", "lib.clamp(x, 0, 1, out=c)",
+    "lib.fmod(x, 2, out=c)", "lib.remainder(x, y, out=c)", "lib.lerp(x, y, 0.5, out=c)",
+    "lib.round(x, decimals=1, out=c)", "lib.mm(m, m, out=m2)", "lib.matmul(m, m, out=m2)",
+    "lib.addmm(m, m, m, out=m2)", "lib.mv(m, x, out=c)", "lib.cat([x, y], out=c6)",
+    "lib.gather(m, 1, idx, out=c31)", "lib.argmax(m, 1, out=i)", "lib.max(m, 1, out=(c, i))",
+    "lib.min(m, 1, out=(c, i))", "lib.sort(x, out=(c, i))", "lib.topk(x, 2, out=(c2, i2))",
+]
+
+
+@pytest.mark.parametrize("call", OUT_CALLS)
+def test_out_calls_are_seen_as_torchs_out_overloads(call):
+    logs, results = [], []
+    for lib, base in ((ref, RefMode), (torch, TorchDispatchMode)):
+        env = dict(lib=lib, x=lib.ones(3), y=lib.full((3,), 2.0), m=lib.ones(3, 3) * 2,
+                   c=lib.zeros(3), c31=lib.zeros(3, 1), c2=lib.zeros(2), c6=lib.zeros(6),
+                   b=lib.zeros(3, dtype=lib.bool), i=lib.zeros(3, dtype=lib.int64),
+                   i2=lib.zeros(2, dtype=lib.int64), m2=lib.zeros(3, 3),
+                   idx=lib.zeros(3, 1, dtype=lib.int64))
+        logs.append(_full_log(lib, base, lambda lib, env=env: exec(call, env)))
+        results.append([env[k].tolist() for k in ("c", "c31", "m2", "b", "c6")])
+    assert logs[1] == logs[0]
+    assert logs[1][-1][0].endswith(("out", "_out", "out_mode", "values", "dim_max", "dim_min"))
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)

@@ -16,6 +16,7 @@ import warnings
 
 from .. import return_types
 from .._backend import as_dtype, xp
+from .._modes import seen, stack
 from ..autograd.grad_mode import state as grad_state
 from ..tensor import Tensor
 
@@ -23,8 +24,8 @@ __all__ = ["TORCH", "LINALG", "FFT", "with_out", "write_out"]
 
 TORCH = frozenset("""
     abs absolute acos acosh add addbmm addcdiv addcmul addmm addmv addr all amax amin
-    aminmax angle any arccos arccosh arcsin arcsinh arctan arctan2 arctanh argsort asin
-    asinh atan atan2 atanh baddbmm bernoulli bitwise_and bitwise_left_shift bitwise_not
+    aminmax angle any arccos arccosh arcsin arcsinh arctan arctan2 arctanh argmax argmin argsort
+    asin asinh atan atan2 atanh baddbmm bernoulli bitwise_and bitwise_left_shift bitwise_not
     bitwise_or bitwise_right_shift bitwise_xor bmm bucketize cat ceil chain_matmul cholesky
     cholesky_inverse cholesky_solve clamp clamp_max clamp_min clip column_stack complex
     concat concatenate conj_physical copysign cos cosh cross cummax cummin cumprod cumsum
@@ -35,7 +36,7 @@ TORCH = frozenset("""
     lcm ldexp le lerp less less_equal lgamma log log10 log1p log2 logaddexp logaddexp2
     logcumsumexp logical_and logical_not logical_or logical_xor logit logsumexp lt lu lu_solve
     lu_unpack masked_select matmul matrix_power max maximum mean median min minimum mode
-    msort mul multinomial multiply mv mvlgamma nan_to_num nanmean nanmedian nanquantile nansum
+    mm msort mul multinomial multiply mv mvlgamma nan_to_num nanmean nanmedian nanquantile nansum
     narrow_copy ne neg negative nextafter nonzero norm not_equal nuclear_norm ormqr outer
     polar polygamma pow prod qr quantile rad2deg reciprocal remainder renorm round row_stack
     rsqrt saddmm scatter searchsorted sgn sigmoid sign signbit sin sinc sinh sort sqrt
@@ -181,12 +182,20 @@ def with_out(name: str, fn):
     from_out = ("    if out is not None:\n"
                 f"        dtype = _out_dtype({name!r}, input, dtype, out)\n"
                 if name in _DTYPE_FROM_OUT and "dtype" in params else "")
-    source = (f"def {fn.__name__}({', '.join(head)}):\n{from_out}"
-              f"    result = _fn({', '.join(call)})\n"
-              f"    return result if out is None else _write_out({name!r}, result, out)\n")
+    names = [p.name for p in params.values()]
+    source = (f"def {fn.__name__}({', '.join(head)}):\n"
+              f"    if out is None:\n"
+              f"        return _fn({', '.join(call)})\n"
+              f"    given = ({', '.join(names)},)\n{from_out}"
+              f"    if _stack.modes is not None and _stack.dispatch is not None:\n"
+              f"        return _seen_out({name!r}, _params, given, out,\n"
+              f"                         lambda: _write_out({name!r}, _fn({', '.join(call)}), "
+              f"out))\n"
+              f"    return _write_out({name!r}, _fn({', '.join(call)}), out)\n")
     namespace = {"_fn": fn, "_write_out": write_out, "_out_dtype": _out_dtype,
                  "_defaults": {p.name: p.default for p in params.values()
-                               if p.default is not p.empty}}
+                               if p.default is not p.empty},
+                 "_stack": stack, "_seen_out": _seen_out, "_params": tuple(params.values())}
     exec(source, namespace)  # noqa: S102  (a wrapper with fn's own parameters, built once)
     wrapper = namespace[fn.__name__]
     wrapper.__doc__ = fn.__doc__
@@ -194,3 +203,73 @@ def with_out(name: str, fn):
     wrapper.__qualname__ = fn.__qualname__
 
     return wrapper
+
+
+# ---- what dispatch modes see of an out= call: aten's out= overload, PyTorch's arguments --------
+
+_ALIASES = {"multiply": "mul", "divide": "div", "true_divide": "div", "subtract": "sub",
+            "greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le",
+            "not_equal": "ne", "absolute": "abs", "negative": "neg", "clip": "clamp",
+            "concat": "cat", "concatenate": "cat", "arccos": "acos", "arcsin": "asin",
+            "arctan": "atan", "arctan2": "atan2", "arccosh": "acosh", "arcsinh": "asinh",
+            "arctanh": "atanh", "fix": "trunc"}
+# (overload with a tensor second argument, with a number): the binary ops named by that
+_BY_OTHER = dict.fromkeys(("eq", "ne", "lt", "le", "gt", "ge", "fmod", "remainder",
+                           "bitwise_and", "bitwise_or", "bitwise_xor", "copysign", "lerp"),
+                          ("Tensor_out", "Scalar_out"))
+_BY_OTHER.update(dict.fromkeys(("add", "sub", "mul", "div", "floor_divide"), ("out", "out")))
+_WITH_DIM = {"sum": "IntList_out", "prod": "int_out", "std": "correction_out",
+             "var": "correction_out"}
+_DIM_LIST = frozenset(("sum", "mean", "amax", "amin", "std", "var", "nansum", "logsumexp"))
+_VALUES = frozenset(("sort", "topk", "kthvalue", "mode", "msort"))
+
+
+def _seen_out(name: str, params: tuple, values: tuple, out, run):
+    """``name(..., out=out)`` as dispatch modes see it: one call of aten's out= overload, its
+    arguments as PyTorch passes them (trailing defaults left out, a dim as a list where aten
+    takes a list), ``out`` as its keyword; ``run()`` writes the result."""
+    aten = _ALIASES.get(name, name)
+    args, kwargs = [], {}
+    given = {}
+    for p, v in zip(params, values):
+        if p.kind is p.VAR_POSITIONAL:
+            args.extend(v)
+            continue
+        if p.default is not p.empty and (v is p.default or not isinstance(v, Tensor)
+                                         and type(v) is type(p.default) and v == p.default):
+            continue
+        if p.name == "dim" and aten in _DIM_LIST and isinstance(v, int):
+            v = [v]
+        given[p.name] = v
+        if p.kind is p.KEYWORD_ONLY:
+            kwargs[p.name] = v
+        else:
+            while len(args) < [q.name for q in params].index(p.name):
+                q = params[len(args)]
+                args.append(q.default)  # a default before a given positional: passed
+            args.append(v)
+    overload = "out"
+    if aten == "matmul" and all(isinstance(a, Tensor) and a.ndim == 2 for a in args[:2]):
+        aten = "mm"  # as PyTorch's matmul of two matrices
+    if aten == "div" and "rounding_mode" in given:
+        overload = "out_mode"
+    elif aten in _BY_OTHER and len(args) > 1:
+        overload = _BY_OTHER[aten][0 if isinstance(args[-1 if aten == "lerp" else 1], Tensor)
+                                   else 1]
+    elif aten == "pow":
+        overload = ("Scalar_out" if not isinstance(args[0], Tensor) else
+                    "Tensor_Tensor_out" if isinstance(args[1], Tensor) else "Tensor_Scalar_out")
+    elif aten == "where":
+        overload = "self_out"
+    elif aten in _WITH_DIM and "dim" in given:
+        overload = _WITH_DIM[aten]
+    elif aten == "round" and "decimals" in given:
+        overload = "decimals_out"
+    if aten in _VALUES and isinstance(out, (tuple, list)) and len(out) == 2:
+        overload, kwargs["values"], kwargs["indices"] = "values", out[0], out[1]
+    elif aten in ("max", "min") and "dim" in given and isinstance(out, (tuple, list)):
+        overload = f"dim_{aten}"  # max.dim_max(..., max=, max_values=), min's likewise
+        kwargs[aten], kwargs[f"{aten}_values" if aten == "max" else "min_indices"] = out
+    else:
+        kwargs["out"] = out
+    return seen(aten, overload, tuple(args), kwargs, None, run)
