@@ -13,9 +13,11 @@ The checks and their messages follow torch/_functorch/eager_transforms.py.
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 
 from .. import _batching
+from .._backend import xp
 from .._batched import BatchedTensor, batched
 from .._creation import zeros
 from ..autograd import forward_ad as fwad
@@ -385,6 +387,42 @@ def linearize(func: Callable, *primals):
 
 # ---- Jacobians --------------------------------------------------------------------------------
 
+class _Bases(threading.local):
+    """Identity blocks kept between Jacobian calls, per thread: a fresh one costs a page fault
+    per 4 KB (the strided ones touch every page), more than the rest of a small Jacobian's
+    extra work. Reused only while unchanged (version 0); never handed to the caller
+    (``_unshare``)."""
+
+    def __init__(self) -> None:
+        self.blocks: dict = {}
+        self.nbytes = 0
+
+
+_bases = _Bases()
+_BASIS_KEPT = 16 << 20  # bytes of identity blocks kept per thread, at most
+
+
+def _identity_block(rows: int, n: int, shift: int, first: int, last: int, dtype) -> Tensor:
+    """A (rows, n) block of zeros with ones at (i, i + shift) for rows first <= i < last."""
+    key = (rows, n, shift, first, last, dtype)
+    cache = _bases.blocks
+    block = cache.get(key)
+    if block is not None and (block._vc is None or block._vc[0] == 0):
+        return block
+    block = zeros(rows, n, dtype=dtype)
+    if first < last:  # row i has its 1 at column i + shift: a strided run
+        block._data.reshape(-1)[first * (n + 1) + shift:(last - 1) * (n + 1) + shift + 1:
+                                n + 1] = 1
+    nbytes = block._data.nbytes
+    if nbytes <= _BASIS_KEPT:
+        if _bases.nbytes + nbytes > _BASIS_KEPT:
+            cache.clear()
+            _bases.nbytes = 0
+        cache[key] = block
+        _bases.nbytes += nbytes
+    return block
+
+
 def _basis(leaves: list, start: int = 0, stop: int | None = None) -> list:
     """Rows ``start:stop`` of the identity over all ``leaves``' elements, split per leaf:
     leaf k gets a tensor of shape ``(rows,) + leaf.shape``."""
@@ -393,16 +431,29 @@ def _basis(leaves: list, start: int = 0, stop: int | None = None) -> list:
     out = []
     offset = 0
     for x, n in zip(leaves, sizes):
-        block = zeros(stop - start, n, dtype=x.dtype)
         first, last = max(start, offset) - start, min(stop, offset + n) - start  # rows with a 1
-        if first < last:  # row i has its 1 at column i + start - offset: a strided run
-            shift = start - offset
-            block._data.reshape(-1)[first * (n + 1) + shift:(last - 1) * (n + 1) + shift + 1:
-                                    n + 1] = 1
+        block = _identity_block(stop - start, n, start - offset, first, last, x.dtype)
         shape = (stop - start,) + tuple(x.shape)
         out.append(block if shape == (stop - start, n) else block.reshape(shape))
         offset += n
     return out
+
+
+def _unshare(tree, basis: list):
+    """``tree`` with every tensor that shares memory with a kept identity block copied (the
+    Jacobian of a function that passes its input through is the basis itself)."""
+    leaves, spec = tree_flatten(tree)
+    arrays = [b._data for b in basis]
+    out = []
+    changed = False
+    for x in leaves:
+        if isinstance(x, Tensor):
+            data = _batching.physical(x)
+            if any(xp.may_share_memory(data, a) for a in arrays):
+                x = x.clone()
+                changed = True
+        out.append(x)
+    return tree_unflatten(out, spec) if changed else tree
 
 
 def jacrev(func: Callable, argnums=0, *, has_aux: bool = False,
@@ -427,6 +478,7 @@ def jacrev(func: Callable, argnums=0, *, has_aux: bool = False,
         for start in range(0, total, step):
             stop = min(start + step, total)
             basis = _basis(flat_out, start, stop)
+            used = basis
             if chunk_size == 1:  # a plain loop: no vmap limitations
                 row = vjp_fn(tree_unflatten([b[0] for b in basis], out_spec))
                 pieces.append([r.unsqueeze(0) for r in tree_flatten(row)[0]])
@@ -442,6 +494,8 @@ def jacrev(func: Callable, argnums=0, *, has_aux: bool = False,
             jac_leaves.append(_regroup(blocks, diff, argnums))
             start += n
         jac = tree_unflatten(jac_leaves, out_spec)
+        if len(pieces) == 1:  # (joined chunks are copies)
+            jac = _unshare(jac, used)
         return (jac, res[2]) if has_aux else jac
 
     return wrapper
@@ -483,7 +537,8 @@ def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *,
             _error_if_complex("jacfwd", res[0], is_input=False)
             return (res[1], res[2]) if has_aux else res[1]
 
-        out = vmap(push, randomness=randomness)(*_basis(flat_in))
+        basis = _basis(flat_in)
+        out = vmap(push, randomness=randomness)(*basis)
         tangents, aux = out if has_aux else (out, None)
         if has_aux:  # the same for every column: take the first
             leaves, spec = tree_flatten(aux)
@@ -500,7 +555,7 @@ def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *,
                 blocks.append(piece.reshape(out_shape + tuple(x.shape)))
                 start += n
             jac_leaves.append(_regroup(blocks, diff, argnums))
-        jac = tree_unflatten(jac_leaves, out_spec)
+        jac = _unshare(tree_unflatten(jac_leaves, out_spec), basis)
         return (jac, aux) if has_aux else jac
 
     return wrapper

@@ -186,3 +186,55 @@ def test_products_with_diagonal_and_nearly_diagonal_factors(same, side):
         return [a @ b if side == "left" else b @ a for a, b in pairs]
 
     same(program, d, w, near, rtol=1e-6, atol=1e-6)
+
+
+# ---- identity bases kept between calls ---------------------------------------------------
+
+
+@pytest.mark.parametrize("jac", JACOBIANS)
+def test_jacobian_of_the_identity_is_the_callers_own(same, jac):
+    # The Jacobian of a pass-through function is the basis itself: writing into the returned
+    # one must not change the next call's (the bases are kept between calls).
+    def program(lib, x):
+        first = getattr(lib.func, jac)(lambda a: a)(x)
+        first.mul_(3)
+        second = getattr(lib.func, jac)(lambda a: a.reshape(2, 3))(x)
+        second.add_(1)
+        third = getattr(lib.func, jac)(lambda a: a)(x)
+        return first, second, third, getattr(lib.func, jac)(lambda a: a.reshape(2, 3))(x)
+
+    same(program, *randn(40, (6,)))
+
+
+def test_jacrev_backward_writing_into_its_gradient_twice(same):
+    # A backward that scales its incoming gradient in place writes into the basis: the next
+    # call must still start from the identity.
+    def program(lib, x):
+        class Double(lib.autograd.Function):
+            generate_vmap_rule = True
+
+            @staticmethod
+            def forward(a):
+                return a * 1.5
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                pass
+
+            @staticmethod
+            def backward(ctx, g):
+                g.mul_(2)
+                return g * 1.5
+
+        return [lib.func.jacrev(lambda a: Double.apply(a.sin()))(x) for _ in range(3)]
+
+    same(program, *randn(41, (5,)))
+
+
+@pytest.mark.parametrize("jac", JACOBIANS)
+def test_repeated_jacobians_of_several_outputs_and_inputs(same, jac):
+    def program(lib, x, w):
+        f = lambda a, b: (vec(a, b), a.cumsum(0), b.sum(0))  # noqa: E731
+        return [getattr(lib.func, jac)(f, argnums=(0, 1))(x * k, w) for k in (1.0, 2.0, 3.0)]
+
+    same(program, *randn(42, (3,), (4, 3)))
