@@ -414,11 +414,22 @@ def _sign(input):
 ABS = defop("abs", _abs, ("input",), (lambda g, input: g * input.sgn(),),
             jvp=lambda t_input, input: (t_input * input.sgn().conj()).real, batch="elementwise")
 SIGN = defop("sign", _sign, ("input",), (ZERO,), jvp="elementwise")
+# relu's gradient as one op (PyTorch's threshold_backward at 0): g where the output is positive.
+# Linear in g; piecewise constant in the output, so zero there, as in PyTorch.
+RELU_BACKWARD = defop(
+    "threshold_backward",
+    lambda grad, out: xp.multiply(grad, out > 0),
+    ("grad", "out_"),
+    (lambda g, out_: apply(RELU_BACKWARD, g, out_), ZERO),
+    promote=True,
+    backward_name="ThresholdBackwardBackward0",
+    jvp="elementwise",
+)
 RELU = defop(
     "relu",
     lambda input: xp.maximum(input, 0, dtype=input.dtype),
     ("input",),
-    (lambda g, out: g * (out > 0),),
+    (lambda g, out: apply(RELU_BACKWARD, g, out),),
     jvp="elementwise",
 )
 

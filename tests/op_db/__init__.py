@@ -28,6 +28,11 @@ INTERNAL: dict[str, tuple[str, tuple[str, ...]]] = {
         "its own rules in the second",
         ("sigmoid",),
     ),
+    "threshold_backward": (
+        "relu's gradient g * (out > 0) as one kernel (PyTorch's threshold_backward): runs in the "
+        "first backward of relu, its own rules in the second",
+        ("relu",),
+    ),
     "index_backward": (
         "the gradient of indexing: scatters g into zeros. Its forward runs in the first backward "
         "of every indexing row, its own rule (g[index]) in the second",
