@@ -39,6 +39,7 @@ from ._backend import get_default_dtype, xp
 from ._batched import BatchedTensor
 from ._modes import Mode, pop, push, set_seam, stack
 from ._quiet import enter, leave
+from ._threads import cached as _cached
 from ._threads import ufunc_of
 from .autograd.grad_mode import state as grad_state
 from .autograd.graph import (
@@ -274,6 +275,8 @@ class Capture:
             name = f"s{self.n}"
             self.lines.append(f"{name} = {fname}({', '.join(parts)}){_PURE}")
             key = id(out)
+            if key in names and key in _cached and all(a is not out for a in arrays):
+                del names[key]  # a buffer the cache hands out again: its earlier name is dead
             if key in names or out.base is not None:  # the general case of naming
                 self._name(out, name)
             else:  # _name for a new array owning its memory
@@ -309,6 +312,8 @@ class Capture:
                 self.lines.append(f"{name} = {'asarray(' if conv else ''}{tmp}[{i}]"
                                   f"{')' if conv else ''}{_PURE}")
         for name, a in zip(names, arrays_out):
+            if id(a) in _cached and id(a) in self.names and all(b is not a for b in arrays):
+                del self.names[id(a)]  # a buffer the cache hands out again (as above)
             self._name(a, name)
         if record.name == "expand":
             self.expands.add(names[0])
@@ -760,6 +765,9 @@ class Capture:
                 allowed[id(t._grad._data)] = allowed.get(id(t._grad._data), 0) + 1
         for a in self.held:  # the capture's own references
             allowed[id(a)] = allowed.get(id(a), 0) + 1
+        for key in alive:  # the buffer cache's (kernels ran with it: _dispatch._kernel)
+            if key in _cached:
+                allowed[key] = allowed.get(key, 0) + 1
         a = None
         del alive
         if _held(self.refs, allowed):

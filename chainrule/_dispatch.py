@@ -268,15 +268,18 @@ def _kernel(op, inputs: tuple, params: dict) -> tuple:
         dtype = _first_dtype(arrays)
     forward = op.forward if dtype is None or dtype.num < USER_DTYPE_NUM else \
         forward_for(op, arrays, params, dtype)
+    run = forward
     if op.split is not None and forward is op.forward:
-        forward = kernel_for(op, arrays)  # and chainrule.compile records the same
+        forward = run = kernel_for(op, arrays)  # and chainrule.compile records the same
+        if capture is not None:  # runs it with large results from the buffer cache (the
+            run = op.split  # same bits; fresh pages cost a fault each), recording the plain one
     if capture is not None and capture.generators:  # draws from a stream may be stray
         capture.before_op()
     try:
         try:
-            out = (quiet_run(forward, *arrays, **params) if params else quiet_run(forward, *arrays))
+            out = (quiet_run(run, *arrays, **params) if params else quiet_run(run, *arrays))
         except RuntimeError as err:
-            out = run_busy(err, forward, *arrays, **params)
+            out = run_busy(err, run, *arrays, **params)
     except ValueError as err:
         raise _shape_error(op, arrays, err) from None
     except NeedsValues:

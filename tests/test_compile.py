@@ -743,3 +743,40 @@ def test_item_assignment_into_a_tensor_made_inside_replays():
     x = torch.tensor([1.0, 3.0])
     for _ in range(4):
         assert g(x).tolist() == f(x).tolist() == [5.0, 12.0]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_captures_run_large_elementwise_kernels_on_the_buffer_cache(threads):
+    """A capture runs large elementwise kernels into the buffer cache's arrays, as eager does (no
+    fresh pages to fault in); a buffer handed out again is a new array of the program, which is
+    made from the two captures and replays eager's results bit for bit."""
+    from chainrule import _threads
+
+    x0 = RNG.standard_normal(1 << 19).astype(np.float32)  # 2 MiB: above GRAIN and BUFFER_MIN
+
+    def f(x):
+        y = x
+        for _ in range(4):  # each result dies in the next round: its buffer comes back
+            y = torch.exp(y * 0.5).sin() + y
+        loss = (y * y).sum()
+        loss.backward()
+        return loss, y.detach()
+
+    prior = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        x, xe = (torch.tensor(x0, requires_grad=True) for _ in range(2))
+        c = torch.compile(f)
+        for i in range(4):
+            x.grad = xe.grad = None
+            _threads.empty_cache()
+            before = set(_threads.cached)  # buffers something outside holds
+            got = c(x)
+            if i == 0:  # the capture's kernels took buffers from the cache
+                assert set(_threads.cached) - before
+            want = f(xe)
+            assert all(torch.equal(p, q) for p, q in zip(got, want))
+            assert torch.equal(x.grad, xe.grad)
+        assert _replays(c) == 1 and c.stats["replays"] == 2
+    finally:
+        torch.set_num_threads(prior)
