@@ -264,9 +264,24 @@ def _scatter_channels_last(grad, indices, input_size):
     lead = grad.shape[: grad.ndim - nd]
     size, channels, rest = math.prod(input_size), lead[-1], math.prod(lead[:-1])
     out = xp.zeros((rest, size, channels), dtype=grad.dtype)
+    start, order = _channels_last_starts(lead, size, nd)
+    place = xp.multiply(indices, channels)
+    place += start
+    out.reshape(-1)[place] = grad
+    return out.reshape(lead[:-1] + tuple(input_size) + (channels,)).transpose(order)
+
+
+@functools.lru_cache(maxsize=64)
+def _channels_last_starts(lead, size, nd):
+    """Where each (sample, channel)'s image starts in a channels-last buffer, shaped to broadcast
+    against the indices (read-only), and the transpose of that buffer back to channels-first."""
+    channels, rest = lead[-1], math.prod(lead[:-1])
     start = xp.arange(0, rest * size * channels, size * channels)[:, None] + xp.arange(channels)
-    out.reshape(-1)[indices * channels + start.reshape(lead + (1,) * nd)] = grad
-    return xp.moveaxis(out.reshape(lead[:-1] + tuple(input_size) + (channels,)), -1, -nd - 1)
+    start = start.reshape(lead + (1,) * nd)
+    start.flags.writeable = False
+    k = len(lead) - 1  # the channel dim, last in the buffer
+    order = tuple(range(k)) + (k + nd,) + tuple(range(k, k + nd))
+    return start, order
 
 
 def _max_pool_grad(g, indices, input_shape, kernel, disjoint):
