@@ -7,6 +7,7 @@ VJPs. unfold and fold (im2col and its adjoint col2im) are the same window machin
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -15,7 +16,7 @@ from .._batching import materialize
 from .._dispatch import apply
 from .._meta import as_strided
 from ..tensor import Tensor
-from ._nnutil import check_float, fold_batch, ntuple, sum_terms, type_name
+from ._nnutil import check_float, fold_batch, ntuple, sum_terms, type_name, with_batch
 from ._registry import defop
 
 _as_strided = as_strided  # either device's arrays
@@ -106,12 +107,32 @@ def _im2col(x, kernel, stride, dilation, out, channel_minor=False):
     return windows.reshape(rows, columns)
 
 
-def _for_columns(x):
-    """x (N, C, *spatial) in the memory layout channel-minor columns copy fastest from:
-    channels-last (one copy if it is not) unless C is tiny. The padding keeps the layout."""
+def _for_columns(x, padding):
+    """x (N, C, *spatial) padded, in the memory layout channel-minor columns copy fastest from:
+    channels-last unless C is tiny. A channels-first x is moved and padded in one copy."""
     if x.shape[1] < _FEW_CHANNELS:
-        return x
-    return _channels_to_front(xp.ascontiguousarray(_channels_to_end(x)))
+        return pad_spatial(x, padding)
+    plan = _padding_plan(x.shape, padding)
+    if plan is None:  # no padding, or some negative (cropping)
+        return pad_spatial(_channels_to_front(xp.ascontiguousarray(_channels_to_end(x))), padding)
+    shape, inside, order = plan
+    out = xp.empty_like(x, shape=shape, order="C")
+    xp.copyto(out, 0, casting="unsafe")
+    out[inside] = _channels_to_end(x)
+    return out.transpose(order)
+
+
+@functools.lru_cache(maxsize=256)
+def _padding_plan(shape, padding):
+    """For padding x of ``shape`` (N, C, *spatial) into a channels-last buffer: the buffer's
+    shape, where x goes in it, and its transpose to (N, C, *spatial); None without padding or
+    with negative padding."""
+    if not any(lo or hi for lo, hi in padding) or any(lo < 0 or hi < 0 for lo, hi in padding):
+        return None
+    nd = len(padding)
+    spatial = tuple(n + lo + hi for n, (lo, hi) in zip(shape[2:], padding))
+    inside = (slice(None),) + tuple(slice(lo, lo + n) for n, (lo, _) in zip(shape[2:], padding))
+    return (shape[0],) + spatial + (shape[1],), inside, (0, nd + 1) + tuple(range(1, nd + 1))
 
 
 def _kernel_major(w):
@@ -135,9 +156,7 @@ def _correlate(x, w, stride, padding, dilation, groups, output_size=None):
     nd = w.ndim - 2
     kernel = w.shape[2:]
     n, out_channels = x.shape[0], w.shape[0]
-    if groups == 1:
-        x = _for_columns(x)
-    x = pad_spatial(x, padding)
+    x = _for_columns(x, padding) if groups == 1 else pad_spatial(x, padding)
     if output_size is None:
         output_size = conv_out_size(x.shape[2:], ((0, 0),) * nd, kernel, stride, dilation)
     if groups == 1:
@@ -216,7 +235,7 @@ def _correlate_transpose(x, w, stride, padding, dilation, groups, output_size):
 def _correlate_weight(x, g, kernel, stride, padding, dilation, groups):
     """d<g, correlate(x, w)>/dw: the correlation of the padded x with g."""
     out_channels = g.shape[1]
-    x = pad_spatial(_for_columns(x) if groups == 1 else x, padding)
+    x = _for_columns(x, padding) if groups == 1 else pad_spatial(x, padding)
     if groups == 1 and x.shape[1] < _FEW_CHANNELS and g.flags.c_contiguous:
         # Transposed columns and a channels-first g: g as (O, N * out) is a copy in long rows
         # (half the time of the channels-last one), and the product needs no transpose.
@@ -349,11 +368,31 @@ CONVOLUTION = defop(
     (
         _conv_input_grad,
         _conv_weight_grad,
-        # The batch dim first: NumPy's sum over several dims at once is 5x slower here.
-        lambda g: g.sum(0).sum(dim=tuple(range(1, g.ndim - 1))),
+        lambda g: apply(CONVOLUTION_BIAS_GRAD, g, nd=g.ndim - 2),
     ),
     jvp=_conv_jvp,
     batch=_conv_batch,
+)
+
+
+def _bias_grad(grad, nd):
+    """grad (..., N, C, *spatial) summed over N and the spatial dims: (..., C)."""
+    # The batch dim first: NumPy's sum over several dims at once is 5-50x slower here.
+    out = grad.sum(axis=grad.ndim - nd - 2)
+    return out.sum(axis=tuple(range(out.ndim - nd, out.ndim)))
+
+
+# The bias gradient as one op (two sums before): its VJP spreads g back over the batch and the
+# positions. Both act on trailing dims, so under vmap the examples are more leading dims.
+CONVOLUTION_BIAS_GRAD = defop(
+    "convolution_bias_grad",
+    _bias_grad,
+    ("grad",),
+    (lambda g, grad_shape, nd: g.reshape(tuple(g.shape[:-1]) + (1, g.shape[-1]) + (1,) * nd)
+     .expand(grad_shape),),
+    backward_name="ConvolutionBackwardBackward0",
+    jvp="linear",
+    batch=with_batch,
 )
 CONVOLUTION_WEIGHT = defop(
     "convolution_weight",

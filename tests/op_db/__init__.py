@@ -33,6 +33,11 @@ INTERNAL: dict[str, tuple[str, tuple[str, ...]]] = {
         "first backward of relu, its own rules in the second",
         ("relu",),
     ),
+    "convolution_bias_grad": (
+        "a convolution's bias gradient, the sum over the batch and the positions as one op: "
+        "runs in the first backward of a convolution with a bias, its own rule in the second",
+        ("conv2d", "conv1d", "conv3d", "conv_transpose2d", "conv_transpose1d"),
+    ),
     "index_backward": (
         "the gradient of indexing: scatters g into zeros. Its forward runs in the first backward "
         "of every indexing row, its own rule (g[index]) in the second",
