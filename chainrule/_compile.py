@@ -39,7 +39,7 @@ from ._backend import get_default_dtype, xp
 from ._batched import BatchedTensor
 from ._modes import Mode, pop, push, set_seam, stack
 from ._quiet import enter, leave
-from ._threads import cached as _cached
+from ._threads import cached as _buffers
 from ._threads import ufunc_of
 from .autograd.grad_mode import state as grad_state
 from .autograd.graph import (
@@ -119,6 +119,7 @@ class Capture:
         self.streams: dict = {}  # id(generator) -> its state after the last recorded kernel
         self.stray = False  # a generator advanced outside a recorded kernel
         self.n = 0
+        self._ones_of: dict[int, tuple] = {}  # id(lines) -> (lines, _ones(lines))
         self._dead = self._on_dead  # one bound method for every weak reference's callback
         for i, t in enumerate(arg_tensors):
             self._name(t._data, f"a{i}")
@@ -275,7 +276,7 @@ class Capture:
             name = f"s{self.n}"
             self.lines.append(f"{name} = {fname}({', '.join(parts)}){_PURE}")
             key = id(out)
-            if key in names and key in _cached and all(a is not out for a in arrays):
+            if key in names and key in _buffers and all(a is not out for a in arrays):
                 del names[key]  # a buffer the cache hands out again: its earlier name is dead
             if key in names or out.base is not None:  # the general case of naming
                 self._name(out, name)
@@ -312,7 +313,7 @@ class Capture:
                 self.lines.append(f"{name} = {'asarray(' if conv else ''}{tmp}[{i}]"
                                   f"{')' if conv else ''}{_PURE}")
         for name, a in zip(names, arrays_out):
-            if id(a) in _cached and id(a) in self.names and all(b is not a for b in arrays):
+            if id(a) in _buffers and id(a) in self.names and all(b is not a for b in arrays):
                 del self.names[id(a)]  # a buffer the cache hands out again (as above)
             self._name(a, name)
         if record.name == "expand":
@@ -599,13 +600,7 @@ class Capture:
         shapes and dtypes agree the product is B, bit for bit, so sX names B's array (one pass
         fewer), unless either is written later or sX leaves the program. Returns the lines and
         the names that must not be written into."""
-        ones = set()
-        for line in lines:
-            m = line[0] == "e" and _CONST.match(line)
-            if m:
-                value = self.ns.get(m.group(2))
-                if type(value) is _ndarray and value.size and bool((value == 1).all()):
-                    ones.add(m.group(1))
+        ones = set(self._ones(lines))
         if not ones:
             return lines, set()
         meta = self.meta
@@ -626,6 +621,33 @@ class Capture:
                 out[i] = f"{target} = {other}{_PURE}"
                 frozen.update((target, other))
         return out, frozen
+
+    def _ones(self, lines: list) -> frozenset:
+        """The constants ``lines`` read (``eX = eX_``) that are arrays of ones."""
+        known = self._ones_of.get(id(lines))
+        if known is not None and known[0] is lines:
+            return known[1]
+        ones = set()
+        for line in lines:
+            m = line[0] == "e" and _CONST.match(line)
+            if m:
+                value = self.ns.get(m.group(2))
+                if type(value) is _ndarray and value.size and bool((value == 1).all()):
+                    ones.add(m.group(1))
+        ones = frozenset(ones)
+        self._ones_of[id(lines)] = (lines, ones)
+        return ones
+
+    def structure(self, raw: tuple) -> tuple:
+        """What ``source(raw)`` reads, as a key: recordings with the same key have the same
+        source (the lines, the arrays' shapes and layouts, the broadcast views, which kernels
+        are ufuncs, which constants are ones)."""
+        forward, backward = raw
+        kernels = tuple((k, ufunc_of(v), v is xp.multiply) for k, v in self.ns.items()
+                        if k[0] == "f" and k[1:].isdigit())
+        return ("structure", tuple(forward), None if backward is None else tuple(backward),
+                tuple(self.meta.items()), frozenset(self.expands), kernels, self._ones(forward),
+                None if backward is None else self._ones(backward))
 
     def _fold_operands(self, lines: list) -> list:
         """Operands an elementwise kernel takes as they are, bit for bit: a bool array cast to
@@ -766,7 +788,7 @@ class Capture:
         for a in self.held:  # the capture's own references
             allowed[id(a)] = allowed.get(id(a), 0) + 1
         for key in alive:  # the buffer cache's (kernels ran with it: _dispatch._kernel)
-            if key in _cached:
+            if key in _buffers:
                 allowed[key] = allowed.get(key, 0) + 1
         a = None
         del alive
@@ -945,17 +967,22 @@ _WORD = re.compile(r"\b([a-zA-Z_]\w*)\b")
 
 
 def _any_of(names) -> Callable:
-    """A test of whether a line mentions one of ``names`` (a quick filter before parsing)."""
-    search = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")(?!\w)").search
-    if len(names) > 8:
-        return search
-    names = tuple(names)
+    """A test of whether a line mentions one of ``names`` as a whole word (a quick filter
+    before parsing; no regex is compiled per program: that costs more than the filtering)."""
+    if not all(n.isidentifier() for n in names):
+        search = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")(?!\w)").search
+        return lambda line: search(line) is not None
+    words = frozenset(names)
+    findall = _WORD.findall
+    if len(words) > 8:
+        return lambda line: not words.isdisjoint(findall(line))
+    listed = tuple(words)
 
-    def mentions(line: str):
-        for name in names:  # a substring first: most lines mention none
+    def mentions(line: str) -> bool:
+        for name in listed:  # a substring first: most lines mention none
             if name in line:
-                return search(line)
-        return None
+                return not words.isdisjoint(findall(line))
+        return False
 
     return mentions
 
@@ -1008,7 +1035,7 @@ def _escapes_or_written(lines: list, names: tuple) -> bool:
                 continue
             if (f"out={name})" in line or line.startswith(f"{name}[") or "wrap(" in line
                     or "freed(" in line or "make_live(" in line or line.startswith("return")
-                    or "._grad = " in line) and re.search(rf"\b{name}\b", line):
+                    or "._grad = " in line) and name in _WORD.findall(line):
                 return True
     return False
 
@@ -1115,8 +1142,11 @@ class Program:
     def build(self) -> Program:
         """Write and make the Python functions (only for the capture that becomes the
         program)."""
-        self.source = self._capture.source(self.raw)
-        self._capture = None
+        capture, self._capture = self._capture, None
+        # Recordings of the same structure (a capture again after a guard failed, another
+        # compiled function of the same code) have the same source: written once.
+        self.source = _cached(capture.structure(self.raw), lambda: capture.source(self.raw))
+        capture._ones_of = {}
         exec(_code(self.source, "<chainrule.compile>"), self.ns)  # noqa: S102
         if self.guard_source:
             exec(_code(self.guard_source, "<chainrule.compile guard>"), self.ns)  # noqa: S102
@@ -1150,18 +1180,25 @@ def _unguarded(tensors: list) -> bool:
     return True
 
 
-_CODES: dict = {}  # generated source -> its code object (recordings of the same structure)
+# Generated source -> its code object, and a recording's structure (Capture.structure) -> its
+# source: recordings of the same structure are written and compiled once.
+_CODES: dict = {}
 _CODES_MAX = 256
 
 
-def _code(source: str, filename: str):
-    """``compile(source)``, once per distinct source (the oldest forgotten beyond a bound)."""
-    code = _CODES.get(source)
-    if code is None:
+def _cached(key, make: Callable):
+    """``_CODES[key]``, made by ``make()`` when missing (the oldest forgotten beyond a bound)."""
+    value = _CODES.get(key)
+    if value is None:
         if len(_CODES) >= _CODES_MAX:
             del _CODES[next(iter(_CODES))]
-        code = _CODES[source] = builtins.compile(source, filename, "exec")
-    return code
+        value = _CODES[key] = make()
+    return value
+
+
+def _code(source: str, filename: str):
+    """``compile(source)``, once per distinct source."""
+    return _cached(source, lambda: builtins.compile(source, filename, "exec"))
 
 
 def _same(a, b) -> bool:

@@ -780,3 +780,55 @@ def test_captures_run_large_elementwise_kernels_on_the_buffer_cache(threads):
         assert _replays(c) == 1 and c.stats["replays"] == 2
     finally:
         torch.set_num_threads(prior)
+
+
+def test_recordings_of_the_same_structure_are_written_once(monkeypatch):
+    """A second compiled function of the same code, with other tensors of the same shapes,
+    reuses the first one's source (not written again), and each replays its own values; other
+    shapes or dtypes are another structure, written afresh; all equal eager bit for bit."""
+    from chainrule import _compile
+
+    written = []
+    source = _compile.Capture.source
+    monkeypatch.setattr(_compile.Capture, "source",
+                        lambda self, raw: written.append(1) or source(self, raw))
+
+    def make(w):
+        def f(x):
+            return (torch.tanh(x * w) * torch.ones(x.shape[-1]) + w).sum(-1)
+        return f
+
+    def check(f, shape, dtype):
+        c = torch.compile(f)
+        for _ in range(3):
+            x = torch.tensor(RNG.standard_normal(shape)).to(dtype)
+            assert torch.equal(c(x), f(x))
+        assert _replays(c) == 1
+
+    _compile._CODES.clear()
+    w1, w2 = (torch.tensor(RNG.standard_normal(5).astype(np.float32)) for _ in range(2))
+    check(make(w1), (3, 5), torch.float32)
+    assert len(written) == 1
+    check(make(w2), (3, 5), torch.float32)  # same structure, other values: not written again
+    assert len(written) == 1
+    check(make(w2), (4, 5), torch.float32)  # other shapes
+    assert len(written) == 2
+    check(make(w2.double()), (3, 5), torch.float64)  # other dtypes
+    assert len(written) == 3
+
+
+def test_recordings_differing_only_in_their_kernels_are_written_apart():
+    """The same lines calling another kernel are another structure: a product with ones is
+    folded away, a sum with ones is not."""
+    def mul(x):
+        return (x.exp() * torch.ones(4)).sin()
+
+    def add(x):
+        return (x.exp() + torch.ones(4)).sin()
+
+    x = torch.tensor(RNG.standard_normal(4).astype(np.float32))
+    for f in (mul, add):
+        c = torch.compile(f)
+        for _ in range(3):
+            assert torch.equal(c(x), f(x))
+        assert _replays(c) == 1
