@@ -261,11 +261,12 @@ def _convolution(input, weight, bias, stride, padding, dilation, groups, transpo
         y = _correlate_transpose(input, weight, stride, padding, dilation, groups, output_size)
     else:
         y = _correlate(input, weight, stride, padding, dilation, groups, output_size)
-    if bias is not None:
-        y += bias.reshape((-1,) + (1,) * (weight.ndim - 2))
     # contiguous (the matmul left the channels last), as PyTorch's: views, strides and
-    # memory-order draws (dropout's mask) depend on it
-    return xp.ascontiguousarray(y)
+    # memory-order draws (dropout's mask) depend on it; the bias is added in the same pass
+    if bias is None:
+        return xp.ascontiguousarray(y)
+    return xp.add(y, bias.reshape((-1,) + (1,) * (weight.ndim - 2)),
+                  out=xp.empty_like(y, order="C"))
 
 
 def _conv(x, w, forward_size, **geometry):

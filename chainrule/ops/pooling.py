@@ -152,7 +152,7 @@ def _tiled_max(x, kernel, out):
     values = values.reshape(shape)
     if code is None or not values.flags.c_contiguous:  # x itself, or a strided view
         values = values.copy()
-    if values.dtype.kind == "f" and values.size and xp.isnan(values.min()):
+    if values.dtype.kind == "f" and values.size and xp.isnan(xp.minimum.reduce(values, None)):
         return None  # a NaN maximum: the last NaN wins, which the general scan handles
     base, delta = _tile_offsets(kernel, out, size)
     if code is None:  # a kernel of ones
