@@ -55,8 +55,19 @@ def vmap_call(op, inputs: tuple, params: dict):
     for x in inputs:  # find_level, inlined: every op call inside vmap passes here
         if type(x) is BatchedTensor and x._level > level:
             level = x._level
+    in_params = 0  # the innermost level among the parameters' tensors
     if params:
-        level = max(level, find_level((), params))
+        for v in params.values():
+            kind = type(v)
+            if kind is BatchedTensor:
+                if v._level > in_params:
+                    in_params = v._level
+            elif kind is tuple or kind is list:
+                for x in v:
+                    if type(x) is BatchedTensor and x._level > in_params:
+                        in_params = x._level
+        if in_params > level:
+            level = in_params
     if not level:
         return RUN
     base = state.fw_base[level - 1]
@@ -64,11 +75,11 @@ def vmap_call(op, inputs: tuple, params: dict):
     if top > base:
         forward_state.level = base
         try:
-            results = batched_apply(op, inputs, params, level)
+            results = batched_apply(op, inputs, params, level, in_params == level)
         finally:
             forward_state.level = top
     else:
-        results = batched_apply(op, inputs, params, level)
+        results = batched_apply(op, inputs, params, level, in_params == level)
     if op.view and type(inputs[0]) is BatchedTensor:
         source = inputs[0]
         result = results[0]  # (a new wrapper: no _extra yet)
@@ -247,8 +258,10 @@ def _unwrap(x, level: int):
     return x, False
 
 
-def batched_apply(op, inputs: tuple, params: dict, level: int) -> tuple:
-    """Run ``op`` at vmap ``level``: the wrapped results, each batched at that level."""
+def batched_apply(op, inputs: tuple, params: dict, level: int,
+                  in_params: bool | None = None) -> tuple:
+    """Run ``op`` at vmap ``level``: the wrapped results, each batched at that level.
+    ``in_params``: whether a parameter holds a tensor batched at that level (None: look)."""
     args = []
     flags = []
     size = state.sizes[level - 1]
@@ -260,7 +273,9 @@ def batched_apply(op, inputs: tuple, params: dict, level: int) -> tuple:
             args.append(x)
             flags.append(False)
     rule = op.batch
-    if params and _in_params(params, level):
+    if in_params is None:
+        in_params = bool(params) and _in_params(params, level)
+    if in_params:
         # A batched tensor among the parameters (an index): only the loop sees it.
         out = fallback(op, args, flags, size, params, level)
     else:

@@ -177,6 +177,7 @@ class _Call:
 
     def __init__(self, func, args: tuple, kwargs: dict, nums: tuple) -> None:
         self.start = next_seq()
+        self._walked = self._outside = None  # keep_graph's last walk: the outputs, its answer
         args = list(args)
         self.targets: list = []
         for i in nums:
@@ -197,9 +198,15 @@ class _Call:
     def keep_graph(self, outputs, extra=()) -> bool:
         """Whether an outer level, or a tensor from before the call, can use the graph (also
         through the values of batched tensors: an outer vmap's inputs may require grad)."""
-        return (self.depth > 0 or grad_state.reverse_levels > 0
-                or any(t._requires_grad for t in _layers(extra))
-                or _reaches_outside(_layers(outputs), self.ours, self.start))
+        if (self.depth > 0 or grad_state.reverse_levels > 0
+                or any(t._requires_grad for t in _layers(extra))):
+            return True
+        # The graph behind the outputs does not change: walked once per list (vjp_fn asks
+        # again on every call)
+        if self._walked is not outputs:
+            self._outside = _reaches_outside(_layers(outputs), self.ours, self.start)
+            self._walked = outputs
+        return self._outside
 
     def backward(self, outputs: list, cotangents, keep: bool, retain: bool = True) -> list:
         """Gradients for every target (zeros where an output does not reach it)."""

@@ -221,7 +221,8 @@ SUM_TO_SIZE = defop(
 )
 UNSQUEEZE = defop(
     "unsqueeze",
-    lambda input, dim: xp.expand_dims(input, dim),
+    # (expand_dims' reshape without its argument handling: dim is already normalized)
+    lambda input, dim: input.reshape(input.shape[:dim] + (1,) + input.shape[dim:]),
     ("input",),
     (lambda g, dim: g.squeeze(dim),),
     view=True,

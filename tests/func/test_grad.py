@@ -172,6 +172,33 @@ def test_vjp_fn_can_be_called_twice(same):
     same(program, *randn(17, (3,), (3,), (3,)))
 
 
+def test_vjp_fn_called_twice_keeps_the_graph_to_an_outside_tensor(same):
+    # Whether the graph reaches a tensor from before the call is found once per vjp; every
+    # call of vjp_fn (and its cotangents) must still give a differentiable result, and a
+    # call with a cotangent that requires grad after one without must too.
+    def program(lib, a, w, c1, c2):
+        w.requires_grad_()
+        _, fn = lib.func.vjp(lambda x: (x * w).sin(), a)
+        (g1,) = fn(c1)
+        (g2,) = fn(c2 * 2)
+        c2.requires_grad_()
+        (g3,) = fn(c2)
+        (gw, gc) = lib.autograd.grad((g1 * g2 + g3).sum(), (w, c2))
+        return g1, g2, g3, gw, gc
+
+    same(program, *randn(19, (3,), (3,), (3,), (3,)))
+
+
+def test_vjp_fn_of_a_function_without_outside_tensors_twice(same):
+    def program(lib, a, c1):
+        _, fn = lib.func.vjp(lambda x: x.exp() * x, a)
+        (g1,) = fn(c1)
+        (g2,) = fn(c1 * 3)
+        return g1, g2, g1.requires_grad, g2.requires_grad
+
+    same(program, *randn(20, (4,), (4,)))
+
+
 def test_vjp_with_a_cotangent_that_requires_grad_is_differentiable(same):
     def program(lib, a, ct):
         ct.requires_grad_()

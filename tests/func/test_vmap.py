@@ -412,3 +412,17 @@ def test_ops_inside(same):
         return g
 
     same(lambda lib, x, c: lib.func.vmap(f(lib, c))(x), *randn(35, (4, 3), (3, 3)))
+
+
+@pytest.mark.parametrize("outer_index", [True, False])
+def test_nested_vmap_with_an_index_batched_at_one_level(same, outer_index):
+    # The index is a parameter of the indexing op: the level that batches it (outer or
+    # inner, the tensor indexed at the other) runs it per example.
+    def program(lib, x, idx):
+        idx = idx.abs().floor().long() % 4
+        inner = lib.func.vmap(lambda a, i: a[i] * 2, in_dims=(0, None) if outer_index
+                              else (None, 0))
+        outer = lib.func.vmap(inner, in_dims=(None, 0) if outer_index else (0, None))
+        return outer(x, idx)
+
+    same(program, *randn(43, (3, 4), (5, 2)))
