@@ -271,8 +271,11 @@ def _kernel(op, inputs: tuple, params: dict) -> tuple:
     run = forward
     if op.split is not None and forward is op.forward:
         forward = run = kernel_for(op, arrays)  # and chainrule.compile records the same
-        if capture is not None:  # runs it with large results from the buffer cache (the
-            run = op.split  # same bits; fresh pages cost a fault each), recording the plain one
+        if capture is not None:  # a large one runs with results from the buffer cache (the
+            for a in arrays:  # same bits, no fresh pages to fault in); the plain one is recorded
+                if type(a) is _ndarray and a.size > GRAIN:
+                    run = op.split
+                    break
     if capture is not None and capture.generators:  # draws from a stream may be stray
         capture.before_op()
     try:
