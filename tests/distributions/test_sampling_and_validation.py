@@ -126,8 +126,18 @@ ERRORS = [
 ]
 
 
+@pytest.fixture
+def torch_validates():
+    """torch's default validation on for the test: torch.compile turns it off for the rest of
+    its process (torch._dynamo's patch), and another test file may have compiled before this."""
+    saved = torch.distributions.Distribution._validate_args
+    torch.distributions.Distribution.set_default_validate_args(True)
+    yield
+    torch.distributions.Distribution.set_default_validate_args(saved)
+
+
 @pytest.mark.parametrize("make", ERRORS, ids=[str(i) for i in range(len(ERRORS))])
-def test_validation_errors_like_torch(make):
+def test_validation_errors_like_torch(make, torch_validates):
     want = _message(lambda: make(torch.distributions, torch.tensor))
     assert want is not None
     assert _message(lambda: make(D, chainrule.tensor)) == want
