@@ -414,11 +414,12 @@ def _sign(input):
 ABS = defop("abs", _abs, ("input",), (lambda g, input: g * input.sgn(),),
             jvp=lambda t_input, input: (t_input * input.sgn().conj()).real, batch="elementwise")
 SIGN = defop("sign", _sign, ("input",), (ZERO,), jvp="elementwise")
-# relu's gradient as one op (PyTorch's threshold_backward at 0): g where the output is positive.
-# Linear in g; piecewise constant in the output, so zero there, as in PyTorch.
+# relu's gradient as one op (PyTorch's threshold_backward at 0): g where the output is positive,
+# else 0 (also for an infinite or NaN g). Linear in g; piecewise constant in the output, so zero
+# there, as in PyTorch.
 RELU_BACKWARD = defop(
     "threshold_backward",
-    lambda grad, out: xp.multiply(grad, out > 0),
+    lambda grad, out: xp.where(out > 0, grad, 0),
     ("grad", "out_"),
     (lambda g, out_: apply(RELU_BACKWARD, g, out_), ZERO),
     promote=True,

@@ -45,13 +45,13 @@ def test_relu_gradient_dtypes_and_forward_mode():
         ours = chainrule.func.jvp(chainrule.relu, (chainrule.tensor(x),), (chainrule.tensor(t),))
         theirs = torch.func.jvp(torch.relu, (torch.tensor(x),), (torch.tensor(t),))
         for got, want in zip(ours, theirs, strict=True):
-            assert got.dtype == chainrule.float32 if dtype == np.float32 else chainrule.float64
+            assert got.dtype == (chainrule.float32 if dtype == np.float32 else chainrule.float64)
             np.testing.assert_array_equal(got.numpy(), want.numpy())
         xs = chainrule.tensor(x, requires_grad=True)
         chainrule.relu(xs).backward(chainrule.tensor(t))
         xt = torch.tensor(x, requires_grad=True)
         torch.relu(xt).backward(torch.tensor(t))
-        assert xs.grad.dtype == chainrule.float32 if dtype == np.float32 else chainrule.float64
+        assert xs.grad.dtype == (chainrule.float32 if dtype == np.float32 else chainrule.float64)
         np.testing.assert_array_equal(xs.grad.numpy(), xt.grad.numpy())
 
 
@@ -60,3 +60,15 @@ def test_relu_gradcheck_and_gradgradcheck():
                          requires_grad=True)
     assert chainrule.autograd.gradcheck(chainrule.relu, (x,))
     assert chainrule.autograd.gradgradcheck(chainrule.relu, (x,))
+
+
+def test_relu_gradient_is_zero_where_the_output_is_not_positive_even_for_nonfinite_grads():
+    x = np.array([-1.0, 0.0, 2.0, -3.0, 1.0], dtype=np.float32)
+    g = np.array([np.inf, np.nan, np.nan, -np.inf, 2.0], dtype=np.float32)
+    grads = []
+    for lib in (chainrule, torch):
+        xt = lib.tensor(x, requires_grad=True)
+        lib.relu(xt).backward(lib.tensor(g))
+        grads.append(xt.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])  # [0, 0, nan, 0, 2]
+    assert grads[0].dtype == np.float32
