@@ -638,16 +638,18 @@ class Capture:
         self._ones_of[id(lines)] = (lines, ones)
         return ones
 
-    def structure(self, raw: tuple) -> tuple:
+    def structure(self, raw: tuple) -> _Structure:
         """What ``source(raw)`` reads, as a key: recordings with the same key have the same
         source (the lines, the arrays' shapes and layouts, the broadcast views, which kernels
-        are ufuncs, which constants are ones)."""
+        are ufuncs or ``multiply``, which constants are ones)."""
         forward, backward = raw
         kernels = tuple((k, ufunc_of(v), v is xp.multiply) for k, v in self.ns.items()
                         if k[0] == "f" and k[1:].isdigit())
-        return ("structure", tuple(forward), None if backward is None else tuple(backward),
-                tuple(self.meta.items()), frozenset(self.expands), kernels, self._ones(forward),
-                None if backward is None else self._ones(backward))
+        return _Structure(
+            (forward, backward, self.meta, self.expands, kernels, self._ones(forward),
+             None if backward is None else self._ones(backward)),
+            (len(forward), forward[-1], None if backward is None else len(backward),
+             len(self.meta), kernels))
 
     def _fold_operands(self, lines: list) -> list:
         """Operands an elementwise kernel takes as they are, bit for bit: a bool array cast to
@@ -841,6 +843,23 @@ class Capture:
                 checks.append(f"{self.ref(names, as_object=True)}.get({name!r}) is "
                               f"{self.ref(names[name], as_object=True)}")
         return checks
+
+
+class _Structure:
+    """A key of ``_CODES``: a recording's structure, hashed by a summary (the lines are not
+    hashed: a capture that finds no equal pays next to nothing), compared whole."""
+
+    __slots__ = ("parts", "summary")
+
+    def __init__(self, parts: tuple, summary: tuple) -> None:
+        self.parts, self.summary = parts, summary  # parts: never changed after the capture
+
+    def __hash__(self) -> int:
+        return hash(self.summary)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is _Structure and (
+            self.summary == other.summary and self.parts == other.parts)
 
 
 class _Ref(weakref.ref):
