@@ -44,17 +44,23 @@ def _finish(array, requires_grad: bool) -> Tensor:
     return t
 
 
-def _factory(*extra: str):
+def _factory(*extra: str, describe=None):
     """Give a factory PyTorch's keyword-only ``out``, ``layout`` and ``pin_memory`` (and the
     ``extra`` ones: ``memory_format``, accepted as NumPy's layout stands): only the strided
-    layout exists here; ``out=`` takes the result (in out's dtype unless ``dtype`` is given)."""
+    layout exists here; ``out=`` takes the result (in out's dtype unless ``dtype`` is given).
+    Dispatch modes see the call as ``describe`` names it (see ``_seen``)."""
     def decorate(fn):
         name = fn.__name__
         params = list(inspect.signature(fn).parameters.values())
         sized = params[0].kind is inspect.Parameter.VAR_POSITIONAL and params[0].name == "size"
 
         @functools.wraps(fn)
-        def factory(*args, out=None, layout=None, pin_memory: bool = False, **kwargs):
+        def factory(*args, out=None, layout=None, pin_memory: bool = False, _seen_by=None,
+                    **kwargs):
+            if stack.modes is not None and describe is not None and _seen_by is None and \
+                    stack.dispatch is not None:  # the call again, as the modes' kernel
+                return _dispatched(describe, factory, args, dict(
+                    kwargs, out=out, layout=layout, pin_memory=pin_memory), _seen_by=True)
             for key in extra:
                 kwargs.pop(key, None)
             if sized and "size" in kwargs:  # f(size=(2, 3)), as PyTorch's parser allows
@@ -92,24 +98,30 @@ def _factory(*extra: str):
 def _seen(describe):
     """Dispatch modes see a factory's call as one aten operator: ``describe(*args, **kwargs)``
     is its (name, overload, args, kwargs) as PyTorch passes them. Without a dispatch mode the
-    factory pays one check."""
+    factory pays one check (``_factory``'s factories make it themselves, with no extra call)."""
     def decorate(fn):
         @functools.wraps(fn)
         def factory(*args, **kwargs):
             if stack.modes is None or stack.dispatch is None:
                 return fn(*args, **kwargs)
-            try:
-                name, overload, aten_args, aten_kwargs = describe(*args, **kwargs)
-            except Exception:  # noqa: BLE001  (bad arguments: the factory raises PyTorch's error)
-                return fn(*args, **kwargs)
-            # requires_grad is autograd's, above the modes: set on what they return
-            requires_grad = kwargs.pop("requires_grad", False)
-            out = seen(name, overload, aten_args, aten_kwargs, fn, lambda: fn(*args, **kwargs))
-            return out.requires_grad_(True) if requires_grad else out
+            return _dispatched(describe, fn, args, kwargs)
 
         return factory
 
     return decorate
+
+
+def _dispatched(describe, fn, args: tuple, kwargs: dict, **inner):
+    """``fn(*args, **kwargs, **inner)`` as the kernel of the aten call ``describe`` names."""
+    try:
+        name, overload, aten_args, aten_kwargs = describe(*args, **kwargs)
+    except Exception:  # noqa: BLE001  (bad arguments: the factory raises PyTorch's error)
+        return fn(*args, **kwargs, **inner)
+    # requires_grad is autograd's, above the modes: set on what they return
+    requires_grad = kwargs.pop("requires_grad", False)
+    out = seen(name, overload, aten_args, aten_kwargs, fn,
+               lambda: fn(*args, **kwargs, **inner))
+    return out.requires_grad_(True) if requires_grad else out
 
 
 def _options(dtype=None, layout=None, device=None, pin_memory: bool = False,
@@ -340,8 +352,7 @@ def _dtype(name: str, dtype, default=None):
     return as_dtype(dtype).np
 
 
-@_seen(_sized("zeros"))
-@_factory()
+@_factory(describe=_sized("zeros"))
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros."""
     mem = memory_of(device, "zeros")
@@ -349,16 +360,14 @@ def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     return _finish(mem.zeros(shape, dtype=_dtype("zeros", dtype)), requires_grad)
 
 
-@_seen(_sized("ones"))
-@_factory()
+@_factory(describe=_sized("ones"))
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones."""
     mem = memory_of(device, "ones")
     return _finish(mem.ones(check_size("ones", size), dtype=_dtype("ones", dtype)), requires_grad)
 
 
-@_seen(_sized("empty", "memory_format"))
-@_factory()
+@_factory(describe=_sized("empty", "memory_format"))
 def empty(*size, dtype=None, device=None, requires_grad: bool = False,
           memory_format=None) -> Tensor:
     """An uninitialised tensor (zeros here)."""
@@ -428,8 +437,7 @@ def _fill_dtype(value):
     return get_default_dtype().np
 
 
-@_seen(_describe_full)
-@_factory()
+@_factory(describe=_describe_full)
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor filled with ``fill_value``."""
     mem = memory_of(device, "full")
@@ -448,8 +456,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     return _finish(array, requires_grad)
 
 
-@_seen(_positional("arange", ("default", "start", "start_step"), ("end", "step")))
-@_factory()
+@_factory(describe=_positional("arange", ("default", "start", "start_step"), ("end", "step")))
 def arange(start, end=None, step=1, *, dtype=None, device=None,
            requires_grad: bool = False) -> Tensor:
     """Values from start to end (exclusive) in steps."""
@@ -471,8 +478,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
     return _finish(array, requires_grad)
 
 
-@_seen(_positional("linspace", ("", "", "default"), ("steps",)))
-@_factory()
+@_factory(describe=_positional("linspace", ("", "", "default"), ("steps",)))
 def linspace(start, end, steps: int, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from start to end (inclusive)."""
@@ -483,8 +489,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
     return _finish(mem.linspace(start, end, steps, dtype=_dtype("linspace", dtype)), requires_grad)
 
 
-@_seen(_positional("eye", ("default", "m"), ("m",)))
-@_factory()
+@_factory(describe=_positional("eye", ("default", "m"), ("m",)))
 def eye(n: int, m: int | None = None, *, dtype=None, device=None,
         requires_grad: bool = False) -> Tensor:
     """A 2-D tensor with ones on the diagonal."""
@@ -767,8 +772,7 @@ def _normal_std(dt, std: float) -> float:
     return std / math.sqrt(2) if xp.dtype(dt).kind == "c" else std
 
 
-@_seen(_sized("rand"))
-@_factory()
+@_factory(describe=_sized("rand"))
 def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Uniform samples on [0, 1)."""
     mem = memory_of(device, "rand")
@@ -780,8 +784,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = F
     return _random(_sampler(generator, _sample.uniform, dt), shape, dt, requires_grad)
 
 
-@_seen(_sized("randn"))
-@_factory()
+@_factory(describe=_sized("randn"))
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
     mem = memory_of(device, "randn")
@@ -817,8 +820,7 @@ def randint(*args, size=None, generator=None, dtype=None, device=None,
     return _random(draw, shape, dt, requires_grad)
 
 
-@_seen(_describe_randperm)
-@_factory()
+@_factory(describe=_describe_randperm)
 def randperm(n: int, *, generator=None, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """A random permutation of 0..n-1."""
@@ -872,7 +874,11 @@ def _cast_int(value: int, dt) -> int:
 
 def _like(factory):
     def like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
-             memory_format=None, **kwargs):
+             memory_format=None, _seen_by=None, **kwargs):
+        if stack.modes is not None and _seen_by is None and stack.dispatch is not None:
+            return _dispatched(_described_like(like.__name__), like, (input,), dict(
+                kwargs, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad,
+                memory_format=memory_format), _seen_by=True)
         if dtype is not None:
             dtype_argument(like.__name__, dtype)
         if type(input) is BatchedTensor and factory not in (rand, randn):
@@ -935,11 +941,11 @@ def _drawn_like(factory, input, dtype, requires_grad: bool, contiguous: bool, or
     return _random(draw, tuple(input.shape), dt, requires_grad, order)
 
 
-zeros_like = _seen(_described_like("zeros_like"))(_like(zeros))
-ones_like = _seen(_described_like("ones_like"))(_like(ones))
-empty_like = _seen(_described_like("empty_like"))(_like(empty))
-rand_like = _seen(_described_like("rand_like"))(_like(rand))
-randn_like = _seen(_described_like("randn_like"))(_like(randn))
+zeros_like = _like(zeros)
+ones_like = _like(ones)
+empty_like = _like(empty)
+rand_like = _like(rand)
+randn_like = _like(randn)
 
 
 @_seen(_described_like("full_like", 1))

@@ -118,7 +118,7 @@ def detach_keeping_tangents(tensor):
     them), also those on the values of a batched tensor."""
     if type(tensor) is BatchedTensor:
         out = batched(detach_keeping_tangents(tensor._value), tensor._level)
-    elif type(tensor).detach is Tensor.detach:
+    elif type(tensor) is Tensor:
         out = tensor._detached()  # backward's own: not a call dispatch modes see
     else:
         out = tensor.detach()

@@ -183,9 +183,13 @@ def with_out(name: str, fn):
                 f"        dtype = _out_dtype({name!r}, input, dtype, out)\n"
                 if name in _DTYPE_FROM_OUT and "dtype" in params else "")
     names = [p.name for p in params.values()]
+    # The out= path is a function of its own: its lambda would make every parameter of the
+    # wrapper a cell, which the call without out= would pay for.
     source = (f"def {fn.__name__}({', '.join(head)}):\n"
               f"    if out is None:\n"
               f"        return _fn({', '.join(call)})\n"
+              f"    return _with_out({', '.join(call + ['out=out'])})\n"
+              f"def _with_out({', '.join(head)}):\n"
               f"    given = ({', '.join(names)},)\n{from_out}"
               f"    if _stack.modes is not None and _stack.dispatch is not None:\n"
               f"        return _seen_out({name!r}, _params, given, out,\n"

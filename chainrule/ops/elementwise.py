@@ -1194,10 +1194,9 @@ def add(input, other, *, alpha=1) -> Tensor:
     """input + alpha * other, broadcast."""
     if alpha == 1:
         return apply(ADD, input, other)
-    if stack.modes is not None and stack.dispatch is not None:
-        return _with_alpha("add", add, input, other, alpha,
-                           lambda: apply(ADD, input, other * alpha))
-    return apply(ADD, input, other * alpha)
+    if stack.modes is None:
+        return apply(ADD, input, other * alpha)
+    return _with_alpha(apply, ADD, "add", add, input, other, alpha)
 
 
 def sub(input, other, *, alpha=1) -> Tensor:
@@ -1205,17 +1204,19 @@ def sub(input, other, *, alpha=1) -> Tensor:
     _check_subtraction(input, other)
     if alpha == 1:
         return apply(SUB, input, other)
-    if stack.modes is not None and stack.dispatch is not None:
-        return _with_alpha("sub", sub, input, other, alpha,
-                           lambda: apply(SUB, input, other * alpha))
-    return apply(SUB, input, other * alpha)
+    if stack.modes is None:
+        return apply(SUB, input, other * alpha)
+    return _with_alpha(apply, SUB, "sub", sub, input, other, alpha)
 
 
-def _with_alpha(name: str, fn, input, other, alpha, run):
-    """``<name>(input, other, alpha=alpha)`` as dispatch modes see it: one call of aten's
-    ``<name>.Tensor`` with ``alpha`` (the scaling of ``other`` is part of it, as in PyTorch's
-    kernel)."""
-    return seen(name, "Tensor", (input, other), {"alpha": alpha}, fn, run)
+def _with_alpha(run, op, name: str, fn, input, other, alpha):
+    """``run(op, input, other * alpha)``, which dispatch modes see as one call of aten's
+    ``<name>.Tensor(input, other, alpha=alpha)`` (the scaling is part of it, as in PyTorch's
+    kernel). A function of its own: its lambda would make the callers' arguments cells."""
+    if stack.dispatch is None:
+        return run(op, input, other * alpha)
+    return seen(name, "Tensor", (input, other), {"alpha": alpha}, fn,
+                lambda: run(op, input, other * alpha))
 
 
 def rsub(input, other, *, alpha=1) -> Tensor:
@@ -1922,20 +1923,18 @@ def _square_(self):
 def _add_(self, other, *, alpha=1):
     if alpha == 1:
         return apply_inplace(ADD, self, other)
-    if stack.modes is not None and stack.dispatch is not None:
-        return _with_alpha("add_", _add_, self, other, alpha,
-                           lambda: apply_inplace(ADD, self, other * alpha))
-    return apply_inplace(ADD, self, other * alpha)
+    if stack.modes is None:
+        return apply_inplace(ADD, self, other * alpha)
+    return _with_alpha(apply_inplace, ADD, "add_", _add_, self, other, alpha)
 
 
 def _sub_(self, other, *, alpha=1):
     _check_subtraction(self, other)
     if alpha == 1:
         return apply_inplace(SUB, self, other)
-    if stack.modes is not None and stack.dispatch is not None:
-        return _with_alpha("sub_", _sub_, self, other, alpha,
-                           lambda: apply_inplace(SUB, self, other * alpha))
-    return apply_inplace(SUB, self, other * alpha)
+    if stack.modes is None:
+        return apply_inplace(SUB, self, other * alpha)
+    return _with_alpha(apply_inplace, SUB, "sub_", _sub_, self, other, alpha)
 
 
 def _div_(self, other, *, rounding_mode: str | None = None):
