@@ -70,3 +70,11 @@ def test_runs_as_a_script_with_filters() -> None:
     assert list(table) == ["W1"]
     assert "torch" not in table["W1"]
     assert table["W1"]["numpy"].replace(".", "", 1).isdigit()
+
+
+@pytest.mark.parametrize("impl", ["chainrule"] + (["torch"] if "torch" in REFERENCES else []))
+def test_op_instructions_parts_run(impl: str) -> None:
+    """The callgrind tool's parts (run here without valgrind: its brackets are plain calls)."""
+    from benchmarks.op_instructions import _child
+
+    _child(impl, steps=1)
