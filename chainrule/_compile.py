@@ -547,6 +547,10 @@ class Capture:
             if not isinstance(node, OpNode):
                 self.broken = f"an output's graph holds {node.name()} (only ops replay)"
                 return
+            if node.saved is None:  # eager's backward through it raises; so does the fallback
+                self.broken = ("an output's graph was freed by a backward inside the call "
+                               "(retain_graph=False)")
+                return
             boundary.extend(e for e in node.next_edges
                             if e is not None and outside(e[0]) and e not in boundary)
         sources = []

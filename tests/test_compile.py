@@ -832,3 +832,28 @@ def test_recordings_differing_only_in_their_kernels_are_written_apart():
         for _ in range(3):
             assert torch.equal(c(x), f(x))
         assert _replays(c) == 1
+
+
+def _backward_inside(x):
+    y = x
+    for _ in range(2):
+        y = torch.exp(y * 0.5).sin() + y  # the `+ y` path reaches x with nothing saved
+    (y * y).sum().backward()
+    return y
+
+
+def test_an_output_whose_graph_a_backward_inside_freed_in_part_runs_as_eager():
+    x = torch.tensor([0.3, -1.2, 2.0], dtype=torch.float64, requires_grad=True)
+    want = _backward_inside(x).detach().numpy()
+    want_grad = x.grad.numpy().copy()
+    compiled = torch.compile(_backward_inside)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            x.grad = None
+            got = compiled(x)
+            np.testing.assert_array_equal(got.detach().numpy(), want)
+            np.testing.assert_array_equal(x.grad.numpy(), want_grad)
+    assert any("freed by a backward inside the call" in str(w.message) for w in caught)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        got.sum().backward()
