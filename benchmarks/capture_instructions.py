@@ -57,6 +57,18 @@ def _total(path: Path) -> int:
     raise RuntimeError(f"no totals in {path}")
 
 
+def bracketed(module: str, child: str, parts: range) -> list[int]:
+    """Instructions of each part of ``python -m module --child child`` under callgrind, parts
+    numbered by the ``os.getppid()`` calls that begin them (2 is the first after warm-up)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "cg.out"
+        subprocess.run(
+            ["valgrind", "--tool=callgrind", "--dump-before=getppid",
+             f"--callgrind-out-file={out}", sys.executable, "-m", module, "--child", child],
+            check=True, capture_output=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+        return [_total(Path(f"{out}.{part}")) for part in parts]
+
+
 def main() -> None:
     """Print one line per workload: instructions of an eager step and of calls 1-2."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.capture_instructions",
@@ -73,14 +85,8 @@ def main() -> None:
     print("| id | eager step | calls 1-2 | eager steps |")
     print("| --- | --- | --- | --- |")
     for workload_id in args.workloads or WORKLOADS:
-        with tempfile.TemporaryDirectory() as tmp:
-            out = Path(tmp) / "cg.out"
-            subprocess.run(
-                ["valgrind", "--tool=callgrind", "--dump-before=getppid",
-                 f"--callgrind-out-file={out}", sys.executable, "-m",
-                 "benchmarks.capture_instructions", "--child", workload_id],
-                check=True, capture_output=True, env={**os.environ, "PYTHONHASHSEED": "0"})
-            eager, capture = (_total(Path(f"{out}.{part}")) / 3 for part in (2, 3))
+        eager, capture = (n / 3 for n in bracketed("benchmarks.capture_instructions",
+                                                    workload_id, range(2, 4)))
         print(f"| {workload_id} | {eager / 1e6:.3g} M | {capture / 1e6:.3g} M | "
               f"{capture / eager:.2f} |", flush=True)
 

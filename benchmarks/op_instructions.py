@@ -13,12 +13,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
 
-from benchmarks.capture_instructions import _total
+from benchmarks.capture_instructions import bracketed
 
 IMPLS = ("chainrule", "torch")
 PARTS = ("grad off", "recorded", "forward + backward", "add chain: forward",
@@ -94,15 +90,8 @@ def main() -> None:
     impls = args.impls or IMPLS
     counts = {}
     for impl in impls:
-        with tempfile.TemporaryDirectory() as tmp:
-            out = Path(tmp) / "cg.out"
-            subprocess.run(
-                ["valgrind", "--tool=callgrind", "--dump-before=getppid",
-                 f"--callgrind-out-file={out}", sys.executable, "-m",
-                 "benchmarks.op_instructions", "--child", impl],
-                check=True, capture_output=True, env={**os.environ, "PYTHONHASHSEED": "0"})
-            counts[impl] = [_total(Path(f"{out}.{i}")) / (STEPS * CHAIN)
-                            for i in range(2, 2 + len(PARTS))]
+        counts[impl] = [n / (STEPS * CHAIN) for n in bracketed(
+            "benchmarks.op_instructions", impl, range(2, 2 + len(PARTS)))]
     print("| part | " + " | ".join(impls) + (" | chainrule / torch |" if len(impls) == 2
                                               else " |"))
     print("| --- |" + " --- |" * (len(impls) + (len(impls) == 2)))
