@@ -8,6 +8,7 @@ import functools
 import inspect
 from pathlib import Path
 
+import numpy as np
 import pytest
 from op_db import INTERNAL, ROWS
 from op_db._harness import derivatives, inplace_fn, inplace_samples
@@ -154,3 +155,11 @@ def test_docs_ops_md_is_current():
     assert DOCS.read_text() == render(), (
         "docs/ops.md is stale: python -m chainrule.ops._coverage > docs/ops.md"
     )
+
+
+def test_unsqueeze_kernel_takes_every_dim_as_expand_dims():
+    a = np.arange(6.0).reshape(2, 3)
+    for dim in range(-3, 3):
+        got = REGISTRY["unsqueeze"].forward(a, dim)
+        assert got.shape == np.expand_dims(a, dim).shape
+        assert np.shares_memory(got, a)

@@ -221,8 +221,9 @@ SUM_TO_SIZE = defop(
 )
 UNSQUEEZE = defop(
     "unsqueeze",
-    # (expand_dims' reshape without its argument handling: dim is already normalized)
-    lambda input, dim: input.reshape(input.shape[:dim] + (1,) + input.shape[dim:]),
+    # (expand_dims' reshape without its argument handling, for the normalized dims callers pass)
+    lambda input, dim: (input.reshape(input.shape[:dim] + (1,) + input.shape[dim:]) if dim >= 0
+                        else xp.expand_dims(input, dim)),
     ("input",),
     (lambda g, dim: g.squeeze(dim),),
     view=True,
