@@ -614,7 +614,7 @@ class Capture:
         mentions = _any_of(ones)
         for i, line in enumerate(lines):
             m = mentions(line) and _CALL.match(line.removesuffix(_PURE))
-            if not m or self.ns.get(m.group(2)) is not xp.multiply:
+            if not m or ufunc_of(self.ns.get(m.group(2))) is not xp.multiply:
                 continue
             args = m.group(3).split(", ")
             if len(args) != 2 or not (args[0] in ones or args[1] in ones):
@@ -645,9 +645,9 @@ class Capture:
     def structure(self, raw: tuple) -> _Structure:
         """What ``source(raw)`` reads, as a key: recordings with the same key have the same
         source (the lines, the arrays' shapes and layouts, the broadcast views, which kernels
-        are ufuncs or ``multiply``, which constants are ones)."""
+        are or split (which ufunc), which constants are ones)."""
         forward, backward = raw
-        kernels = tuple((k, ufunc_of(v), v is xp.multiply) for k, v in self.ns.items()
+        kernels = tuple((k, ufunc_of(v)) for k, v in self.ns.items()
                         if k[0] == "f" and k[1:].isdigit())
         return _Structure(
             (forward, backward, self.meta, self.expands, kernels, self._ones(forward),

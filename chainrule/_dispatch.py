@@ -270,11 +270,11 @@ def _kernel(op, inputs: tuple, params: dict) -> tuple:
         forward_for(op, arrays, params, dtype)
     run = forward
     if op.split is not None and forward is op.forward:
-        forward = run = kernel_for(op, arrays)  # and chainrule.compile records the same
-        if capture is not None:  # a large one runs with results from the buffer cache (the
-            for a in arrays:  # same bits, no fresh pages to fault in); the plain one is recorded
+        forward = run = kernel_for(op, arrays)
+        if capture is not None:  # a large one runs, and replays, with results from the buffer
+            for a in arrays:  # cache as eager's (the same bits, no fresh pages to fault in)
                 if type(a) is _ndarray and a.size > GRAIN:
-                    run = op.split
+                    forward = run = op.split
                     break
     if capture is not None and capture.generators:  # draws from a stream may be stray
         capture.before_op()

@@ -206,10 +206,10 @@ def split_ops(op) -> None:
 
 
 def kernel_for(op, arrays: list):
-    """The kernel an elementwise op runs on ``arrays`` under dispatch modes, and the one
-    chainrule.compile's capture records (it runs ``op.split``, with the buffer cache): split
-    where one is large, never from the buffer cache (a replay plans its own buffers), else the
-    ufunc itself (a replay pays nothing more)."""
+    """The kernel an elementwise op runs on ``arrays`` under dispatch modes: split where one is
+    large, never from the buffer cache, else the ufunc itself (chainrule.compile's capture
+    records ``op.split`` for large calls, with the cache, and the ufunc for the others: a
+    replay pays nothing more)."""
     if _threads[0] > 1:
         for a in arrays:
             if type(a) is _ndarray and a.size > GRAIN:
