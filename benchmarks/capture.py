@@ -36,8 +36,11 @@ def main() -> None:
     set_threads(args.threads)
     from benchmarks import elementwise, hvp, mlp
     from benchmarks.harness import load_impl
-    from chainrule import _compile
+    from chainrule import _compile, _fuse
 
+    # The calls' own cost: the fused back end works on a built program in a thread of its own,
+    # which would share the GIL with the builds timed next.
+    _fuse.enabled = False
     warnings.simplefilter("error")  # a function that falls back to eager is a failure here
     print("| id | eager step | calls 1-2 (eager + recording + code generation) | eager steps "
           "| eager steps (CPU time) |")

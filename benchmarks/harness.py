@@ -160,6 +160,20 @@ def median_seconds(step: Callable[[], object], reps: int, warmup: int, min_rep_s
     return statistics.median(samples)
 
 
+def settle_fusion(impl: Impl, step: Callable[[], object]) -> None:
+    """chainrule.compile: let the step's programs be built, wait for the fused back end's
+    kernels, and run the replays that choose between fused and unfused (docs/performance.md),
+    so that what is timed is the steady state."""
+    fuse = getattr(impl.module, "_fuse", None) if impl.compiled else None
+    if fuse is None or not fuse.enabled:
+        return
+    for _ in range(2):  # the capture that agrees with check()'s: the programs are built
+        step()
+    fuse.wait(600)
+    for _ in range(2 * fuse.ROUNDS):
+        step()
+
+
 def failure_cell(exc: BaseException) -> Cell:
     """Turn an exception raised while running an implementation into a table cell."""
     if isinstance(exc, Missing):
@@ -253,6 +267,7 @@ class Timed:
         warmup = 1 if config.tiny or self.rep_divisor > 1 else 2
         min_rep_s = self.min_rep_s / 10 if config.tiny else self.min_rep_s
         try:
+            settle_fusion(impl, case.step)
             seconds = median_seconds(case.step, reps, warmup, min_rep_s)
         except Exception as exc:  # noqa: BLE001
             return failure_cell(exc)

@@ -1175,6 +1175,8 @@ class Program:
             exec(_code(self.guard_source, "<chainrule.compile guard>"), self.ns)  # noqa: S102
         self.replay = self.ns["replay"]
         self.guard = self.ns.get("guard", _unguarded)
+        if on_build is not None:
+            on_build(self, capture)
         return self
 
     def difference(self, other: Program) -> str | None:
@@ -1197,6 +1199,11 @@ class Program:
             if not _same(value, theirs.get(key)):
                 return f"{key} ({type(value).__name__})"
         return None
+
+
+# The fused back end (chainrule._fuse sets it): called with each program built and its capture;
+# it may later replace the program's ``replay`` (and ``source``) and set ``fused``.
+on_build: Callable | None = None
 
 
 def _unguarded(tensors: list) -> bool:
@@ -1347,13 +1354,17 @@ class CompiledFunction:
     @property
     def stats(self) -> dict:
         """Programs, captured and replayed calls, and for the most replayed guard set the
-        fastest captured (eager) call and the mean replayed one, in seconds."""
+        fastest captured (eager) call and the mean replayed one, in seconds; ``fused``: the
+        programs that replay fused kernels, if any."""
         replays = sum(t[1] for t in self._timing.values())
         out = {"programs": len(self._programs), "replays": replays,
                "captures": self._captures}
         if replays:
             best, count, seconds = max(self._timing.values(), key=lambda t: t[1])
             out.update(eager_seconds=best, replay_seconds=seconds / count)
+        fused = sum(getattr(p, "fused", False) for p in self._programs)
+        if fused:
+            out["fused"] = fused  # programs that replay fused kernels (chainrule._fuse)
         return out
 
     def _capture(self, tensors: list, key, args, kwargs):

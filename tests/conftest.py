@@ -1,6 +1,13 @@
 """Shared fixtures: PyTorch as the oracle, and global state restored after every test."""
 
-import numpy as np
+import os
+
+# chainrule.compile's fused back end (chainrule._fuse) replaces replays with kernels in the
+# background: the suite compares replays with eager bit for bit, so it is off but where a test
+# turns it on (tests/test_compile_fuse.py).
+os.environ["CHAINRULE_FUSE"] = "0"
+
+import numpy as np  # noqa: E402
 import pytest
 import torch
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _compile
+from .. import _compile, _fuse  # noqa: F401  (_fuse: the fused back end, installed on import)
 from .._creation import as_tensor
 from .._dynamo import (
     OptimizedModule,

@@ -38,6 +38,8 @@ install(
         "enable_cpp_symbolic_shape_guards": "torch._dynamo.config.enable_cpp_symbolic_shape_guards",
         "wrap_top_frame": "torch._dynamo.config.wrap_top_frame",
         "reorderable_logging_functions": "torch._dynamo.config.reorderable_logging_functions",
+        # chainrule's own: the fused back end of compiled programs (chainrule._fuse; needs numba)
+        "fuse": "chainrule._fuse.enabled",
     },
     deprecated={},
 )
