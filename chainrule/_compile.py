@@ -384,10 +384,11 @@ class Capture:
         return name
 
     def effect(self, f, *args) -> None:
-        """Run ``f(*args)`` for its effect on Python state (a reseed) and replay it too."""
+        """Run ``f(*args)`` for its effect on Python state (a reseed, a generator's state set
+        from an array) and replay it too."""
         f(*args)
         if self.mine():
-            refs = ", ".join(self.ref(a, as_object=True) for a in args)
+            refs = ", ".join(self.ref(a, as_object=type(a) is not _ndarray) for a in args)
             self.lines.append(f"{self.fn(f)}({refs})")
             if self.generators:
                 self._advanced()

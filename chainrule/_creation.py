@@ -19,7 +19,7 @@ from ._shapes import _kept_order, size_tuple
 from ._tooling import kernel
 from ._validation import arange_steps, dtype_argument, nested_data
 from ._validation import size as check_size
-from .tensor import Tensor, _graph_break
+from .tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
            "linspace", "eye", "rand", "randn", "randint", "randperm", "manual_seed", "seed",
@@ -537,13 +537,12 @@ class Generator:
 
     def get_state(self) -> Tensor:
         """The state as a uint8 tensor, in PyTorch's layout (5056 bytes)."""
-        _graph_break("reading a generator's state")
-        data = xp.frombuffer(self._engine.state_bytes(), dtype=xp.uint8).copy()
+        capture = stack.capture
+        data = _state_of(self) if capture is None else capture.call(_state_of, (self,), {})
         return Tensor._wrap(data, None, 0)
 
     def set_state(self, new_state: Tensor) -> Generator:
         """Restore a state from ``get_state`` (this generator's, another's or PyTorch's)."""
-        _graph_break("setting a generator's state")
         if not isinstance(new_state, Tensor):
             raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
         data = new_state._data
@@ -552,7 +551,10 @@ class Generator:
         if not data.flags.c_contiguous:
             raise RuntimeError("RNG state must be contiguous")
         try:
-            self._engine.load(data.tobytes())
+            if stack.capture is not None:  # inside a compiled function: replayed too
+                stack.capture.effect(_load_state, self, data)
+            else:
+                _load_state(self, data)
         except _sample.InvalidState as e:
             raise RuntimeError(e.args[0]) from None
         return self
@@ -628,6 +630,14 @@ def _seed_value(seed) -> int:
 def _fresh_seed() -> int:
     """64 bits from the operating system, as PyTorch seeds a generator non-deterministically."""
     return int.from_bytes(os.urandom(8), "little")
+
+
+def _state_of(generator: Generator):
+    return xp.frombuffer(generator._engine.state_bytes(), dtype=xp.uint8).copy()
+
+
+def _load_state(generator: Generator, data) -> None:
+    generator._engine.load(data.tobytes())
 
 
 def _reseed(generator: Generator, seed: int) -> None:
