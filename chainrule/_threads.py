@@ -199,15 +199,24 @@ def set_num_threads(num: int) -> None:
 
 
 def split_ops(op) -> None:
-    """Give an elementwise op record a split kernel (used while more than one thread runs)."""
-    if type(op.forward) is not _ufunc or op.forward.signature is not None:  # not matmul's kind
-        return
-    op.split = kernel(op.forward)
+    """Give an elementwise op record a split kernel: a ufunc's (threads and the buffer cache),
+    or one that runs an elementwise Python forward on pieces (threads)."""
+    f = op.forward
+    if type(f) is _ufunc:
+        if f.signature is None:  # not matmul's kind
+            op.split = kernel(f)
+    elif (op.batch == "elementwise" and op.n_outputs == 1 and not op.view
+          and not op.name.endswith("_") and op.name not in _COPIES):
+        op.split = pieces(f)
+
+
+# Copies (their layout is part of what they do; a split copy gains nothing).
+_COPIES = frozenset({"clone", "to_copy", "to_device"})
 
 
 def kernel_for(op, arrays: list):
     """The kernel an elementwise op runs on ``arrays`` under dispatch modes: split where one is
-    large, never from the buffer cache, else the ufunc itself (chainrule.compile's capture
+    large, never from the buffer cache, else the forward itself (chainrule.compile's capture
     records ``op.split`` for large calls, with the cache, and the ufunc for the others: a
     replay pays nothing more)."""
     if _threads[0] > 1:
@@ -279,6 +288,63 @@ class kernel:
                 return f(*args)
             return f(*args, out=_output(f, args, shape, {}, True))
         return _split_elementwise(f, args, kwargs, size, self.cache)
+
+
+class pieces:
+    """An elementwise op's Python forward (several NumPy calls: relu, sigmoid, gelu, where...)
+    run on pieces across the pool, each written into its slice of one result: the values are
+    one call's, bit for bit. Only where one call's result would be C-ordered and the forward
+    keeps the broadcast shape."""
+
+    __slots__ = ("forward", "__name__", "__qualname__", "plain")
+
+    def __init__(self, forward) -> None:
+        self.forward = forward
+        self.__name__ = self.__qualname__ = getattr(forward, "__name__", "forward")
+        self.plain = self  # (no buffer cache to leave out)
+
+    def __repr__(self) -> str:
+        return f"<split {self.__name__}>"
+
+    def __call__(self, *args, **kwargs):
+        f = self.forward
+        if _threads[0] == 1:
+            return f(*args, **kwargs)
+        arrays = [a for a in args if type(a) is _ndarray]
+        if not arrays or max(a.size for a in arrays) <= GRAIN:
+            return f(*args, **kwargs)
+        shape = _c_ordered(arrays)
+        count = 1 if shape is None else _pieces(math.prod(shape))
+        axis = _axis(shape, count) if count > 1 else -1
+        if axis < 0:
+            return f(*args, **kwargs)
+        parts = [_piece(args, axis, len(shape), lo, hi)
+                 for lo, hi in _bounds(shape[axis], count)]
+        # The result's dtype from one row of the first piece (shape kept, else not split).
+        row = f(*_piece(args, axis, len(shape), 0, 1), **kwargs)
+        if type(row) is not _ndarray or row.shape != shape[:axis] + (1,) + shape[axis + 1:]:
+            return f(*args, **kwargs)
+        out = xp.empty(shape, row.dtype)
+        lead = (slice(None),) * axis
+        _run([(_fill, (f, out[lead + (slice(lo, hi),)], part, kwargs), {})
+              for part, (lo, hi) in zip(parts, _bounds(shape[axis], count), strict=True)])
+        return out
+
+
+def _piece(args: tuple, axis: int, ndim: int, lo: int, hi: int) -> list:
+    """``args`` with each array cut to ``lo:hi`` along the broadcast shape's dim ``axis``."""
+    piece = []
+    for a in args:
+        if type(a) is _ndarray:
+            d = axis - (ndim - a.ndim)  # the same dim of a broadcast operand
+            if d >= 0 and a.shape[d] != 1:
+                a = a[(slice(None),) * d + (slice(lo, hi),)]
+        piece.append(a)
+    return piece
+
+
+def _fill(f, out, args: list, kwargs: dict) -> None:
+    out[...] = f(*args, **kwargs)
 
 
 def _c_ordered(arrays: list):
@@ -381,17 +447,8 @@ def _split_elementwise(f, args: tuple, kwargs: dict, size: int, cache: bool):
     else:
         rest = {k: v for k, v in kwargs.items() if k != "out"}
     lead = (slice(None),) * axis
-    tasks = []
-    for lo, hi in _bounds(shape[axis], pieces):
-        piece = []
-        for a in args:
-            if type(a) is _ndarray:
-                d = axis - (ndim - a.ndim)  # the same dim of a broadcast operand
-                if d >= 0 and a.shape[d] != 1:
-                    a = a[(slice(None),) * d + (slice(lo, hi),)]
-            piece.append(a)
-        tasks.append((f, piece, {**rest, "out": out[lead + (slice(lo, hi),)]}))
-    _run(tasks)
+    _run([(f, _piece(args, axis, ndim, lo, hi), {**rest, "out": out[lead + (slice(lo, hi),)]})
+          for lo, hi in _bounds(shape[axis], pieces)])
     return out
 
 

@@ -118,6 +118,69 @@ def test_unary_ops_equal_one_thread(i, dtype):
     np.testing.assert_allclose(many.numpy(), theirs.numpy(), rtol=2e-6, atol=1e-6)
 
 
+PY_FORWARD = [  # elementwise ops whose forward is several NumPy calls: split by pieces
+    lambda m, a, b: m.nn.functional.gelu(a), lambda m, a, b: m.nn.functional.silu(a),
+    lambda m, a, b: m.where(a > 0, a, b), lambda m, a, b: m.addcmul(a, a, b, value=0.5),
+    lambda m, a, b: m.clamp(a, min=b, max=b + 1), lambda m, a, b: a.masked_fill(b > 0, 2.0),
+    lambda m, a, b: m.nn.functional.leaky_relu(a, 0.1), lambda m, a, b: m.erf(a),
+    lambda m, a, b: m.nn.functional.softplus(a), lambda m, a, b: m.lerp(a, b, 0.3),
+    lambda m, a, b: m.nn.functional.hardtanh(a), lambda m, a, b: 2.0 - a,
+]
+
+
+@pytest.mark.parametrize("shapes", SHAPES[:3], ids=lambda s: f"{s[0]}-{s[1]}")
+@pytest.mark.parametrize("i", range(len(PY_FORWARD)))
+def test_python_forwards_split_and_equal_one_thread(shapes, i, monkeypatch):
+    runs = []
+    real = _threads._run
+    monkeypatch.setattr(_threads, "_run", lambda tasks: (runs.append(len(tasks)), real(tasks)))
+    f = PY_FORWARD[i]
+    a, b = cr.tensor(rng_array(shapes[0], seed=1)), cr.tensor(rng_array(shapes[1], seed=2))
+    one = at_threads(1, lambda: f(cr, a, b))
+    assert runs == []
+    many = at_threads(2, lambda: f(cr, a, b))
+    assert 2 in runs
+    _same(many, one)
+    theirs = f(torch, torch.tensor(a.numpy()), torch.tensor(b.numpy()))
+    np.testing.assert_allclose(many.numpy(), theirs.numpy(), rtol=2e-6, atol=2e-6)
+
+
+def test_python_forward_gradients_equal_one_thread():
+    a = cr.tensor(rng_array((400, 700)), requires_grad=True)
+
+    def grads():
+        a.grad = None
+        (cr.nn.functional.gelu(a) * cr.sigmoid(a) + cr.relu(a)).sum().backward()
+        return a.grad
+
+    _same(at_threads(2, grads), at_threads(1, grads))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_every_split_python_forward_equals_the_forward(dtype):
+    """Each op record given a pieces split, run on large operands of its number of inputs at 3
+    threads: what its forward gives (or the same error)."""
+    from chainrule.ops._registry import REGISTRY
+
+    ops = [op for op in REGISTRY.values() if type(op.split) is _threads.pieces]
+    assert len(ops) > 100
+    cr.set_num_threads(3)
+    arrays = [rng_array((300_001,), dtype, seed=s) for s in range(4)]
+    if dtype == np.float32:
+        arrays[0] = np.abs(arrays[0]) / 4  # some ops need [0, 1)
+    for op in ops:
+        args = arrays[:len(op.inputs)]
+        try:
+            want = op.forward(*args)
+        except Exception as e:  # noqa: BLE001 - the split must raise the same
+            with pytest.raises(type(e)):
+                op.split(*args)
+            continue
+        got = op.split(*args)
+        assert got.dtype == want.dtype and got.shape == want.shape, op.name
+        np.testing.assert_array_equal(got, want, err_msg=op.name)
+
+
 @pytest.mark.parametrize("dtype", [np.int64, np.int32, np.float64])
 def test_integer_and_mixed_dtypes_equal_one_thread(dtype):
     a = cr.tensor(rng_array((250_000,), dtype))

@@ -97,8 +97,7 @@ class Op:
         self.name = name
         self.save_plans: dict = {}  # recording: which inputs need gradients -> what to save
         self.forward = forward
-        self.split = None  # ufunc ops: kernel of large calls (threads, buffer cache)
-        split_ops(self)
+        self.split = None  # elementwise ops: kernel of large calls (threads, buffer cache)
         self.inputs = inputs
         self.vjp = vjp
         self.rule_args = tuple(() if rule is None else _param_names(rule) for rule in vjp)
@@ -124,6 +123,7 @@ class Op:
         if batch is None and jvp == "elementwise" and not _has_dims(forward):
             batch = "elementwise"
         self.batch = batch
+        split_ops(self)
         # False: the rules already follow the complex convention (real(), conj(), abs(), ...).
         self.holomorphic = holomorphic
         # True: the results' shapes depend on the input values (the meta device refuses it)
