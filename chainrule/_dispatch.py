@@ -29,7 +29,7 @@ from .autograd import grad_mode
 from .autograd.forward_ad import DUAL, copy_tangents, get_tangent, set_tangent
 from .autograd.forward_ad import state as forward_state
 from .autograd.grad_mode import state
-from .autograd.graph import SavedInput, SavedOutput, accumulator_of
+from .autograd.graph import SavedOutput, save_output
 from .tensor import INFERENCE, INFERENCE_INPLACE, Tensor
 
 __all__ = ["apply", "apply_inplace"]
@@ -201,12 +201,12 @@ def apply(op, *inputs, **params):
         if op.view:
             _link_view(result, inputs[0], op, params)
         if needs_grad and state.enabled and op.differentiable:  # the base level: recording
-            _record(op, inputs, params, (result,))
+            op.node_class.record(inputs, params, (result,))
         return result
     results = tuple(_wrap(a if type(a) is _ndarray or type(a) is MetaArray else xp.asarray(a),
                           None, 0) for a in out)
     if needs_grad and state.enabled and op.differentiable:
-        _record(op, inputs, params, results)
+        op.node_class.record(inputs, params, results)
     return results
 
 
@@ -371,63 +371,8 @@ def _jvp(op, inputs: tuple, tangents: list, params: dict, results: tuple):
 
 
 def _record(op, inputs: tuple, params: dict, results: tuple) -> None:
-    edges = []
-    meta = []
-    mask = 0  # bit i: input i needs a gradient
-    bit = 1
-    for x in inputs:
-        if isinstance(x, Tensor) and x._requires_grad:
-            fn = x.grad_fn
-            edges.append((fn, x._output_nr) if fn is not None else (accumulator_of(x), 0))
-            data = x._data
-            meta.append((data.shape, data.dtype))
-            mask |= bit
-        else:
-            edges.append(None)
-            meta.append(None)
-        bit <<= 1
-    node = op.node_class(params, tuple(edges), tuple(meta))
-    modes = stack.modes
-    if modes is not None and stack.traced is not None:  # anomaly mode: the forward traceback
-        stack.traced(node)
-    plan = op.save_plans.get(mask)
-    if plan is None:
-        plan = op.save_plans[mask] = _save_plan(op, mask)
-    saved = node.saved
-    for name, i in plan[0]:
-        x = inputs[i]
-        saved[name] = SavedInput(x) if isinstance(x, Tensor) else x
-    if len(results) == 1:
-        result = results[0]
-        if result._data.dtype.kind in "fcV":  # "V": bfloat16 and float8
-            result._requires_grad = True
-            result.grad_fn = node
-            result._output_nr = 0
-    else:
-        for nr, result in enumerate(results):
-            if result._data.dtype.kind in "fcV":
-                result._requires_grad = True
-                result.grad_fn = node
-                result._output_nr = nr
-    if plan[1]:
-        saved["out"] = (SavedOutput(results[0]) if len(results) == 1
-                        else tuple(SavedOutput(r) for r in results))
-    if modes is not None and stack.saved is not None:  # saved_tensors_hooks: the pack hook's
-        stack.saved(node, results)  # results are stored instead
-
-
-def _save_plan(op, mask: int) -> tuple[tuple, bool]:
-    """What a node of ``op`` saves when the inputs in ``mask`` need gradients: (input name,
-    position) for each input a needed rule reads, and whether one reads the output."""
-    inputs, out = [], False
-    for i, reads in enumerate(op.reads):
-        if mask >> i & 1:
-            for r in reads:
-                if r == "out":
-                    out = True
-                elif all(r != j for _, j in inputs):
-                    inputs.append((op.inputs[r], r))
-    return tuple(inputs), out
+    """Record a node of ``op`` (some input requires grad): its node class's recorder."""
+    op.node_class.record(inputs, params, results)
 
 
 def _link_view(result: Tensor, base: Tensor, op, params: dict, *, shared: bool = False) -> None:
@@ -695,7 +640,7 @@ def _save_target(new: Tensor, target: Tensor) -> None:
     in-place change of the target then raises the 'modified by an inplace operation' error."""
     node = new.grad_fn
     if node is not None and node.saved and type(node.saved.get("out")) is SavedOutput:
-        node.saved["out"] = SavedOutput(target)
+        node.saved["out"] = save_output(target)
 
 
 def _tangents(op, inputs: tuple, params: dict, results: tuple) -> None:

@@ -13,12 +13,12 @@ from .grad_mode import no_grad, state
 from .graph import (
     FREED_MESSAGE,
     Node,
-    SavedInput,
-    SavedOutput,
     SavedTensor,
     _fit,
     next_seq,
     pack_tensor,
+    save_input,
+    save_output,
     saved_hooks,
 )
 
@@ -285,9 +285,9 @@ def _save(ctx, outputs: tuple) -> None:
         if t is None:
             saved.append(None)
         elif id(t) in output_ids and t.grad_fn is ctx:
-            saved.append(pack_tensor(t, True) if hooked else SavedOutput(t))
+            saved.append(pack_tensor(t, True) if hooked else save_output(t))
         else:
-            saved.append(pack_tensor(t, False) if hooked else SavedInput(t))
+            saved.append(pack_tensor(t, False) if hooked else save_input(t))
     ctx._saved = saved
     ctx.to_save = ()
 

@@ -127,28 +127,9 @@ _INFERENCE_SAVED = (
 
 
 class SavedInput:
-    """An input tensor saved for backward, with the version it had then."""
+    """An input tensor saved for backward, with the version it had then (``save_input``)."""
 
     __slots__ = ("tensor", "version", "notes")
-
-    def __init__(self, tensor) -> None:
-        self.tensor = tensor
-        counter = tensor._vc
-        # Where bump_version notes which in-place op changed the tensor and where (see
-        # chainrule._tooling): a new tensor's counter has a place for it; an older one's saved
-        # values share a notes list.
-        if counter is None:
-            tensor._vc = [0, None, None]
-            self.version = 0
-            self.notes = None
-        else:
-            if type(counter) is not list:  # an inference tensor's (tensor.INFERENCE or kin)
-                raise RuntimeError(_INFERENCE_SAVED)
-            self.version = counter[0]
-            notes = counter[1] if len(counter) > 1 else None
-            if notes is None or notes:  # else share it: nothing noted yet (constants, weights)
-                notes = notes_of(counter)
-            self.notes = notes
 
     def unpack(self, node: Node):
         t = self.tensor
@@ -162,27 +143,10 @@ class SavedInput:
 
 
 class SavedOutput:
-    """An op's output saved for backward: its array and version, not the tensor (no cycle)."""
+    """An op's output saved for backward: its array and version, not the tensor (no cycle);
+    made by ``save_output``."""
 
     __slots__ = ("array", "counter", "version", "output_nr", "tangent", "level", "notes")
-
-    def __init__(self, tensor) -> None:
-        if tensor._vc is None:  # see SavedInput
-            tensor._vc = [0, None, None]
-            self.notes = None
-        else:
-            self.notes = notes_of(tensor._vc)
-        batched_value = type(tensor) is BatchedTensor
-        # A batched output keeps its batched value and vmap level instead of the placeholder.
-        self.array = tensor._value if batched_value else tensor._data
-        self.level = tensor._level if batched_value else 0
-        self.counter = tensor._vc
-        self.version = self.counter[0]
-        self.output_nr = tensor._output_nr
-        # The tensor's own dict, not a copy: leaving a dual level empties it for both (a copy
-        # would keep the tangent, whose graph saves this output: a cycle, and a stale tangent).
-        tangents = tensor._extra.get("tangent") if tensor._extra else None
-        self.tangent = tangents or None
 
     def unpack(self, node: Node):
         if self.counter[0] != self.version:
@@ -201,6 +165,55 @@ class SavedOutput:
                 if level <= top:
                     set_tangent(out, tangent, level)
         return out
+
+
+def save_input(tensor) -> SavedInput:
+    """``tensor`` saved for backward as an input (a class without ``__init__`` and a function
+    filling its slots: half the cost of a constructor call)."""
+    s = SavedInput()
+    s.tensor = tensor
+    counter = tensor._vc
+    # Where bump_version notes which in-place op changed the tensor and where (see
+    # chainrule._tooling): a new tensor's counter has a place for it; an older one's saved
+    # values share a notes list.
+    if counter is None:
+        tensor._vc = [0, None, None]
+        s.version = 0
+        s.notes = None
+    else:
+        if type(counter) is not list:  # an inference tensor's (tensor.INFERENCE or kin)
+            raise RuntimeError(_INFERENCE_SAVED)
+        s.version = counter[0]
+        notes = counter[1] if len(counter) > 1 else None
+        if notes is None or notes:  # else share it: nothing noted yet (constants, weights)
+            notes = notes_of(counter)
+        s.notes = notes
+    return s
+
+
+def save_output(tensor) -> SavedOutput:
+    """An op's output ``tensor`` saved for backward (see ``save_input``)."""
+    s = SavedOutput()
+    counter = tensor._vc
+    if counter is None:  # see save_input
+        tensor._vc = counter = [0, None, None]
+        s.notes = None
+    else:
+        s.notes = notes_of(counter)
+    if type(tensor) is BatchedTensor:  # its batched value and vmap level, not the placeholder
+        s.array = tensor._value
+        s.level = tensor._level
+    else:
+        s.array = tensor._data
+        s.level = 0
+    s.counter = counter
+    s.version = counter[0]
+    s.output_nr = tensor._output_nr
+    # The tensor's own dict, not a copy: leaving a dual level empties it for both (a copy would
+    # keep the tangent, whose graph saves this output: a cycle, and a stale tangent).
+    extra = tensor._extra
+    s.tangent = (extra.get("tangent") or None) if extra else None
+    return s
 
 
 class Node:
@@ -294,15 +307,14 @@ class OpNode(Node):
     op = None  # the record: each op's subclass sets it
     n_outputs = 1
 
-    def __init__(self, params: dict, next_edges: tuple, meta: tuple) -> None:
-        self.seq = next_seq()
-        self.params = params
-        self.saved: dict | None = {}
-        self.next_edges = next_edges
-        self.meta = meta
-        self._pre_hooks: dict | None = None
-        self._retain: dict | None = None
-        self._hooks: dict | None = None
+    # No __init__: the recorders fill the slots (a constructor call costs twice as much).
+
+    @classmethod
+    def record(cls, inputs: tuple, params: dict, results: tuple) -> None:
+        """Record a node of this op for ``inputs`` (some require grad) and make it the
+        ``grad_fn`` of ``results``. The first call replaces this with the op's own recorder."""
+        cls.record = staticmethod(_recorder(cls))
+        cls.record(inputs, params, results)
 
     def name(self) -> str:
         return self.op.backward_name
@@ -441,8 +453,7 @@ def node_class(op) -> type:
     and the record's own: properties, not ``__getattr__``, which would slow down every attribute
     read on every node. Made once per record, when it is created."""
     namespace = {"__slots__": (), "__module__": "builtins", "__doc__": None,  # as PyTorch's
-                 "op": op, "n_outputs": op.n_outputs,
-                 "__init__": _own_copy(OpNode.__init__), "release": _own_copy(OpNode.release)}
+                 "op": op, "n_outputs": op.n_outputs, "release": _own_copy(OpNode.release)}
     tensors, sizes, params = _saved_names_of(op)
     own = [n for n in op.inputs if n not in tensors]
     for raw, names in ((False, tensors + sizes + params + own), (True, tensors + own)):
@@ -510,6 +521,156 @@ def _specialise(op) -> Callable:
     ns = {"FREED_MESSAGE": FREED_MESSAGE, "_unpack": _unpack, "_fit_complex": _fit_complex}
     exec(compile("\n".join(lines), f"<{op.backward_name}.apply>", "exec"), ns)  # noqa: S102
     return ns["apply"]
+
+
+def save_plan(op, mask: int) -> tuple[tuple, bool]:
+    """What a node of ``op`` saves when the inputs in ``mask`` need gradients: (input name,
+    position) for each input a needed rule reads, and whether one reads the output."""
+    inputs, out = [], False
+    for i, reads in enumerate(op.reads):
+        if mask >> i & 1:
+            for r in reads:
+                if r == "out":
+                    out = True
+                elif all(r != j for _, j in inputs):
+                    inputs.append((op.inputs[r], r))
+    return tuple(inputs), out
+
+
+def record_any(op, inputs: tuple, params: dict, results: tuple) -> None:
+    """``OpNode.record`` for any op and inputs (the recorders' general path)."""
+    edges = []
+    meta = []
+    mask = 0  # bit i: input i needs a gradient
+    bit = 1
+    for x in inputs:
+        if isinstance(x, Tensor) and x._requires_grad:
+            fn = x.grad_fn
+            edges.append((fn, x._output_nr) if fn is not None else (accumulator_of(x), 0))
+            data = x._data
+            meta.append((data.shape, data.dtype))
+            mask |= bit
+        else:
+            edges.append(None)
+            meta.append(None)
+        bit <<= 1
+    node = op.node_class()
+    node.seq = next_seq()
+    node.params = params
+    node.next_edges = tuple(edges)
+    node.meta = tuple(meta)
+    node._pre_hooks = node._retain = node._hooks = None
+    node.saved = saved = {}
+    modes = mode_stack.modes
+    if modes is not None and mode_stack.traced is not None:  # anomaly mode: the traceback
+        mode_stack.traced(node)
+    plan = op.save_plans.get(mask)
+    if plan is None:
+        plan = op.save_plans[mask] = save_plan(op, mask)
+    for name, i in plan[0]:
+        x = inputs[i]
+        saved[name] = save_input(x) if isinstance(x, Tensor) else x
+    for nr, result in enumerate(results):
+        if result._data.dtype.kind in "fcV":  # "V": bfloat16 and float8
+            result._requires_grad = True
+            result.grad_fn = node
+            result._output_nr = nr
+    if plan[1]:
+        saved["out"] = (save_output(results[0]) if len(results) == 1
+                        else tuple(save_output(r) for r in results))
+    if modes is not None and mode_stack.saved is not None:  # saved_tensors_hooks: the pack
+        mode_stack.saved(node, results)  # hook's results are stored instead
+
+
+def _recorder(cls) -> Callable:
+    """``OpNode.record`` for one op as straight-line code, as ``_specialise`` makes its
+    ``apply``: each input checked, the node built slot by slot (no ``__init__`` call) and what
+    the needed rules read saved, per mask of the inputs that require grad; the same steps in
+    the same order as ``record_any``. Multi-output ops (and ops of more than 8 inputs) keep the
+    general path."""
+    op = cls.op
+    n = len(op.inputs)
+    if op.n_outputs != 1 or n > 8:
+        return functools.partial(record_any, op)
+    xs = [f"x{i}" for i in range(n)]
+
+    def tup(prefix: str) -> str:
+        return ", ".join(f"{prefix}{i}" for i in range(n)) + ("," if n == 1 else "")
+
+    lines = ["def record(inputs, params, results):",
+             f"    if len(inputs) != {n}:",
+             "        return record_any(op, inputs, params, results)",
+             f"    {tup('x')} = inputs",
+             "    mask = 0"]
+    for i, x in enumerate(xs):
+        lines += [f"    if isinstance({x}, Tensor) and {x}._requires_grad:",
+                  f"        fn = {x}.grad_fn",
+                  f"        e{i} = (fn, {x}._output_nr) if fn is not None else "
+                  f"(accumulator_of({x}), 0)",
+                  f"        d = {x}._data",
+                  f"        m{i} = (d.shape, d.dtype)",
+                  f"        mask |= {1 << i}",
+                  "    else:",
+                  f"        e{i} = m{i} = None"]
+    lines += ["    node = cls()",
+              "    node.seq = next_seq()",
+              "    node.params = params",
+              f"    node.next_edges = ({tup('e')})",
+              f"    node.meta = ({tup('m')})",
+              "    node._pre_hooks = node._retain = node._hooks = None",
+              "    modes = stack.modes",
+              "    node.saved = saved = {}",
+              "    if modes is not None and stack.traced is not None:",
+              "        stack.traced(node)"]
+    # What each mask saves, in save_plan's order: one test per name (of the inputs whose rules
+    # read it), and a branch of its own for a mask whose order differs from the full mask's.
+    full = [name for name, _ in save_plan(op, (1 << n) - 1)[0]]
+    plans = {mask: save_plan(op, mask) for mask in range(1, 1 << n)}
+    apart = {mask: names for mask, (saves, _) in plans.items()
+             if (names := [name for name, _ in saves]) != [f for f in full if f in names]}
+
+    def saves(names, indent: str, tested: bool) -> list:
+        out = []
+        for name in names:
+            i = op.inputs.index(name)
+            bits = sum(1 << j for j, reads in enumerate(op.reads) if i in reads)
+            test = tested and bits != (1 << n) - 1
+            pad = indent + "    " * test
+            if test:
+                out.append(f"{indent}if mask & {bits}:")
+            out.append(f"{pad}saved[{name!r}] = save_input(x{i}) if isinstance(x{i}, Tensor) "
+                       f"else x{i}")
+        return out
+
+    if apart:
+        for k, (mask, names) in enumerate(apart.items()):
+            lines.append(f"    {'el' if k else ''}if mask == {mask}:")
+            lines += saves(names, "        ", False) or ["        pass"]
+        lines.append("    else:")
+        lines += saves(full, "        ", True) or ["        pass"]
+    else:
+        lines += saves(full, "    ", True)
+    lines += ["    result = results[0]",
+              "    if result._data.dtype.kind in 'fcV':",
+              "        result._requires_grad = True",
+              "        result.grad_fn = node",
+              "        result._output_nr = 0"]
+    if any(out for _, out in plans.values()):
+        out_bits = sum(1 << j for j, reads in enumerate(op.reads) if "out" in reads)
+        if out_bits == (1 << n) - 1:
+            lines.append("    saved['out'] = save_output(result)")
+        else:
+            lines += [f"    if mask & {out_bits}:",
+                      "        saved['out'] = save_output(result)"]
+    lines += ["    if modes is not None and stack.saved is not None:",
+              "        stack.saved(node, results)"]
+    ns = {"op": op, "cls": cls, "Tensor": Tensor, "accumulator_of": accumulator_of,
+          "next_seq": next_seq, "stack": mode_stack, "save_input": save_input,
+          "save_output": save_output, "record_any": record_any}
+    # Named inside the package: user_location() and warnings skip its frame as chainrule's.
+    name = f"{__file__}<{op.backward_name}.record>"
+    exec(compile("\n".join(lines), name, "exec"), ns)  # noqa: S102
+    return ns["record"]
 
 
 def _fit_complex(grad, meta):
@@ -915,7 +1076,7 @@ def _make_saved_tensor(tensor, is_output: bool = False) -> SavedTensor:
     if mode_stack.saved is not None and saved_hooks.stack:
         handle._value = pack_tensor(tensor, is_output)
     else:
-        handle._value = SavedOutput(tensor) if is_output else SavedInput(tensor)
+        handle._value = save_output(tensor) if is_output else save_input(tensor)
     return handle
 
 
