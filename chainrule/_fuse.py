@@ -16,6 +16,7 @@ each and keep the faster (``_Chooser``): NumPy's SIMD loops beat a scalar loop o
 from __future__ import annotations
 
 import ast
+import builtins
 import hashlib
 import importlib.util
 import math
@@ -50,7 +51,7 @@ errors: list[str] = []  # why the last programs could not be fused
 
 _FLOATS = ("float32", "float64")
 _OPERATORS = {"add": "({0} + {1})", "subtract": "({0} - {1})", "multiply": "({0} * {1})",
-              "true_divide": "({0} / {1})", "negative": "(-{0})", "power": "({0} ** {1})",
+              "divide": "({0} / {1})", "negative": "(-{0})", "power": "({0} ** {1})",
               "absolute": "abs({0})", "square": "({0} * {0})", "greater": "({0} > {1})",
               "greater_equal": "({0} >= {1})", "less": "({0} < {1})", "less_equal": "({0} <= {1})",
               "equal": "({0} == {1})", "not_equal": "({0} != {1})"}
@@ -89,7 +90,8 @@ class _Cell:
     def __init__(self, var: str, dtype, kind: str, source: str = "") -> None:
         self.var, self.dtype, self.kind, self.source = var, dtype, kind, source
         # kind: "made" (computed in the loop), "input" (read per element), "scalar" (a size-1
-        # input read once), "sum" / "mean" (an accumulator: known only after the loop)
+        # input read once), "view" (a size-1 input broadcast: ``source`` makes it again after
+        # the run), "sum" / "mean" (an accumulator: known only after the loop)
 
 
 class _Run:
@@ -111,6 +113,13 @@ class _Run:
     def new(self, prefix: str) -> str:
         self.n += 1
         return f"{prefix}{self.n}"
+
+
+def _find(table: dict, f):
+    try:
+        return table.get(f)
+    except TypeError:  # an unhashable kernel object: none of these
+        return None
 
 
 def _literal(value) -> str:
@@ -196,7 +205,7 @@ class _Translator:
             cell = run.cells.get(out[0].id)
             if cell is None or cell.kind != "made":
                 return False
-            made = self._call(run, call.func, call.args, [], (run.shape, cell.dtype))
+            made = self._call(run, call.func, call.args, cell.dtype)
             if made is None:
                 return False
             cell.var = made
@@ -212,7 +221,8 @@ class _Translator:
             value = value.args[0]
         if type(value) is not ast.Call:  # sX = sY: another name of the same array
             cell = self._operand(run, value)
-            if type(cell) is not _Cell or (cell.kind in ("made", "input") and m[0] != run.shape):
+            if type(cell) is not _Cell or (cell.kind in ("made", "input", "view")
+                                           and m[0] != run.shape):
                 return False
             run.cells[target] = cell
             run.names.append(target)
@@ -221,12 +231,12 @@ class _Translator:
                 k.arg not in ("out", "shape") for k in value.keywords):
             return False
         f = self.ns.get(value.func.id)
-        kind = _REDUCTIONS.get(f)
+        kind = _find(_REDUCTIONS, f)
         if kind is not None:
             if m[0] != () or len(value.args) != 1 or value.keywords:
                 return False
             cell = self._operand(run, value.args[0])
-            if type(cell) is not _Cell or cell.kind not in ("made", "input") or (
+            if type(cell) is not _Cell or cell.kind not in ("made", "input", "view") or (
                     cell.dtype != m[1] or m[1].name not in _FLOATS):
                 return False
             acc = _Cell(run.new("acc"), m[1], kind)
@@ -239,11 +249,11 @@ class _Translator:
             source = self._operand(run, value.args[0])
             if type(source) is not _Cell or source.kind != "scalar" or source.dtype != m[1]:
                 return False
-            acc = _Cell(source.var, m[1], "made")  # written out whole if read after the run
+            acc = _Cell(source.var, m[1], "view", ast.unparse(value))  # made again after
         else:
             if m[0] != run.shape or any(k.arg == "shape" for k in value.keywords):
                 return False
-            var = self._call(run, value.func, value.args, [], (m[0], m[1]))
+            var = self._call(run, value.func, value.args, m[1])
             if var is None:
                 return False
             acc = _Cell(var, m[1], "made")
@@ -252,15 +262,15 @@ class _Translator:
         run.ops += 1
         return True
 
-    def _call(self, run: _Run, func, args: list, keywords: list, result: tuple) -> str | None:
-        """The scalar variable of ``func(*args)`` computed in the loop (None: not here)."""
+    def _call(self, run: _Run, func, args: list, dtype) -> str | None:
+        """The scalar variable of ``func(*args)``, of ``dtype``, computed in the loop (None: not
+        here)."""
         f = self.ns.get(func.id) if type(func) is ast.Name else None
         if f is None:
             return None
         operands = [self._operand(run, a) for a in args]
         if any(o is None or (type(o) is _Cell and o.kind in ("sum", "mean")) for o in operands):
             return None
-        dtype = result[1]
         u = ufunc_of(f)
         if u is not None:
             name = u.__name__
@@ -278,7 +288,7 @@ class _Translator:
             expr = (_OPERATORS[name] if name in _OPERATORS else f"np.{name}("
                     + ", ".join(f"{{{i}}}" for i in range(len(parts))) + ")").format(*parts)
         else:
-            template = _HELPERS.get(f)
+            template = _find(_HELPERS, f)
             if template is None or dtype.name not in _FLOATS or any(
                     type(o) is _Cell and o.dtype != dtype for o in operands):
                 return None
@@ -343,7 +353,7 @@ class _Translator:
             cell = run.cells[name]
             if id(cell) in written:
                 after.append(f"{name} = {written[id(cell)]}")
-            elif cell.kind in ("input", "scalar"):
+            elif cell.kind in ("input", "scalar", "view"):  # the array as the run found it
                 after.append(f"{name} = {cell.source}")
             else:
                 written[id(cell)] = name
@@ -539,7 +549,8 @@ def _prepare(program, capture) -> None:
     ns = dict(program.ns)
     ns.update({k: v for k, v in vars(module).items() if k.startswith("fused")})
     ns.update(empty=xp.empty, float32=xp.float32, float64=xp.float64, bool_=xp.bool_)
-    exec(_compile._code(source, "<chainrule.compile fused>"), ns)  # noqa: S102
+    # (builtins' compile, not _compile._code: its cache is the calling thread's)
+    exec(builtins.compile(source, "<chainrule.compile fused>", "exec"), ns)  # noqa: S102
     counts["kernels"] += kernels.count("= njit(")
     shown = source + "\n\n" + kernels[len(_HEADER):].strip() + "\n"
     chooser = _Chooser(program, program.replay, ns["replay"], shown)
@@ -577,4 +588,14 @@ class _Chooser:
             program.replay = self.unfused
 
 
+def _after_fork() -> None:
+    """A forked child has no worker thread, and a lock the parent's held would never open."""
+    global _cond
+    _cond = threading.Condition()
+    _queue.clear()
+    _busy[0] = 0
+    _thread[0] = None
+
+
+os.register_at_fork(after_in_child=_after_fork)
 _compile.on_build = submit

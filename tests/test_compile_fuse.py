@@ -288,3 +288,25 @@ def test_the_choice_keeps_the_faster(monkeypatch):
         assert program.replay is (unfused if slow_fused else fast)
         assert program.source == ("unfused" if slow_fused else "fused source")
         assert chooser.times[0] and chooser.times[1]
+
+
+def test_forward_mean_and_backward_in_one_kernel(fused, like_torch):
+    """The mean's backward (its gradient broadcast, divided by the count) continues the loop that
+    computed the mean: one kernel, the output's value, the mean and the gradient written out."""
+    data = np.linspace(-1, 1, 6).astype(np.float32)
+
+    def body(lib, x):
+        y = lib.tanh(x * 2) + 1
+        loss = (y * y).mean()
+        loss.backward()
+        return loss, y.detach()
+
+    x = torch.tensor(data, requires_grad=True)
+    step = torch.compile(lambda: body(torch, x))
+    loss, y = _ready(step, leaves=(x,))
+    assert "fused0(" in step.code and "fused1(" not in step.code
+    rx = ref.tensor(data, requires_grad=True)
+    rloss, ry = body(ref, rx)
+    like_torch(loss.detach(), rloss.detach(), rtol=2e-6, atol=1e-7)
+    like_torch(y, ry, rtol=2e-6, atol=1e-7)
+    like_torch(x.grad, rx.grad, rtol=2e-6, atol=1e-7)
