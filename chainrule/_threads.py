@@ -26,8 +26,8 @@ from sys import getrefcount
 from ._backend import xp
 from ._quiet import enter
 
-__all__ = ["GRAIN", "set_num_threads", "get_num_threads", "kernel", "reduction", "split_ops",
-           "kernel_for", "ufunc_of"]
+__all__ = ["GRAIN", "set_num_threads", "get_num_threads", "kernel", "reduction", "rows",
+           "split_ops", "kernel_for", "ufunc_of"]
 
 GRAIN = 131072  # elements per piece, at least (docs/performance.md: Threads)
 # Outputs of at least BUFFER_MIN bytes come from a cache of buffers kept for reuse (fresh pages
@@ -329,6 +329,32 @@ class pieces:
         _run([(_fill, (f, out[lead + (slice(lo, hi),)], part, kwargs), {})
               for part, (lo, hi) in zip(parts, _bounds(shape[axis], count), strict=True)])
         return out
+
+
+def rows(f):
+    """``f(input, dim)`` that computes each slice along ``dim`` alone and keeps the input's shape
+    (softmax, log_softmax), cut along another dim across the pool when the input is large: the
+    values are one call's, bit for bit."""
+
+    def split(input, dim):
+        if _threads[0] == 1 or type(input) is not _ndarray or input.size <= GRAIN \
+                or not input.flags.c_contiguous:
+            return f(input, dim)
+        count = _pieces(input.size)
+        reduced = dim % input.ndim
+        axis = next((d for d, n in enumerate(input.shape) if d != reduced and n >= count), -1)
+        if axis < 0:
+            return f(input, dim)
+        lead = (slice(None),) * axis
+        row = f(input[lead + (slice(0, 1),)], dim)  # the result's dtype
+        out = xp.empty(input.shape, row.dtype)
+        _run([(_fill, (f, out[lead + (slice(lo, hi),)], [input[lead + (slice(lo, hi),)], dim],
+                       {}), {}) for lo, hi in _bounds(input.shape[axis], count)])
+        return out
+
+    split.__name__ = split.__qualname__ = getattr(f, "__name__", "rows")
+    split.__wrapped__ = f
+    return split
 
 
 def _piece(args: tuple, axis: int, ndim: int, lo: int, hi: int) -> list:

@@ -145,6 +145,24 @@ def test_python_forwards_split_and_equal_one_thread(shapes, i, monkeypatch):
     np.testing.assert_allclose(many.numpy(), theirs.numpy(), rtol=2e-6, atol=2e-6)
 
 
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_splits_along_a_kept_dim_and_equals_one_thread(name, dim, monkeypatch):
+    runs = []
+    real = _threads._run
+    monkeypatch.setattr(_threads, "_run", lambda tasks: (runs.append(len(tasks)), real(tasks)))
+    a = cr.tensor(rng_array((700, 600)) * 4)
+    f = getattr(cr, name)
+    one = at_threads(1, lambda: f(a, dim))
+    many = at_threads(2, lambda: f(a, dim))
+    assert 2 in runs
+    _same(many, one)
+    np.testing.assert_allclose(many.numpy(), getattr(torch, name)(torch.tensor(a.numpy()), dim),
+                               rtol=1e-5, atol=1e-6)
+    b = cr.tensor(rng_array((300_001,)))  # one dim, the one reduced: not split
+    _same(at_threads(2, lambda: f(b, 0)), at_threads(1, lambda: f(b, 0)))
+
+
 def test_python_forward_gradients_equal_one_thread():
     a = cr.tensor(rng_array((400, 700)), requires_grad=True)
 

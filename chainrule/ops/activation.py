@@ -12,6 +12,7 @@ import math
 from .._backend import xp
 from .._batching import batch_dims
 from .._dispatch import apply, apply_inplace
+from .._threads import rows
 from ..tensor import Tensor
 from ._nnutil import check_float
 from ._registry import defop
@@ -252,7 +253,7 @@ _softmax_batch.kind = "dims"
 
 SOFTMAX = defop(
     "softmax",
-    _softmax,
+    rows(_softmax),
     ("input",),
     (lambda g, out, dim: out * (g - _sum_keep(g * out, dim)),),
     # The Jacobian diag(s) - s s^T is symmetric: the VJP rule applied to a tangent is the JVP.
@@ -261,7 +262,7 @@ SOFTMAX = defop(
 )
 LOG_SOFTMAX = defop(
     "log_softmax",
-    log_softmax_raw,
+    rows(log_softmax_raw),
     ("input",),
     (lambda g, out, dim: g - exp(out) * _sum_keep(g, dim),),
     jvp=lambda t_input, out, dim: t_input - _sum_keep(exp(out) * t_input, dim),
