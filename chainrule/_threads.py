@@ -30,6 +30,16 @@ __all__ = ["GRAIN", "set_num_threads", "get_num_threads", "kernel", "reduction",
            "split_ops", "kernel_for", "ufunc_of"]
 
 GRAIN = 131072  # elements per piece, at least (docs/performance.md: Threads)
+# Ufuncs of about one cycle an element (arithmetic, comparisons) gain little from a second
+# thread against the handoff, and lose most when the other core is busy: 8x the grain.
+CHEAP_GRAIN = 1 << 20
+_CHEAP = frozenset((
+    "add", "subtract", "multiply", "true_divide", "negative", "positive", "absolute", "square",
+    "sqrt", "reciprocal", "maximum", "minimum", "fmax", "fmin", "copysign", "sign", "signbit",
+    "greater", "greater_equal", "less", "less_equal", "equal", "not_equal", "logical_and",
+    "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "invert", "left_shift", "right_shift", "isnan", "isinf", "isfinite", "floor", "ceil",
+    "trunc", "rint", "conjugate"))
 # Outputs of at least BUFFER_MIN bytes come from a cache of buffers kept for reuse (fresh pages
 # cost a fault each: 12 ms of a 16 MB result's 14 ms here); it holds BUFFER_CACHE bytes at most.
 BUFFER_MIN = 1 << 20
@@ -238,12 +248,12 @@ def _run(tasks: list) -> None:
     pool.run(tasks)
 
 
-def _pieces(size: int) -> int:
+def _pieces(size: int, grain: int = GRAIN) -> int:
     """How many pieces an op of ``size`` elements is cut into (1: not split)."""
     threads = _threads[0]
-    if threads == 1 or size <= GRAIN:
+    if threads == 1 or size <= grain:
         return 1
-    return min(threads, -(-size // GRAIN))
+    return min(threads, -(-size // grain))
 
 
 def _bounds(length: int, pieces: int) -> list[tuple[int, int]]:
@@ -261,12 +271,13 @@ def _axis(shape: tuple, pieces: int) -> int:
 class kernel:
     """An elementwise ufunc that splits large calls across the pool (``out=`` as the ufunc)."""
 
-    __slots__ = ("ufunc", "__name__", "__qualname__", "cache", "plain")
+    __slots__ = ("ufunc", "__name__", "__qualname__", "cache", "plain", "cheap")
 
     def __init__(self, ufunc, cache: bool = True) -> None:
         self.ufunc = ufunc
         self.__name__ = self.__qualname__ = ufunc.__name__
         self.cache = cache  # large results from the buffer cache
+        self.cheap = ufunc.__name__ in _CHEAP  # split above CHEAP_GRAIN, not GRAIN
         self.plain = kernel(ufunc, False) if cache else self  # the same without the cache
 
     def __repr__(self) -> str:
@@ -280,14 +291,15 @@ class kernel:
                 size = a.size
         if size <= GRAIN:
             return f(*args, **kwargs)
-        if _threads[0] == 1:
+        grain = CHEAP_GRAIN if self.cheap else GRAIN
+        if _threads[0] == 1 or size <= grain:
             if kwargs or f.nout != 1 or not self.cache:
                 return f(*args, **kwargs)
             shape = _c_ordered([a for a in args if type(a) is _ndarray])
             if shape is None:
                 return f(*args)
             return f(*args, out=_output(f, args, shape, {}, True))
-        return _split_elementwise(f, args, kwargs, size, self.cache)
+        return _split_elementwise(f, args, kwargs, self.cache, grain)
 
 
 class pieces:
@@ -448,14 +460,14 @@ def empty_cache() -> None:
         _drop_free()
 
 
-def _split_elementwise(f, args: tuple, kwargs: dict, size: int, cache: bool):
+def _split_elementwise(f, args: tuple, kwargs: dict, cache: bool, grain: int):
     arrays = [a for a in args if type(a) is _ndarray]
     shape = _c_ordered(arrays)
     # Only where one call's result is C-ordered (what the pieces write) and no output overlaps
     # an input it does not coincide with (a piece would read what another already wrote).
     if shape is None or f.nout != 1:
         return f(*args, **kwargs)
-    pieces = _pieces(math.prod(shape))
+    pieces = _pieces(math.prod(shape), grain)
     axis = _axis(shape, pieces)
     out = kwargs.get("out")
     if type(out) is tuple:

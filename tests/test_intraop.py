@@ -18,8 +18,11 @@ BOTH = pytest.mark.parametrize("m", [torch, cr], ids=["torch", "chainrule"])
 
 
 @pytest.fixture(autouse=True)
-def restore_threads():
+def restore_threads(monkeypatch):
     saved = cr.get_num_threads(), torch.get_num_threads()
+    # Cheap ufuncs (add, multiply...) split only above CHEAP_GRAIN; here at GRAIN, as the others,
+    # so the tests' arrays exercise every split (test_cheap_ufuncs_split_later checks the rule).
+    monkeypatch.setattr(_threads, "CHEAP_GRAIN", _threads.GRAIN)
     yield
     cr.set_num_threads(saved[0])
     torch.set_num_threads(saved[1])
@@ -373,6 +376,20 @@ def test_only_large_ops_are_split(monkeypatch):
     assert runs == []
     cr.exp(big), big + big, big.sum()
     assert runs == [2, 2, 2]
+
+
+def test_cheap_ufuncs_split_later(monkeypatch):
+    monkeypatch.setattr(_threads, "CHEAP_GRAIN", 1 << 20)
+    runs = []
+    real = _threads._run
+    monkeypatch.setattr(_threads, "_run", lambda tasks: (runs.append(len(tasks)), real(tasks)))
+    cr.set_num_threads(2)
+    mid, big = cr.tensor(rng_array((300_000,))), cr.tensor(rng_array((1_100_000,), seed=1))
+    want = at_threads(1, lambda: (mid + mid, mid * 2, big * big, cr.exp(mid)))
+    got = at_threads(2, lambda: (mid + mid, mid * 2, big * big, cr.exp(mid)))
+    assert runs == [2, 2]  # big * big and exp(mid); not the cheap ops on mid
+    for a, b in zip(got, want, strict=True):
+        _same(a, b)
 
 
 def test_an_interrupted_split_leaves_a_working_pool(monkeypatch):
