@@ -190,7 +190,8 @@ def child(impl_name: str, variant: str, tiny: bool, reps: int) -> dict[str, Any]
 def _spawn(impl_name: str, variant: str, tiny: bool, reps: int, malloc: str) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "benchmarks.checkpointing", impl_name, variant,
            "--reps", str(reps)] + (["--tiny"] if tiny else [])
-    env = dict(os.environ)
+    # (the fused back end's thread, translating and importing numba, would add to the peaks)
+    env = dict(os.environ, CHAINRULE_FUSE="0")
     if malloc:
         env["CHAINRULE_MALLOC"] = malloc
     proc = subprocess.run(cmd, check=False, cwd=ROOT, capture_output=True, text=True,

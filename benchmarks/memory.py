@@ -180,7 +180,9 @@ def _spawn(impl_name: str, tiny: bool) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "benchmarks.memory", impl_name] + (["--tiny"] if tiny else [])
     # chainrule keeps freed buffers for reuse (its glibc tuning); freed set-up memory would then
     # be resident at the baseline and hide the run's peak, so W5 measures with glibc's defaults.
-    env = dict(os.environ, CHAINRULE_MALLOC="default")
+    # CHAINRULE_FUSE=0: the fused back end's thread (translating, importing numba) would add its
+    # own allocations to the compiled column's peak.
+    env = dict(os.environ, CHAINRULE_MALLOC="default", CHAINRULE_FUSE="0")
     proc = subprocess.run(cmd, check=False, cwd=ROOT, capture_output=True, text=True, timeout=900,
                           env=env)
     lines = proc.stdout.strip().splitlines()

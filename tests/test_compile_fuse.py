@@ -8,6 +8,8 @@ fused replay chosen unmeasured (``_fuse._force``), and wait for the kernels with
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 
 import numpy as np
@@ -310,3 +312,24 @@ def test_forward_mean_and_backward_in_one_kernel(fused, like_torch):
     like_torch(loss.detach(), rloss.detach(), rtol=2e-6, atol=1e-7)
     like_torch(y, ry, rtol=2e-6, atol=1e-7)
     like_torch(x.grad, rx.grad, rtol=2e-6, atol=1e-7)
+
+
+_CHILD = """
+import numpy as np, chainrule as torch
+from chainrule import _fuse
+_fuse._force = True
+x = torch.tensor(np.linspace(-1, 1, 5).astype(np.float32))
+step = torch.compile(lambda: torch.exp(torch.sin(x * 2) + 1) * x)
+for _ in range(3):
+    step()
+assert _fuse.wait(600) and step.stats["fused"] == 1, _fuse.errors
+module = next(m for n, m in __import__("sys").modules.items() if n.startswith("chainrule_fused_"))
+print(_fuse.counts["compiled"], _fuse.cache_misses(module))
+"""
+
+
+def test_a_second_process_only_loads(tmp_path):
+    env = dict(os.environ, CHAINRULE_FUSE="1", CHAINRULE_CACHE_DIR=str(tmp_path))
+    runs = [subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True,
+                           text=True, timeout=900, check=True).stdout.split() for _ in range(2)]
+    assert runs == [["1", "0"], ["0", "0"]]  # compiled (in a subprocess), then loaded
