@@ -10,7 +10,7 @@ Nothing of it runs on the calling thread: a worker thread translates the program
 compiles the kernels into numba's on-disk cache (``cache_dir()``; a later process with the same
 program only loads them), and the worker loads them; replays run unfused meanwhile. Once loaded,
 the program's replays alternate between the unfused and the fused function for ``ROUNDS`` calls
-each and keep the faster (``_Chooser``): NumPy's SIMD loops beat a scalar loop on large arrays.
+each and keep the fused one only if clearly faster (``_Chooser``, ``MARGIN``).
 """
 
 from __future__ import annotations
@@ -40,8 +40,9 @@ __all__ = ["enabled", "wait", "cache_dir"]
 # On unless CHAINRULE_FUSE=0 (also torch.compiler.config.fuse); without numba, nothing happens.
 enabled: bool = os.environ.get("CHAINRULE_FUSE", "1") != "0"
 MIN_OPS = 3  # kernel lines a run needs to become a kernel
-# Arrays of this many bytes or more are not fused: NumPy's SIMD loops win there (4M float32:
-# a fused exp/sin loop is slower), and the unfused program frees them after their last use.
+# Arrays of this many bytes or more are not fused: NumPy's SIMD loops tie or win there (W6's
+# 4M float32 exp/sin/cos: 78-88 ms a step fused, 74-84 unfused), and the unfused program frees
+# them after their last use (eager's memory peak).
 _BIG = _compile._BIG
 ROUNDS = 5  # timed replays of each kind before the choice
 MARGIN = 0.9  # the fused replay's median must be below this times the unfused one's
@@ -103,7 +104,6 @@ class _Run:
         self.inputs: list[tuple[str, _Cell]] = []  # (expression, cell)
         self.pre: list[str] = []
         self.body: list[str] = []
-        self.sums: list[_Cell] = []
         self.names: list[str] = []  # names the run defines, in order
         self.dels: list[str] = []
         self.lines: list[str] = []  # the lines taken, kept as they are if the run is short
@@ -242,7 +242,6 @@ class _Translator:
             acc = _Cell(run.new("acc"), m[1], kind)
             run.pre.append(f"{acc.var} = 0.0")
             run.body.append(f"{acc.var} += {cell.var}")
-            run.sums.append(acc)
         elif f is EXPAND.forward:  # a size-1 array broadcast: its one value
             if m[0] != run.shape or len(value.args) != 1:
                 return False
