@@ -159,6 +159,18 @@ def test_memory_and_stack_columns(tmp_path):
     assert stacks.read_text().count("\n") == 2
 
 
+def test_stack_of_a_backward_op_starts_at_the_users_backward_call():
+    x = cr.ones(4, 3, requires_grad=True)
+    with cr.profiler.profile(with_stack=True) as prof:
+        y = (x * x).sum()
+        y.backward()  # the line the backward's ops name
+    mul = [e for e in prof.events() if e.name == "aten::mul"]
+    assert len(mul) == 3  # x * x, and MulBackward0's two products
+    for event in mul[1:]:
+        assert event.stack[0].startswith(__file__ + "(") and event.stack[0].endswith(
+            "test_stack_of_a_backward_op_starts_at_the_users_backward_call"), event.stack
+
+
 def test_only_the_profiling_thread_is_recorded():
     x = cr.ones(3, requires_grad=True)
     done = threading.Event()

@@ -519,7 +519,9 @@ def _specialise(op) -> Callable:
         out.append(f"r{i}")
     lines.append(f"    return [{', '.join(out)}]")
     ns = {"FREED_MESSAGE": FREED_MESSAGE, "_unpack": _unpack, "_fit_complex": _fit_complex}
-    exec(compile("\n".join(lines), f"<{op.backward_name}.apply>", "exec"), ns)  # noqa: S102
+    # Named inside the package, as the recorder: user_frames() skips its frame as chainrule's.
+    exec(compile("\n".join(lines), f"{__file__}<{op.backward_name}.apply>", "exec"),  # noqa: S102
+         ns)
     return ns["apply"]
 
 
