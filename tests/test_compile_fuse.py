@@ -60,6 +60,12 @@ def _chain(lib, a, b):
     return [table[name] for name in PATTERN * 3]
 
 
+def _through(y, ops):
+    for op in ops:
+        y = op(y)
+    return y
+
+
 def _tensors(lib, dtype, shape=(4,)):
     rng = np.random.default_rng(1)
     x = rng.standard_normal(shape).astype(dtype)
@@ -80,9 +86,7 @@ def test_chain_with_backward_inside(fused, like_torch, dtype, shape):
 
     @torch.compile
     def step():
-        y = x
-        for op in ops:
-            y = op(y)
+        y = _through(x, ops)
         y.sum().backward()
         return y
 
@@ -105,9 +109,7 @@ def test_backward_outside_the_call(fused, like_torch, dtype):
 
     @torch.compile
     def forward(x):
-        for op in ops:
-            x = op(x)
-        return x
+        return _through(x, ops)
 
     y = _ready(forward, x)
     (y * y).sum().backward()
@@ -176,10 +178,7 @@ def test_matches_the_unfused_replay(fused):
     ops = _chain(torch, a, b)
 
     def body():
-        y = x
-        for op in ops:
-            y = op(y)
-        return y.detach()
+        return _through(x, ops).detach()
 
     plain, fast = torch.compile(body), torch.compile(body)
     _fuse.enabled = False  # (the fixture's monkeypatch restores it)
@@ -197,10 +196,7 @@ def test_second_loader_uses_the_cache(fused, monkeypatch, tmp_path):
 
     @torch.compile
     def step():
-        y = x
-        for op in ops:
-            y = op(y)
-        return y.detach()
+        return _through(x, ops).detach()
 
     compiled = _fuse.counts["compiled"]
     _ready(step)
@@ -227,14 +223,9 @@ def test_off_without_numba(monkeypatch, tmp_path):
 
     @torch.compile
     def step():
-        y = x
-        for op in ops:
-            y = op(y)
-        return y.detach()
+        return _through(x, ops).detach()
 
-    want = x.detach()
-    for op in ops:
-        want = op(want)
+    want = _through(x.detach(), ops)
     for _ in range(4):
         got = step()
     assert _fuse.wait(0) and not _fuse.available()
