@@ -68,6 +68,7 @@ class Cell:
     text: str = ""
     note: str = ""  # details printed under the table
     failed: bool = False  # an error or a disagreement, as opposed to a missing feature
+    faults: float | None = None  # minor page faults per timed step (fresh pages touched)
 
     @classmethod
     def missing(cls, what: str) -> Cell:
@@ -138,12 +139,25 @@ def disagreement(want: dict[str, Any], have: dict[str, Any], tol: float) -> str 
     return None
 
 
-def median_seconds(step: Callable[[], object], reps: int, warmup: int, min_rep_s: float) -> float:
-    """Median wall time of one ``step`` call, over ``reps`` repetitions after ``warmup`` calls.
+def minor_faults() -> int:
+    """Minor page faults of this process so far (0 where the OS does not count them)."""
+    try:
+        import resource
+    except ImportError:  # not on this OS
+        return 0
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def median_seconds(step: Callable[[], object], reps: int, warmup: int,
+                   min_rep_s: float) -> tuple[float, float]:
+    """Median wall time of one ``step`` call, over ``reps`` repetitions after ``warmup`` calls,
+    and the minor page faults per timed call.
 
     A repetition loops ``step`` enough times to last ``min_rep_s``, so that microsecond steps
     are not swamped by timer noise. The garbage collector stays on: collecting an autodiff
-    library's graph objects is part of its cost.
+    library's graph objects is part of its cost. Page faults are counted because a fresh page
+    costs microseconds here: memory the allocator gave back to the OS and takes again each
+    step shows as time, whichever library allocates it.
     """
     for _ in range(warmup):
         step()
@@ -152,12 +166,13 @@ def median_seconds(step: Callable[[], object], reps: int, warmup: int, min_rep_s
     once = time.perf_counter() - start
     inner = max(1, int(min_rep_s / max(once, 1e-9)))
     samples = []
+    faults = minor_faults()
     for _ in range(reps):
         start = time.perf_counter()
         for _ in range(inner):
             step()
         samples.append((time.perf_counter() - start) / inner)
-    return statistics.median(samples)
+    return statistics.median(samples), (minor_faults() - faults) / (reps * inner)
 
 
 def settle_fusion(impl: Impl, step: Callable[[], object]) -> None:
@@ -268,10 +283,10 @@ class Timed:
         min_rep_s = self.min_rep_s / 10 if config.tiny else self.min_rep_s
         try:
             settle_fusion(impl, case.step)
-            seconds = median_seconds(case.step, reps, warmup, min_rep_s)
+            seconds, faults = median_seconds(case.step, reps, warmup, min_rep_s)
         except Exception as exc:  # noqa: BLE001
             return failure_cell(exc)
-        return Cell(value=seconds * self.scale)
+        return Cell(value=seconds * self.scale, faults=faults)
 
 
 def _describe(cell: Cell, unit: str) -> str:

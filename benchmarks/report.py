@@ -116,8 +116,12 @@ def table(
     return ["| " + " | ".join(row) + " |" for row in rows]
 
 
+FAULTS_NOTED = 10  # page faults per step worth a note
+
+
 def notes(cells: dict[str, dict[str, Cell]], impls: Sequence[Impl]) -> list[str]:
-    """Details of every n/a, failure and disagreement, one bullet each."""
+    """Details of every n/a, failure and disagreement, one bullet each; and the cells whose
+    steps fault in fresh pages."""
     lines = [f"- {impl.name}: import failed: {impl.error}" for impl in impls if impl.error]
     where: dict[tuple[str, str], list[str]] = {}  # (implementation, note) -> workload ids
     for workload_id, row in cells.items():
@@ -128,4 +132,10 @@ def notes(cells: dict[str, dict[str, Cell]], impls: Sequence[Impl]) -> list[str]
         first, *rest = note.splitlines()
         lines.append(f"- {', '.join(workload_ids)} {name}: {first}")
         lines += [f"      {line.strip()}" for line in rest]
+    faulting = [f"{workload_id} {name} {cell.faults:.0f}"
+                 for workload_id, row in cells.items() for name, cell in row.items()
+                 if cell.faults is not None and cell.faults >= FAULTS_NOTED]
+    if faulting:
+        lines.append("- minor page faults per timed step (pages the allocator returned to the OS "
+                     "and took again; each costs time): " + ", ".join(faulting))
     return lines

@@ -78,3 +78,26 @@ def test_op_instructions_parts_run(impl: str) -> None:
     from benchmarks.op_instructions import _child
 
     _child(impl, steps=1)
+
+
+def test_page_faults_are_counted_and_noted() -> None:
+    """A step that touches fresh pages each call (a new mapping of 64 pages, written, unmapped)
+    is counted; the report notes the cell, and leaves out a step that faults in nothing."""
+    import mmap
+
+    from benchmarks.harness import Cell, median_seconds
+    from benchmarks.report import notes
+
+    def fresh_pages() -> None:
+        with mmap.mmap(-1, 64 * mmap.PAGESIZE) as m:
+            for i in range(64):
+                m[i * mmap.PAGESIZE] = 1
+
+    _, faults = median_seconds(fresh_pages, reps=3, warmup=1, min_rep_s=0.0)
+    assert faults >= 64
+    _, none = median_seconds(lambda: None, reps=3, warmup=1, min_rep_s=0.0)
+    assert none < 1
+    lines = notes({"W2": {"torch": Cell(value=1.0, faults=faults),
+                          "chainrule": Cell(value=1.0, faults=none)}}, [])
+    assert len(lines) == 1 and f"W2 torch {faults:.0f}" in lines[0]
+    assert "chainrule" not in lines[0]
