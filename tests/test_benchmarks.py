@@ -80,6 +80,19 @@ def test_op_instructions_parts_run(impl: str) -> None:
     _child(impl, steps=1)
 
 
+@pytest.mark.parametrize("spec", ["W1:chainrule", "W9:numpy:nogc"]
+                         + (["W9:torch"] if "torch" in REFERENCES else []))
+def test_step_instructions_child_runs(spec: str) -> None:
+    """The callgrind tool's child (run here without valgrind: its brackets are plain calls),
+    which leaves the garbage collector on."""
+    import gc
+
+    from benchmarks.step_instructions import _child
+
+    _child(spec)
+    assert gc.isenabled()
+
+
 def test_page_faults_are_counted_and_noted() -> None:
     """A step that touches fresh pages each call (a new mapping of 64 pages, written, unmapped)
     is counted; the report notes the cell, and leaves out a step that faults in nothing."""
