@@ -208,6 +208,41 @@ def test_compile_captures_the_op_as_one_kernel_and_replays():
     assert len(compiled._programs) == 1 and compiled._eager_reason is None
 
 
+def test_a_custom_op_in_another_thread_leaves_a_capture_alone():
+    """A custom op hides compile's capture from its own kernel's ops, and only its own thread's
+    capture: one running in another thread while a capture records must not end it."""
+    import threading
+
+    from chainrule._modes import stack
+
+    name = f"crtest::waits_{next(_count)}"
+    b_inside, a_inside, b_done = threading.Event(), threading.Event(), threading.Event()
+
+    def waits(x: torch.Tensor) -> torch.Tensor:
+        b_inside.set()
+        assert a_inside.wait(60)
+        return x * 2.0
+    waits.__annotations__ = {"x": torch.Tensor, "return": torch.Tensor}
+    op = torch.library.custom_op(name, mutates_args=())(waits)
+    seen = []
+
+    def f(x):
+        y = x + 1.0
+        a_inside.set()  # (Python in the compiled function: runs at each capture)
+        assert b_done.wait(60)
+        seen.append(stack.capture is not None)
+        return y * 3.0
+
+    compiled = torch.compile(f)
+    other = threading.Thread(target=lambda: (op(torch.ones(2)), b_done.set()))
+    other.start()
+    assert b_inside.wait(60)
+    out = compiled(torch.ones(2))
+    other.join(60)
+    assert out.tolist() == [6.0, 6.0]
+    assert seen == [True]  # the capture still recording after the other thread's op ended
+
+
 def test_mutating_op_writes_its_argument():
     name = f"crtest::add_{next(_count)}"
     for lib in (ref, torch):

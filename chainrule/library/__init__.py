@@ -15,6 +15,7 @@ chainrule's own ops, docs/ops.md).
 from __future__ import annotations
 
 import inspect
+import threading
 import types
 import typing
 from collections.abc import Callable, Iterable, Sequence
@@ -247,12 +248,18 @@ class CustomOpDef:
                 kwargs[p.name] = values[p.name]
             else:
                 args.append(values[p.name])
-        capture, modes_stack.capture = modes_stack.capture, None  # compile records this one kernel
+        # compile records this one kernel: its ops are hidden from this thread's capture (the
+        # slot is the process's; another thread's capture goes on recording its own ops)
+        capture = modes_stack.capture
+        hide = capture is not None and capture.thread == threading.get_ident()
+        if hide:
+            modes_stack.capture = None
         try:
             with no_grad():
                 out = fn(*args, **kwargs)
         finally:
-            modes_stack.capture = capture
+            if hide:
+                modes_stack.capture = capture
         return _unwrap(out, self._n_outputs)
 
     def _call_mutating(self, bound: inspect.BoundArguments):
