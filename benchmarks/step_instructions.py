@@ -3,7 +3,8 @@ side, which the machine's load does not change: the part of a gap that is work d
 from the rate it runs at.
 
 Usage, from the project root: ``python -m benchmarks.step_instructions W3 W8 [--impl
-chainrule,torch,numpy] [--no-gc]`` (needs valgrind; a minute or two per cell). Each (workload,
+chainrule,torch,numpy] [--no-gc]`` (needs valgrind; a minute or two per cell, but torch's W7,
+oneDNN under valgrind, over six minutes). Each (workload,
 implementation) runs in its own process under ``valgrind --tool=callgrind
 --dump-before=getppid``: after the check and 5 warm-up steps, ``os.getppid()`` brackets
 ``STEPS`` steps. ``--no-gc`` turns Python's garbage collector off for them (what collecting
