@@ -4,10 +4,9 @@ from the rate it runs at.
 
 Usage, from the project root: ``python -m benchmarks.step_instructions W3 W8 [--impl
 chainrule,torch,numpy] [--no-gc]`` (needs valgrind; a minute or two per cell, but torch's W7,
-oneDNN under valgrind, over six minutes). Each (workload,
-implementation) runs in its own process under ``valgrind --tool=callgrind
---dump-before=getppid``: after the check and 5 warm-up steps, ``os.getppid()`` brackets
-``STEPS`` steps. ``--no-gc`` turns Python's garbage collector off for them (what collecting
+oneDNN under valgrind, over six minutes). Each (workload, implementation) runs in its own
+process under ``valgrind --tool=callgrind --dump-before=getppid``: after the check and 5
+warm-up steps, ``os.getppid()`` brackets ``STEPS`` steps. ``--no-gc`` turns Python's garbage collector off for them (what collecting
 the graph's objects costs is the difference).
 """
 
