@@ -53,8 +53,8 @@ def int_sizes(name: str, args: tuple, arg: str = "size", position: int = 1,
     """``f(2, 3)``, ``f((2, 3))`` or ``f([2, 3])`` as a tuple of ints (-1 and other negatives
     pass), refusing floats, bools and other non-integers in the words of PyTorch's argument
     parser; ``overloads`` lists the signatures it names when ``f`` has several (``view``)."""
-    sizes = args[0] if len(args) == 1 and type(args[0]) in (tuple, list) else args
-    for s in sizes:  # plain ints (every reshape and view in a model): nothing to convert
+    sizes = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+    for s in sizes:  # plain ints (every reshape and view, a Size too): nothing to convert
         if type(s) is not int:
             break
     else:
