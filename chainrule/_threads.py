@@ -330,16 +330,14 @@ class pieces:
         axis = _axis(shape, count) if count > 1 else -1
         if axis < 0:
             return f(*args, **kwargs)
-        parts = [_piece(args, axis, len(shape), lo, hi)
-                 for lo, hi in _bounds(shape[axis], count)]
         # The result's dtype from one row of the first piece (shape kept, else not split).
         row = f(*_piece(args, axis, len(shape), 0, 1), **kwargs)
         if type(row) is not _ndarray or row.shape != shape[:axis] + (1,) + shape[axis + 1:]:
             return f(*args, **kwargs)
         out = xp.empty(shape, row.dtype)
         lead = (slice(None),) * axis
-        _run([(_fill, (f, out[lead + (slice(lo, hi),)], part, kwargs), {})
-              for part, (lo, hi) in zip(parts, _bounds(shape[axis], count), strict=True)])
+        _run([(_fill, (f, out[lead + (slice(lo, hi),)], _piece(args, axis, len(shape), lo, hi),
+                       kwargs), {}) for lo, hi in _bounds(shape[axis], count)])
         return out
 
 
